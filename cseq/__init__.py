@@ -1,0 +1,41 @@
+"""cseq: fast, safe discriminative sequence labeling.
+
+The public names: the estimators :class:`CRF` and
+:class:`StructuredPerceptron`, the kernels :func:`viterbi` and
+:func:`forward_backward`, :func:`load`, and the exceptions.
+"""
+
+from cseq._decode import openmp_enabled
+from cseq.estimators import CRF, StructuredPerceptron
+from cseq.exceptions import (
+    ConvergenceError,
+    CSeqError,
+    InputError,
+    InputTypeError,
+    ModelFormatError,
+    NotFittedError,
+)
+from cseq.features import FeatureVocabulary
+from cseq.inference import forward_backward, viterbi
+from cseq.serialize import load
+from cseq.sequences import Sequences
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "CRF",
+    "StructuredPerceptron",
+    "FeatureVocabulary",
+    "Sequences",
+    "viterbi",
+    "forward_backward",
+    "load",
+    "openmp_enabled",
+    "CSeqError",
+    "InputError",
+    "InputTypeError",
+    "NotFittedError",
+    "ModelFormatError",
+    "ConvergenceError",
+    "__version__",
+]

@@ -1,0 +1,194 @@
+"""Viterbi decoding of first-order linear chains.
+
+References
+----------
+Viterbi, A. (1967). Error bounds for convolutional codes and an asymptotically
+optimum decoding algorithm. IEEE Trans. Information Theory 13(2).
+"""
+
+cimport cython
+from cython.parallel cimport prange
+from libc.math cimport INFINITY
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+from cseq._openmp cimport CSEQ_OPENMP_ENABLED
+from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
+from cseq._weights cimport Corpus, StateIndex, score_emissions
+
+
+cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitions* tr,
+                           weight_t* delta, label_t* back, label_t* path) noexcept nogil:
+    """Best label path of one sequence of ``n >= 1`` positions; returns its score.
+
+    Parameters
+    ----------
+    emissions : (n, L) row-major state scores.
+    tr : transitions, start and end scores.
+    delta : scratch of 2 * L scores.
+    back : scratch of n * L back-pointers.
+    path : output, n labels.
+
+    Ties go to the lowest label id, so the result is deterministic.
+    """
+    cdef int L = tr.n_labels
+    cdef weight_t* prev = delta
+    cdef weight_t* cur = delta + L
+    cdef weight_t* swap
+    cdef const weight_t* row
+    cdef const weight_t* trow
+    cdef label_t* brow
+    cdef index_t t
+    cdef int i, j, best_j
+    cdef weight_t s, p, best
+    for j in range(L):
+        prev[j] = tr.start[j] + emissions[j]
+    for t in range(1, n):
+        brow = back + t * L
+        row = emissions + t * L
+        # Loop over the previous label outside so the inner loop runs along a
+        # contiguous row of the transition matrix (and vectorizes).
+        p = prev[0]
+        for j in range(L):
+            cur[j] = p + tr.trans[j]
+            brow[j] = 0
+        for i in range(1, L):
+            p = prev[i]
+            trow = tr.trans + i * L
+            for j in range(L):
+                s = p + trow[j]
+                if s > cur[j]:
+                    cur[j] = s
+                    brow[j] = i
+        for j in range(L):
+            cur[j] += row[j]
+        swap = prev
+        prev = cur
+        cur = swap
+    best_j = 0
+    best = prev[0] + tr.end[0]
+    for j in range(1, L):
+        s = prev[j] + tr.end[j]
+        if s > best:
+            best = s
+            best_j = j
+    path[n - 1] = best_j
+    for t in range(n - 1, 0, -1):
+        path[t - 1] = back[t * L + path[t]]
+    return best
+
+
+cdef int decode_range(const StateIndex* index, const weight_t* state_w, const Transitions* tr,
+                      const Corpus* corpus, index_t s0, index_t s1, index_t max_len,
+                      label_t* out) noexcept nogil:
+    """Viterbi-decode sequences ``s0:s1`` of a corpus into ``out`` (indexed by token).
+
+    Allocates its scratch once for the whole range. Returns -1 when memory
+    runs out, else 0.
+    """
+    cdef int L = tr.n_labels
+    cdef index_t s, t0, n
+    cdef weight_t* em = <weight_t*>malloc(max_len * L * sizeof(weight_t) + 1)
+    cdef weight_t* delta = <weight_t*>malloc(2 * L * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(max_len * L * sizeof(label_t) + 1)
+    if em == NULL or delta == NULL or back == NULL:
+        free(em); free(delta); free(back)
+        return -1
+    for s in range(s0, s1):
+        t0 = corpus.seq_ptr[s]
+        n = corpus.seq_ptr[s + 1] - t0
+        if n == 0:
+            continue
+        score_emissions(index, state_w, corpus, t0, t0 + n, L, em)
+        viterbi_path(em, n, tr, delta, back, out + t0)
+    free(em); free(delta); free(back)
+    return 0
+
+
+def viterbi_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
+                  const weight_t[::1] start, const weight_t[::1] end):
+    """Viterbi on validated dense arrays (n >= 1); see :func:`cseq.viterbi`."""
+    cdef index_t n = emissions.shape[0]
+    cdef int L = emissions.shape[1]
+    cdef Transitions tr
+    tr.trans = &transitions[0, 0]
+    tr.start = &start[0]
+    tr.end = &end[0]
+    tr.n_labels = L
+    path_np = np.empty(n, dtype=np.int32)
+    cdef label_t[::1] path = path_np
+    cdef weight_t score
+    cdef weight_t* delta = <weight_t*>malloc(2 * L * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(n * L * sizeof(label_t))
+    if delta == NULL or back == NULL:
+        free(delta); free(back)
+        raise MemoryError()
+    with nogil:
+        score = viterbi_path(&emissions[0, 0], n, &tr, delta, back, &path[0])
+    free(delta); free(back)
+    return path_np, float(score)
+
+
+def decode_corpus(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
+                  const weight_t[::1] params, int n_labels,
+                  const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
+                  const attr_t[::1] attr_ids, const value_t[::1] values,
+                  const index_t[::1] chunks, int n_jobs):
+    """Viterbi labels for every token of a validated corpus, without the GIL.
+
+    Parameters
+    ----------
+    attr_ptr, attr_labels : the state index.
+    params : flat parameters ``[state weights | transitions (L*L) | start (L) | end (L)]``.
+    seq_ptr, tok_ptr, attr_ids, values : the packed corpus.
+    chunks : sequence boundaries of the work chunks (``chunks[0] == 0``,
+        ``chunks[-1] == n_sequences``); chunk c covers sequences
+        ``chunks[c]:chunks[c + 1]`` and runs on one thread.
+    n_jobs : number of threads.
+
+    Returns
+    -------
+    ndarray of int32, one label id per token.
+    """
+    cdef index_t n_state = attr_labels.shape[0]
+    cdef int L = n_labels
+    cdef index_t n_tok = tok_ptr.shape[0] - 1
+    out_np = np.zeros(n_tok, dtype=np.int32)
+    if n_tok == 0:
+        return out_np
+    cdef label_t[::1] out = out_np
+    cdef StateIndex index
+    cdef Corpus corpus
+    cdef Transitions tr
+    index.attr_ptr = &attr_ptr[0]
+    index.attr_labels = &attr_labels[0] if n_state else NULL
+    index.n_attrs = attr_ptr.shape[0] - 1
+    corpus.seq_ptr = &seq_ptr[0]
+    corpus.tok_ptr = &tok_ptr[0]
+    corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
+    corpus.values = &values[0] if values.shape[0] else NULL
+    corpus.labels = NULL
+    corpus.n_seqs = seq_ptr.shape[0] - 1
+    tr.trans = &params[n_state]
+    tr.start = &params[n_state + L * L]
+    tr.end = &params[n_state + L * L + L]
+    tr.n_labels = L
+    cdef const weight_t* state_w = &params[0]
+    cdef index_t n_chunks = chunks.shape[0] - 1
+    cdef index_t max_len = 0, s, c
+    for s in range(corpus.n_seqs):
+        max_len = max(max_len, seq_ptr[s + 1] - seq_ptr[s])
+    cdef int failed = 0
+    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
+        # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
+        failed += -decode_range(&index, state_w, &tr, &corpus, chunks[c], chunks[c + 1], max_len,
+                                &out[0])
+    if failed:
+        raise MemoryError("cseq: out of memory while decoding")
+    return out_np
+
+
+def openmp_enabled():
+    """True when the compiled modules were built with OpenMP."""
+    return bool(CSEQ_OPENMP_ENABLED)

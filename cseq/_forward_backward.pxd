@@ -1,0 +1,37 @@
+from cseq._types cimport weight_t, label_t, index_t
+from cseq._decode cimport Transitions
+
+
+cdef struct FBTables:
+    # Transitions prepared once per parameter vector. In scaled mode the
+    # exponentiated, max-shifted tables are used; in log mode the raw ones.
+    Transitions tr
+    weight_t* exp_trans
+    weight_t* exp_start
+    weight_t* exp_end
+    weight_t trans_max
+    weight_t start_max
+    weight_t end_max
+    bint scaled
+
+
+cdef struct FBWork:
+    # Per-thread scratch for sequences of up to `capacity` positions.
+    weight_t* em
+    weight_t* alpha
+    weight_t* beta
+    weight_t* scale
+    weight_t* tmp
+    weight_t zp
+    weight_t log_z
+    index_t capacity
+
+
+cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* start,
+                        const weight_t* end, int n_labels) noexcept nogil
+cdef void fb_tables_free(FBTables* tb) noexcept nogil
+cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels) noexcept nogil
+cdef void fb_work_free(FBWork* wk) noexcept nogil
+cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
+cdef void fb_marginals(const FBTables* tb, const FBWork* wk, index_t n, weight_t* out) noexcept nogil
+cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil

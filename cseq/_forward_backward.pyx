@@ -1,0 +1,547 @@
+"""Forward-backward for first-order linear chains: log Z, marginals, expected counts.
+
+Two numerically safe variants share one interface:
+
+* **scaled** (the fast path): emissions are shifted by their per-position
+  maximum and exponentiated once, transitions once per parameter vector;
+  forward vectors are renormalised at every position (Rabiner 1989) and the
+  logarithms of the scale factors sum to log Z.  It is exact to rounding as
+  long as no quantity that matters underflows.  With a spread of at most
+  ``SCALED_MAX_SPREAD`` between the largest and smallest transition (and
+  start, and end) score, any label the scaled tables lose to underflow has a
+  probability below exp(-(745 - 2 * spread)), far below double resolution.
+* **log-space** (the fallback for wider spreads): log-sum-exp with max
+  subtraction at every step; about three times slower, exact for any finite
+  scores.
+
+References
+----------
+Rabiner, L. R. (1989). A tutorial on hidden Markov models and selected
+applications in speech recognition. Proc. IEEE 77(2).
+Lafferty, J., McCallum, A., Pereira, F. (2001). Conditional random fields.
+ICML.
+Sha, F., Pereira, F. (2003). Shallow parsing with conditional random fields.
+HLT-NAACL.
+"""
+
+cimport cython
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, exp, isfinite, log
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+import numpy as np
+
+from cseq._decode cimport Transitions
+from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
+from cseq._weights cimport Corpus, StateIndex, add_state_features, find_weight, score_emissions
+
+#: Largest spread (max - min) of transition, start or end scores for the scaled path.
+SCALED_MAX_SPREAD = 250.0
+cdef weight_t _SCALED_MAX_SPREAD = SCALED_MAX_SPREAD
+
+
+cdef inline weight_t _spread(const weight_t* x, index_t n, weight_t* mx) noexcept nogil:
+    cdef weight_t lo = x[0], hi = x[0]
+    cdef index_t k
+    for k in range(1, n):
+        if x[k] < lo:
+            lo = x[k]
+        if x[k] > hi:
+            hi = x[k]
+    mx[0] = hi
+    return hi - lo
+
+
+cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* start,
+                        const weight_t* end, int n_labels) noexcept nogil:
+    """Prepare the transition tables; returns -1 when memory runs out."""
+    cdef int L = n_labels
+    cdef index_t k
+    tb.tr.trans = trans
+    tb.tr.start = start
+    tb.tr.end = end
+    tb.tr.n_labels = L
+    tb.exp_trans = NULL
+    tb.exp_start = NULL
+    tb.exp_end = NULL
+    tb.scaled = (_spread(trans, L * L, &tb.trans_max) <= _SCALED_MAX_SPREAD
+                 and _spread(start, L, &tb.start_max) <= _SCALED_MAX_SPREAD
+                 and _spread(end, L, &tb.end_max) <= _SCALED_MAX_SPREAD)
+    if not tb.scaled:
+        return 0
+    tb.exp_trans = <weight_t*>malloc((L * L + 2 * L) * sizeof(weight_t))
+    if tb.exp_trans == NULL:
+        return -1
+    tb.exp_start = tb.exp_trans + L * L
+    tb.exp_end = tb.exp_start + L
+    for k in range(L * L):
+        tb.exp_trans[k] = exp(trans[k] - tb.trans_max)
+    for k in range(L):
+        tb.exp_start[k] = exp(start[k] - tb.start_max)
+        tb.exp_end[k] = exp(end[k] - tb.end_max)
+    return 0
+
+
+cdef void fb_tables_free(FBTables* tb) noexcept nogil:
+    free(tb.exp_trans)
+    tb.exp_trans = NULL
+
+
+cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels) noexcept nogil:
+    """Allocate scratch for sequences of up to ``capacity`` positions; -1 on failure."""
+    cdef index_t cap = capacity if capacity > 0 else 1
+    wk.capacity = cap
+    wk.em = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
+    wk.alpha = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
+    wk.beta = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
+    wk.scale = <weight_t*>malloc(cap * sizeof(weight_t))
+    wk.tmp = <weight_t*>malloc(2 * n_labels * sizeof(weight_t))
+    if wk.em == NULL or wk.alpha == NULL or wk.beta == NULL or wk.scale == NULL or wk.tmp == NULL:
+        fb_work_free(wk)
+        return -1
+    return 0
+
+
+cdef void fb_work_free(FBWork* wk) noexcept nogil:
+    free(wk.em); free(wk.alpha); free(wk.beta); free(wk.scale); free(wk.tmp)
+    wk.em = NULL; wk.alpha = NULL; wk.beta = NULL; wk.scale = NULL; wk.tmp = NULL
+
+
+cdef inline weight_t _row_max(const weight_t* x, int L) noexcept nogil:
+    cdef weight_t m = x[0]
+    cdef int j
+    for j in range(1, L):
+        if x[j] > m:
+            m = x[j]
+    return m
+
+
+cdef weight_t _run_scaled(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    cdef int L = tb.tr.n_labels
+    cdef index_t t
+    cdef int i, j
+    cdef weight_t m, s, a, log_z = 0.0
+    cdef weight_t* em
+    cdef weight_t* al
+    cdef weight_t* prev
+    cdef weight_t* be
+    cdef weight_t* tmp = wk.tmp
+    cdef const weight_t* trow
+    for t in range(n):
+        em = wk.em + t * L
+        m = _row_max(em, L)
+        for j in range(L):
+            em[j] = exp(em[j] - m)
+        al = wk.alpha + t * L
+        if t == 0:
+            for j in range(L):
+                al[j] = tb.exp_start[j] * em[j]
+            log_z += m + tb.start_max
+        else:
+            prev = al - L
+            memset(al, 0, L * sizeof(weight_t))
+            for i in range(L):
+                a = prev[i]
+                trow = tb.exp_trans + i * L
+                for j in range(L):
+                    al[j] += a * trow[j]
+            for j in range(L):
+                al[j] *= em[j]
+            log_z += m + tb.trans_max
+        s = 0.0
+        for j in range(L):
+            s += al[j]
+        wk.scale[t] = s
+        s = 1.0 / s
+        for j in range(L):
+            al[j] *= s
+        log_z -= log(s)
+    al = wk.alpha + (n - 1) * L
+    be = wk.beta + (n - 1) * L
+    s = 0.0
+    for j in range(L):
+        be[j] = tb.exp_end[j]
+        s += al[j] * be[j]
+    wk.zp = s
+    log_z += log(s) + tb.end_max
+    for t in range(n - 2, -1, -1):
+        be = wk.beta + t * L
+        em = wk.em + (t + 1) * L
+        s = 1.0 / wk.scale[t + 1]
+        for j in range(L):
+            tmp[j] = em[j] * be[L + j] * s
+        for i in range(L):
+            trow = tb.exp_trans + i * L
+            a = 0.0
+            for j in range(L):
+                a += trow[j] * tmp[j]
+            be[i] = a
+    return log_z
+
+
+cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    cdef int L = tb.tr.n_labels
+    cdef const weight_t* T = tb.tr.trans
+    cdef index_t t
+    cdef int i, j
+    cdef weight_t m, s, v
+    cdef weight_t* al
+    cdef weight_t* prev
+    cdef weight_t* be
+    cdef weight_t* nxt
+    cdef weight_t* em
+    cdef weight_t* tmp = wk.tmp
+    for j in range(L):
+        wk.alpha[j] = tb.tr.start[j] + wk.em[j]
+    for t in range(1, n):
+        al = wk.alpha + t * L
+        prev = al - L
+        em = wk.em + t * L
+        for j in range(L):
+            m = -INFINITY
+            for i in range(L):
+                v = prev[i] + T[i * L + j]
+                if v > m:
+                    m = v
+            s = 0.0
+            for i in range(L):
+                s += exp(prev[i] + T[i * L + j] - m)
+            al[j] = m + log(s) + em[j]
+    al = wk.alpha + (n - 1) * L
+    be = wk.beta + (n - 1) * L
+    for j in range(L):
+        be[j] = tb.tr.end[j]
+        tmp[j] = al[j] + be[j]
+    m = _row_max(tmp, L)
+    s = 0.0
+    for j in range(L):
+        s += exp(tmp[j] - m)
+    wk.log_z = m + log(s)
+    for t in range(n - 2, -1, -1):
+        be = wk.beta + t * L
+        nxt = be + L
+        em = wk.em + (t + 1) * L
+        for j in range(L):
+            tmp[j] = em[j] + nxt[j]
+        for i in range(L):
+            m = -INFINITY
+            for j in range(L):
+                v = T[i * L + j] + tmp[j]
+                if v > m:
+                    m = v
+            s = 0.0
+            for j in range(L):
+                s += exp(T[i * L + j] + tmp[j] - m)
+            be[i] = m + log(s)
+    return wk.log_z
+
+
+cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    """Forward-backward over ``wk.em`` (n x L emission scores, n >= 1); returns log Z.
+
+    In scaled mode ``wk.em`` is overwritten with its shifted exponentials.
+    """
+    if tb.scaled:
+        wk.log_z = _run_scaled(tb, wk, n)
+    else:
+        _run_log(tb, wk, n)
+    return wk.log_z
+
+
+cdef void fb_marginals(const FBTables* tb, const FBWork* wk, index_t n, weight_t* out) noexcept nogil:
+    """Write the (n, L) label marginals of the last :func:`fb_run` into ``out``."""
+    cdef int L = tb.tr.n_labels
+    cdef index_t k
+    cdef weight_t c
+    if tb.scaled:
+        c = 1.0 / wk.zp
+        for k in range(n * L):
+            out[k] = wk.alpha[k] * wk.beta[k] * c
+    else:
+        for k in range(n * L):
+            out[k] = exp(wk.alpha[k] + wk.beta[k] - wk.log_z)
+
+
+cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
+    """Add the (L, L) pair marginals P(y_t = i, y_{t+1} = j) of the last run to ``out``."""
+    cdef int L = tb.tr.n_labels
+    cdef int i, j
+    cdef weight_t a, c
+    cdef const weight_t* al = wk.alpha + t * L
+    cdef const weight_t* be = wk.beta + (t + 1) * L
+    cdef const weight_t* em = wk.em + (t + 1) * L
+    cdef const weight_t* trow
+    cdef weight_t* orow
+    cdef weight_t* tmp = wk.tmp
+    if tb.scaled:
+        c = 1.0 / (wk.scale[t + 1] * wk.zp)
+        for j in range(L):
+            tmp[j] = em[j] * be[j] * c
+        for i in range(L):
+            a = al[i]
+            trow = tb.exp_trans + i * L
+            orow = out + i * L
+            for j in range(L):
+                orow[j] += a * trow[j] * tmp[j]
+    else:
+        for j in range(L):
+            tmp[j] = em[j] + be[j] - wk.log_z
+        for i in range(L):
+            a = al[i]
+            trow = tb.tr.trans + i * L
+            orow = out + i * L
+            for j in range(L):
+                orow[j] += exp(a + trow[j] + tmp[j])
+
+
+# ---------------------------------------------------------------------------
+# Python entry points (arrays validated by the caller).
+
+def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
+                           const weight_t[::1] start, const weight_t[::1] end):
+    """Forward-backward on validated dense arrays (n >= 1); see :func:`cseq.forward_backward`."""
+    cdef index_t n = emissions.shape[0]
+    cdef int L = emissions.shape[1]
+    cdef FBTables tb
+    cdef FBWork wk
+    cdef index_t t
+    marg_np = np.empty((n, L), dtype=np.float64)
+    pairs_np = np.zeros((max(n - 1, 0), L, L), dtype=np.float64)
+    cdef weight_t[:, ::1] marg = marg_np
+    cdef weight_t[:, :, ::1] pairs = pairs_np
+    cdef weight_t log_z
+    if fb_tables_init(&tb, &transitions[0, 0], &start[0], &end[0], L) != 0:
+        raise MemoryError()
+    if fb_work_init(&wk, n, L) != 0:
+        fb_tables_free(&tb)
+        raise MemoryError()
+    with nogil:
+        for t in range(n * L):
+            wk.em[t] = (&emissions[0, 0])[t]
+        log_z = fb_run(&tb, &wk, n)
+        fb_marginals(&tb, &wk, n, &marg[0, 0])
+        for t in range(n - 1):
+            fb_add_pairs(&tb, &wk, t, &pairs[t, 0, 0])
+    fb_work_free(&wk)
+    fb_tables_free(&tb)
+    return float(log_z), marg_np, pairs_np
+
+
+cdef struct _Setup:
+    StateIndex index
+    Corpus corpus
+    index_t n_state
+    index_t max_len
+    int n_labels
+
+
+cdef int _setup(_Setup* su, const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
+                int n_labels, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
+                const attr_t[::1] attr_ids, const value_t[::1] values,
+                const label_t* labels) except -1:
+    cdef index_t s
+    su.n_state = attr_labels.shape[0]
+    su.n_labels = n_labels
+    su.index.attr_ptr = &attr_ptr[0]
+    su.index.attr_labels = &attr_labels[0] if su.n_state else NULL
+    su.index.n_attrs = attr_ptr.shape[0] - 1
+    su.corpus.seq_ptr = &seq_ptr[0]
+    su.corpus.tok_ptr = &tok_ptr[0]
+    su.corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
+    su.corpus.values = &values[0] if values.shape[0] else NULL
+    su.corpus.labels = labels
+    su.corpus.n_seqs = seq_ptr.shape[0] - 1
+    su.max_len = 0
+    for s in range(su.corpus.n_seqs):
+        su.max_len = max(su.max_len, seq_ptr[s + 1] - seq_ptr[s])
+    return 0
+
+
+cdef int _objective_range(const _Setup* su, const FBTables* tb, const weight_t* params,
+                          index_t s0, index_t s1, weight_t* grad, weight_t* log_z_sum,
+                          index_t* bad_seq) noexcept nogil:
+    """Sum of log Z and expected counts over sequences ``s0:s1``; -1 on allocation failure."""
+    cdef int L = su.n_labels
+    cdef FBWork wk
+    cdef index_t s, t, t0, n
+    cdef weight_t lz, total = 0.0
+    cdef weight_t* g_trans = grad + su.n_state
+    cdef weight_t* g_start = g_trans + L * L
+    cdef weight_t* g_end = g_start + L
+    cdef weight_t* marg
+    cdef int j
+    if fb_work_init(&wk, su.max_len, L) != 0:
+        return -1
+    marg = <weight_t*>malloc(wk.capacity * L * sizeof(weight_t))
+    if marg == NULL:
+        fb_work_free(&wk)
+        return -1
+    bad_seq[0] = -1
+    for s in range(s0, s1):
+        t0 = su.corpus.seq_ptr[s]
+        n = su.corpus.seq_ptr[s + 1] - t0
+        if n == 0:
+            continue
+        score_emissions(&su.index, params, &su.corpus, t0, t0 + n, L, wk.em)
+        lz = fb_run(tb, &wk, n)
+        if not isfinite(lz):
+            if bad_seq[0] < 0:
+                bad_seq[0] = s
+            continue
+        total += lz
+        fb_marginals(tb, &wk, n, marg)
+        for t in range(n):
+            add_state_features(&su.index, &su.corpus, t0 + t, marg + t * L, L, 1.0, grad)
+        for t in range(n - 1):
+            fb_add_pairs(tb, &wk, t, g_trans)
+        for j in range(L):
+            g_start[j] += marg[j]
+            g_end[j] += marg[(n - 1) * L + j]
+    free(marg)
+    fb_work_free(&wk)
+    log_z_sum[0] = total
+    return 0
+
+
+cdef int _marginals_range(const _Setup* su, const FBTables* tb, const weight_t* params,
+                          index_t s0, index_t s1, weight_t* out) noexcept nogil:
+    """Label marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token); -1 on failure."""
+    cdef FBWork wk
+    cdef index_t s, t0, n
+    if fb_work_init(&wk, su.max_len, su.n_labels) != 0:
+        return -1
+    for s in range(s0, s1):
+        t0 = su.corpus.seq_ptr[s]
+        n = su.corpus.seq_ptr[s + 1] - t0
+        if n > 0:
+            score_emissions(&su.index, params, &su.corpus, t0, t0 + n, su.n_labels, wk.em)
+            fb_run(tb, &wk, n)
+            fb_marginals(tb, &wk, n, out + t0 * su.n_labels)
+    fb_work_free(&wk)
+    return 0
+
+
+def crf_log_z_and_expectations(const weight_t[::1] params,
+                               const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
+                               int n_labels, const index_t[::1] seq_ptr,
+                               const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
+                               const value_t[::1] values, const index_t[::1] chunks,
+                               weight_t[:, ::1] grad_buffers, int n_jobs):
+    """Sum of log Z and of expected feature counts over a corpus, in one nogil pass.
+
+    Parameters
+    ----------
+    params : flat parameters ``[state | transitions (L*L) | start (L) | end (L)]``.
+    attr_ptr, attr_labels : the state index.
+    seq_ptr, tok_ptr, attr_ids, values : the packed corpus.
+    chunks : boundaries of the work chunks over sequences; chunk ``c`` runs on
+        one thread and accumulates into ``grad_buffers[c]``.
+    grad_buffers : (n_chunks, n_params) scratch, overwritten.
+    n_jobs : number of threads.
+
+    Returns
+    -------
+    log_z : float
+        Sum of log partition functions.
+    expected : ndarray (n_params,)
+        Expected feature counts, summed over chunks in chunk order so the result
+        depends only on the chunking, never on thread timing.
+
+    Raises
+    ------
+    FloatingPointError
+        When a sequence's log Z is not finite; the message names the sequence.
+    """
+    cdef _Setup su
+    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values, NULL)
+    cdef int L = n_labels
+    cdef index_t n_chunks = chunks.shape[0] - 1
+    cdef FBTables tb
+    lz_np = np.zeros(n_chunks, dtype=np.float64)
+    bad_np = np.full(n_chunks, -1, dtype=np.int64)
+    cdef weight_t[::1] lz = lz_np
+    cdef index_t[::1] bad = bad_np
+    cdef index_t c
+    cdef int failed = 0
+    grad_np = np.asarray(grad_buffers)
+    grad_np[:] = 0.0
+    if fb_tables_init(&tb, &params[su.n_state], &params[su.n_state + L * L],
+                      &params[su.n_state + L * L + L], L) != 0:
+        raise MemoryError()
+    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
+        failed += -_objective_range(&su, &tb, &params[0], chunks[c], chunks[c + 1],
+                                    &grad_buffers[c, 0], &lz[c], &bad[c])
+    fb_tables_free(&tb)
+    if failed:
+        raise MemoryError("cseq: out of memory in forward-backward")
+    for c in range(n_chunks):
+        if bad[c] >= 0:
+            raise FloatingPointError(f"log Z is not finite for sequence {bad[c]}")
+    return float(lz_np.sum()), grad_np.sum(axis=0) if n_chunks > 1 else grad_np[0].copy()
+
+
+def corpus_marginals(const weight_t[::1] params,
+                     const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
+                     int n_labels, const index_t[::1] seq_ptr,
+                     const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
+                     const value_t[::1] values, const index_t[::1] chunks, int n_jobs):
+    """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL."""
+    cdef _Setup su
+    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values, NULL)
+    cdef int L = n_labels
+    cdef index_t n_tok = tok_ptr.shape[0] - 1
+    out_np = np.zeros((n_tok, L), dtype=np.float64)
+    if n_tok == 0:
+        return out_np
+    cdef weight_t[:, ::1] out = out_np
+    cdef index_t n_chunks = chunks.shape[0] - 1
+    cdef FBTables tb
+    cdef index_t c
+    cdef int failed = 0
+    if fb_tables_init(&tb, &params[su.n_state], &params[su.n_state + L * L],
+                      &params[su.n_state + L * L + L], L) != 0:
+        raise MemoryError()
+    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
+        failed += -_marginals_range(&su, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0])
+    fb_tables_free(&tb)
+    if failed:
+        raise MemoryError("cseq: out of memory in forward-backward")
+    return out_np
+
+
+def empirical_counts(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
+                     int n_labels, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
+                     const attr_t[::1] attr_ids, const value_t[::1] values,
+                     const label_t[::1] labels):
+    """Feature counts of the gold label paths (n_params,), the constant part of the CRF gradient.
+
+    Pairs (attribute, gold label) without a weight (possible only when the
+    state index was built from another corpus) are skipped.
+    """
+    cdef _Setup su
+    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values,
+           &labels[0] if labels.shape[0] else NULL)
+    cdef int L = n_labels
+    counts_np = np.zeros(su.n_state + L * L + 2 * L, dtype=np.float64)
+    cdef weight_t[::1] counts = counts_np
+    cdef weight_t* g = &counts[0]
+    cdef index_t s, t, t0, t1, f, k
+    cdef label_t y
+    with nogil:
+        for s in range(su.corpus.n_seqs):
+            t0 = seq_ptr[s]
+            t1 = seq_ptr[s + 1]
+            if t1 == t0:
+                continue
+            g[su.n_state + L * L + labels[t0]] += 1.0
+            g[su.n_state + L * L + L + labels[t1 - 1]] += 1.0
+            for t in range(t0, t1):
+                y = labels[t]
+                if t > t0:
+                    g[su.n_state + labels[t - 1] * L + y] += 1.0
+                for f in range(tok_ptr[t], tok_ptr[t + 1]):
+                    k = find_weight(&su.index, attr_ids[f], y)
+                    if k >= 0:
+                        g[k] += values[f]
+    return counts_np

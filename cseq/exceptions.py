@@ -1,0 +1,39 @@
+"""Exceptions raised by cseq.
+
+Every error cseq raises on purpose derives from :class:`CSeqError`, and also
+from the built-in type a caller would expect (``ValueError`` or ``TypeError``),
+so ``except ValueError`` keeps working.
+"""
+
+__all__ = [
+    "CSeqError",
+    "InputError",
+    "InputTypeError",
+    "NotFittedError",
+    "ModelFormatError",
+    "ConvergenceError",
+]
+
+
+class CSeqError(Exception):
+    """Base class of every error raised by cseq."""
+
+
+class InputError(CSeqError, ValueError):
+    """Input data has the right types but invalid content (shapes, lengths, values)."""
+
+
+class InputTypeError(CSeqError, TypeError):
+    """Input data has the wrong type (container, element or dtype)."""
+
+
+class NotFittedError(CSeqError, ValueError):
+    """A method that needs a trained model was called before ``fit``."""
+
+
+class ModelFormatError(CSeqError, ValueError):
+    """A model file or byte string is truncated, corrupted or of an unknown version."""
+
+
+class ConvergenceError(CSeqError, ValueError):
+    """Training could not make progress (for example, non-finite objective)."""

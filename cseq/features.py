@@ -1,0 +1,93 @@
+"""Attribute vocabularies: user-made feature lists and dicts to packed corpora.
+
+A *featurizer* turns the user's ``X`` into a :class:`~cseq.sequences.Sequences`
+and can be stored in a model file.  :class:`FeatureVocabulary` handles the
+python-crfsuite style of input (one list of feature strings, or one dict, per
+token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
+Every featurizer has the same small interface: ``fit_transform``,
+``transform``, ``n_attributes``, ``attribute_names``, ``get_state`` and
+``from_state``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cseq import _pack
+from cseq.exceptions import ModelFormatError
+from cseq.sequences import Sequences
+
+__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings"]
+
+
+def encode_strings(strings: list[str]) -> dict[str, np.ndarray]:
+    """Pack strings into a UTF-8 blob and offsets (any code point, lone surrogates included)."""
+    encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return {"blob": blob, "offsets": offsets}
+
+
+def decode_strings(blob: np.ndarray, offsets: np.ndarray, what: str) -> list[str]:
+    """Inverse of :func:`encode_strings`; raises ModelFormatError on inconsistent arrays."""
+    if blob.dtype != np.uint8 or offsets.dtype != np.int64 or blob.ndim != 1 or offsets.ndim != 1:
+        raise ModelFormatError(f"{what}: bad string table dtypes")
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) or np.any(np.diff(offsets) < 0):
+        raise ModelFormatError(f"{what}: string offsets are inconsistent")
+    data = blob.tobytes()
+    try:
+        return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass")
+                for i in range(len(offsets) - 1)]
+    except UnicodeDecodeError as exc:
+        raise ModelFormatError(f"{what}: invalid UTF-8 ({exc})") from None
+
+
+class FeatureVocabulary:
+    """Featurizer for per-token feature lists or dicts (python-crfsuite style).
+
+    Each token of ``X`` is a list of feature strings (``["w=The", "pos=DT"]``)
+    or a dict ``{name: value}``: a number is the feature's value, ``True``
+    is 1.0, ``False`` leaves the feature out and a string ``v`` becomes the
+    feature ``name=v`` with value 1.0.  Features unseen in training are
+    ignored by :meth:`transform`.
+    """
+
+    kind = "vocabulary"
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+
+    def fit_transform(self, X) -> Sequences:
+        """Learn the attributes of ``X`` (extending the vocabulary) and pack it."""
+        return Sequences(*_pack.pack_features(X, self._ids, True))
+
+    def transform(self, X) -> Sequences:
+        """Pack ``X``, dropping attributes not in the vocabulary."""
+        return Sequences(*_pack.pack_features(X, self._ids, False))
+
+    @property
+    def n_attributes(self) -> int:
+        """Number of known attributes."""
+        return len(self._ids)
+
+    def attribute_names(self) -> list[str]:
+        """Attribute strings in id order."""
+        return list(self._ids)
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON-able metadata and arrays that :meth:`from_state` restores."""
+        return {"kind": self.kind}, encode_strings(list(self._ids))
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FeatureVocabulary:
+        """Rebuild a vocabulary from :meth:`get_state` output; ModelFormatError if invalid."""
+        if set(arrays) != {"blob", "offsets"}:
+            raise ModelFormatError("feature vocabulary: expected arrays 'blob' and 'offsets'")
+        names = decode_strings(arrays["blob"], arrays["offsets"], "feature vocabulary")
+        self = cls()
+        self._ids = {name: i for i, name in enumerate(names)}
+        if len(self._ids) != len(names):
+            raise ModelFormatError("feature vocabulary: duplicate attribute names")
+        return self

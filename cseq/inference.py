@@ -1,0 +1,111 @@
+"""Public inference kernels on plain numpy arrays.
+
+These validate their inputs once and then run the compiled, GIL-free
+kernels that the estimators use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cseq import _decode, _forward_backward
+from cseq.exceptions import InputError, InputTypeError
+
+__all__ = ["viterbi", "forward_backward"]
+
+
+def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
+    """Validate a real-valued score array and return it as C-contiguous float64.
+
+    ``shape`` entries of None accept any size. Integer, float32 and float64
+    inputs are accepted (copied when needed); bool, complex, object and string
+    arrays are refused, and so are NaN and infinite values.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise InputTypeError(f"{name} must be a numeric array, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise InputTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != len(shape):
+        raise InputError(f"{name} must be {len(shape)}-dimensional, got shape {arr.shape}")
+    for axis, (got, want) in enumerate(zip(arr.shape, shape)):
+        if want is not None and got != want:
+            raise InputError(f"{name} has shape {arr.shape}; axis {axis} must be {want}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise InputError(f"{name} has a non-finite value at index {tuple(int(i) for i in bad)}")
+    return arr
+
+
+def _chain_arrays(emissions, transitions, start, end):
+    em = as_score_array(emissions, "emissions", (None, None))
+    n_labels = em.shape[1]
+    if n_labels == 0:
+        raise InputError("emissions must have at least one label column")
+    tr = as_score_array(transitions, "transitions", (n_labels, n_labels))
+    st = np.zeros(n_labels) if start is None else as_score_array(start, "start", (n_labels,))
+    en = np.zeros(n_labels) if end is None else as_score_array(end, "end", (n_labels,))
+    return em, tr, st, en
+
+
+def viterbi(emissions, transitions, start=None, end=None) -> tuple[np.ndarray, float]:
+    """Highest-scoring label sequence of a first-order linear chain.
+
+    The score of labels ``y`` is ``start[y0] + sum_t emissions[t, y_t] +
+    sum_t transitions[y_{t-1}, y_t] + end[y_{n-1}]``.
+
+    Parameters
+    ----------
+    emissions : array_like, shape (n, L)
+        Score of each label at each position.
+    transitions : array_like, shape (L, L)
+        ``transitions[i, j]`` scores label ``i`` followed by label ``j``.
+    start, end : array_like, shape (L,), optional
+        Scores of the first and of the last label (zero when omitted).
+
+    Returns
+    -------
+    path : ndarray of int32, shape (n,)
+        The best labels; ties go to the lower label id.
+    score : float
+        Its score (0.0 for an empty sequence).
+
+    Examples
+    --------
+    >>> import numpy as np, cseq
+    >>> path, score = cseq.viterbi(np.array([[1.0, 0.0], [0.0, 2.0]]), np.zeros((2, 2)))
+    >>> path.tolist(), score
+    ([0, 1], 3.0)
+    """
+    em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
+    if em.shape[0] == 0:
+        return np.empty(0, dtype=np.int32), 0.0
+    return _decode.viterbi_array(em, tr, st, en)
+
+
+def forward_backward(emissions, transitions, start=None, end=None):
+    """Log partition function and marginals of a first-order linear chain.
+
+    Parameters are those of :func:`viterbi`.
+
+    Returns
+    -------
+    log_z : float
+        ``log sum_y exp(score(y))`` (0.0 for an empty sequence).
+    marginals : ndarray, shape (n, L)
+        ``P(y_t = j)``.
+    pair_marginals : ndarray, shape (max(n - 1, 0), L, L)
+        ``P(y_t = i, y_{t+1} = j)``.
+
+    Notes
+    -----
+    Runs in scaled probability space, or in log space when transition scores
+    spread over more than 250 (see ``cseq._forward_backward``), so results
+    stay finite and accurate for any finite scores and any length.
+    """
+    em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
+    n, n_labels = em.shape
+    if n == 0:
+        return 0.0, np.zeros((0, n_labels)), np.zeros((0, n_labels, n_labels))
+    return _forward_backward.forward_backward_array(em, tr, st, en)

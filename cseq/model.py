@@ -1,0 +1,167 @@
+"""The linear-chain model every learner trains: sparse state weights and transitions.
+
+``score(x, y) = sum_t sum_{(a, v) in x_t} v * W[a, y_t] + sum_t T[y_{t-1}, y_t]
++ start[y_0] + end[y_{n-1}]``
+
+All parameters live in one flat float64 vector ``params`` laid out as
+``[state weights | transitions (L*L, row = previous label) | start (L) | end (L)]``;
+state weight ``k`` belongs to attribute ``a`` with ``attr_ptr[a] <= k <
+attr_ptr[a + 1]`` and label ``attr_labels[k]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from cseq import _decode, _forward_backward, _weights
+from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq.exceptions import InputError, ModelFormatError
+from cseq.sequences import Sequences
+
+__all__ = ["LinearChain", "resolve_n_jobs", "work_chunks"]
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Number of threads for ``n_jobs`` (``-1`` or ``None`` means all cores)."""
+    if n_jobs is None or n_jobs == -1:
+        return os.cpu_count() or 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise InputError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def work_chunks(seq_ptr: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Split sequences into ``n_chunks`` contiguous runs of about equal token counts.
+
+    Returns boundaries (int64, ``n_chunks + 1`` entries, non-decreasing) over
+    sequence indices. The split depends only on the corpus and ``n_chunks``,
+    so parallel results are reproducible.
+    """
+    n_seq = len(seq_ptr) - 1
+    n_chunks = max(1, min(n_chunks, max(n_seq, 1)))
+    targets = np.linspace(0, seq_ptr[-1], n_chunks + 1)
+    bounds = np.searchsorted(seq_ptr, targets, side="left").astype(INDEX)
+    bounds[0], bounds[-1] = 0, n_seq
+    return np.maximum.accumulate(np.minimum(bounds, n_seq))
+
+
+class LinearChain:
+    """Parameters of a first-order linear-chain model and inference over packed corpora.
+
+    Parameters
+    ----------
+    n_labels : int
+    attr_ptr : ndarray of int64, shape (n_attributes + 1,)
+    attr_labels : ndarray of int32, shape (n_state,)
+    params : ndarray of float64, shape (n_state + L*L + 2*L,)
+    """
+
+    def __init__(self, n_labels: int, attr_ptr: np.ndarray, attr_labels: np.ndarray,
+                 params: np.ndarray) -> None:
+        self.n_labels = int(n_labels)
+        self.attr_ptr = attr_ptr
+        self.attr_labels = attr_labels
+        self.params = params
+        self.validate()
+
+    @classmethod
+    def from_corpus(cls, corpus: Sequences, n_attrs: int, n_labels: int,
+                    all_states: bool = False) -> LinearChain:
+        """A zero model whose state weights cover the pairs seen in a labeled corpus.
+
+        With ``all_states`` every (attribute, label) pair gets a weight.
+        """
+        if all_states:
+            attr_ptr = np.arange(n_attrs + 1, dtype=INDEX) * n_labels
+            attr_labels = np.tile(np.arange(n_labels, dtype=LABEL), n_attrs)
+        else:
+            attr_ptr, attr_labels = _weights.build_state_index(
+                corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
+        n_params = len(attr_labels) + n_labels * n_labels + 2 * n_labels
+        return cls(n_labels, attr_ptr, attr_labels, np.zeros(n_params, dtype=WEIGHT))
+
+    def validate(self) -> None:
+        """Check every invariant the kernels rely on; ModelFormatError if one fails."""
+        L, ptr, lab, p = self.n_labels, self.attr_ptr, self.attr_labels, self.params
+        if L < 1:
+            raise ModelFormatError("a model needs at least one label")
+        for name, arr, dtype in (("attr_ptr", ptr, INDEX), ("attr_labels", lab, LABEL),
+                                 ("params", p, WEIGHT)):
+            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1 \
+                    or not arr.flags.c_contiguous:
+                raise ModelFormatError(f"model {name} must be a contiguous 1-d {dtype} array")
+        if len(ptr) < 1 or ptr[0] != 0 or ptr[-1] != len(lab) or np.any(np.diff(ptr) < 0):
+            raise ModelFormatError("model attr_ptr is inconsistent with attr_labels")
+        if len(lab) and (lab.min() < 0 or lab.max() >= L):
+            raise ModelFormatError("model attr_labels has a label id out of range")
+        if len(p) != len(lab) + L * L + 2 * L:
+            raise ModelFormatError("model params has the wrong length")
+        if not np.isfinite(p).all():
+            raise ModelFormatError("model params are not all finite")
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.attr_ptr) - 1
+
+    @property
+    def n_state(self) -> int:
+        return len(self.attr_labels)
+
+    @property
+    def state_weights(self) -> np.ndarray:
+        return self.params[:self.n_state]
+
+    @property
+    def transitions(self) -> np.ndarray:
+        """(L, L) view: ``transitions[i, j]`` scores label i followed by j."""
+        L = self.n_labels
+        return self.params[self.n_state:self.n_state + L * L].reshape(L, L)
+
+    @property
+    def start(self) -> np.ndarray:
+        L = self.n_labels
+        return self.params[self.n_state + L * L:self.n_state + L * L + L]
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.params[self.n_state + self.n_labels * (self.n_labels + 1):]
+
+    def check_corpus(self, corpus: Sequences) -> None:
+        """Refuse a corpus whose attribute ids the model does not have."""
+        if corpus.max_attr_id() >= self.n_attributes:
+            raise InputError(
+                f"corpus uses attribute id {corpus.max_attr_id()} but the model has "
+                f"{self.n_attributes} attributes")
+
+    def emissions(self, corpus: Sequences, t0: int, t1: int) -> np.ndarray:
+        """State scores of tokens ``t0:t1`` of a corpus, shape (t1 - t0, L)."""
+        self.check_corpus(corpus)
+        if not 0 <= t0 <= t1 <= corpus.n_tokens:
+            raise InputError(f"token range {t0}:{t1} is outside the corpus")
+        return _weights.score_corpus_emissions(
+            self.attr_ptr, self.attr_labels, self.state_weights, corpus.tok_ptr,
+            corpus.attr_ids, corpus.values, t0, t1, self.n_labels)
+
+    def decode(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
+        """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences."""
+        self.check_corpus(corpus)
+        threads = resolve_n_jobs(n_jobs)
+        return _decode.decode_corpus(
+            self.attr_ptr, self.attr_labels, self.params, self.n_labels,
+            corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+            work_chunks(corpus.seq_ptr, threads), threads)
+
+    def marginals(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
+        """Label marginals for every token, shape (n_tokens, L)."""
+        self.check_corpus(corpus)
+        threads = resolve_n_jobs(n_jobs)
+        return _forward_backward.corpus_marginals(
+            self.params, self.attr_ptr, self.attr_labels, self.n_labels,
+            corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+            work_chunks(corpus.seq_ptr, threads), threads)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays stored in a model file."""
+        return {"attr_ptr": self.attr_ptr, "attr_labels": self.attr_labels, "params": self.params}

@@ -1,0 +1,90 @@
+"""Packed corpora: one contiguous CSR container for many sequences.
+
+This is the only place where Python lists of tokens become arrays.  Every
+learner and the tagger read a :class:`Sequences` without touching a Python
+object per token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cseq._dtypes import ATTR, INDEX, LABEL, VALUE
+from cseq.exceptions import InputError
+
+__all__ = ["Sequences"]
+
+
+@dataclass(frozen=True, eq=False)
+class Sequences:
+    """A corpus of sequences packed into flat arrays (CSR layout).
+
+    Attributes
+    ----------
+    seq_ptr : ndarray of int64, shape (n_sequences + 1,)
+        Sequence ``s`` spans tokens ``seq_ptr[s]:seq_ptr[s + 1]``.
+    tok_ptr : ndarray of int64, shape (n_tokens + 1,)
+        Token ``t`` has features ``tok_ptr[t]:tok_ptr[t + 1]``.
+    attr_ids : ndarray of int32, shape (n_features,)
+        Attribute id of each feature occurrence.
+    values : ndarray of float32, shape (n_features,)
+        Value of each feature occurrence (1.0 for plain string features).
+    labels : ndarray of int32, shape (n_tokens,), or None
+        Label id of each token, when the corpus is labeled.
+    """
+
+    seq_ptr: np.ndarray
+    tok_ptr: np.ndarray
+    attr_ids: np.ndarray
+    values: np.ndarray
+    labels: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        checks = (
+            ("seq_ptr", self.seq_ptr, INDEX),
+            ("tok_ptr", self.tok_ptr, INDEX),
+            ("attr_ids", self.attr_ids, ATTR),
+            ("values", self.values, VALUE),
+        )
+        for name, arr, dtype in checks:
+            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1:
+                raise InputError(f"Sequences.{name} must be a 1-d {dtype} array")
+            if not arr.flags.c_contiguous:
+                raise InputError(f"Sequences.{name} must be C-contiguous")
+        if len(self.seq_ptr) < 1 or len(self.tok_ptr) < 1:
+            raise InputError("Sequences.seq_ptr and tok_ptr need at least one entry")
+        if self.seq_ptr[0] != 0 or self.seq_ptr[-1] != self.n_tokens:
+            raise InputError("Sequences.seq_ptr must start at 0 and end at n_tokens")
+        if self.tok_ptr[0] != 0 or self.tok_ptr[-1] != len(self.attr_ids):
+            raise InputError("Sequences.tok_ptr must start at 0 and end at len(attr_ids)")
+        if len(self.values) != len(self.attr_ids):
+            raise InputError("Sequences.values and attr_ids differ in length")
+        if np.any(np.diff(self.seq_ptr) < 0) or np.any(np.diff(self.tok_ptr) < 0):
+            raise InputError("Sequences offsets must be non-decreasing")
+        if self.labels is not None:
+            lab = self.labels
+            if not isinstance(lab, np.ndarray) or lab.dtype != LABEL or lab.ndim != 1:
+                raise InputError(f"Sequences.labels must be a 1-d {LABEL} array")
+            if len(lab) != self.n_tokens:
+                raise InputError("Sequences.labels must have one label per token")
+
+    @property
+    def n_sequences(self) -> int:
+        """Number of sequences."""
+        return len(self.seq_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of tokens over all sequences."""
+        return len(self.tok_ptr) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Length of each sequence (int64)."""
+        return np.diff(self.seq_ptr)
+
+    def max_attr_id(self) -> int:
+        """Largest attribute id present, or -1 for a corpus with no features."""
+        return int(self.attr_ids.max()) if len(self.attr_ids) else -1

@@ -1,0 +1,1083 @@
+"""Feature templates in CRF++ syntax, token functions, presets and the featurizer.
+
+A template file has one template per line::
+
+    # comment
+    U00:%x[-1,0]          # previous word
+    U01:%x[0,0:lower]     # current word, lowercased (a cseq token function)
+    U05:%x[-1,0]/%x[0,0]  # word bigram
+    B                     # label bigrams (always on in cseq; recorded as a flag)
+
+``%x[row,col]`` reads column ``col`` of the token ``row`` positions away from
+the current one; rows outside the sentence read the CRF++ padding strings
+``_B-1, _B-2, ...`` (before) and ``_B+1, _B+2, ...`` (after).  Each ``U``
+template gives every token one attribute: the template line with its macros
+replaced by the values read, e.g. ``U05:of/the``.  ``docs/templates.md`` is the
+full reference.
+
+:class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.sequences.Sequences`
+through the compiled path (:mod:`cseq._templates`): cell strings are interned
+once per distinct value, token functions run once per distinct value, and each
+attribute becomes a 64-bit key combined in C and mapped to an id through a C
+hash table, so no Python string is built per feature.  :func:`expand` is the
+plain-Python reference that builds the same attributes as strings.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from cseq import _templates
+from cseq._dtypes import ATTR, INDEX, VALUE
+from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
+from cseq.sequences import Sequences
+
+__all__ = [
+    "TOKEN_FUNCTIONS",
+    "PRESETS",
+    "Cell",
+    "Template",
+    "Templates",
+    "TemplateFeaturizer",
+    "expand",
+    "preset",
+]
+
+#: Largest ``|row|`` offset a template may use (padding strings are made per offset).
+MAX_OFFSET = 1000
+#: Largest column index a template may use.
+MAX_COLUMN = 100_000
+#: Identifies the hash functions of :mod:`cseq._templates`; stored with every
+#: fitted featurizer so that a file written by a different scheme is refused.
+HASH_SCHEME = "cseq-fmix64-v1"
+#: Version of the state layout written by :meth:`TemplateFeaturizer.get_state`.
+STATE_FORMAT = 1
+
+
+# --------------------------------------------------------------------------
+# Token functions
+# --------------------------------------------------------------------------
+
+
+_ASCII_SHAPE = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "X" * 26 + "x" * 26 + "d" * 10
+)
+
+
+def _shape(w: str) -> str:
+    if w.isascii():  # the common case, done in C
+        return w.translate(_ASCII_SHAPE)
+    return "".join(
+        "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c for c in w
+    )
+
+
+_RUNS = re.compile(r"(.)\1+", re.DOTALL)
+
+
+def _short_shape(w: str) -> str:
+    return _RUNS.sub(r"\1", _shape(w))
+
+
+def _flag(b: bool) -> str:
+    return "1" if b else "0"
+
+
+def _is_title(w: str) -> str:
+    # "Mr." and "A" are titles; "USA" and "McDonald" are not.
+    return _flag(w[:1].isupper() and not any(map(str.isupper, w[1:])))
+
+
+def _is_punct(w: str) -> str:
+    # Unicode punctuation (P*) or symbols (S*): ",", "--", "$", "%", "+".
+    return _flag(bool(w) and all(unicodedata.category(c)[0] in "PS" for c in w))
+
+
+def _length_bucket(w: str) -> str:
+    n = len(w)
+    if n <= 4:
+        return str(n)
+    if n <= 6:
+        return "5-6"
+    if n <= 9:
+        return "7-9"
+    return "10+"
+
+
+def _prefix(n: int) -> Callable[[str], str]:
+    def f(w: str) -> str:
+        return w[:n]
+
+    f.__name__ = f"prefix{n}"
+    return f
+
+
+def _suffix(n: int) -> Callable[[str], str]:
+    def f(w: str) -> str:
+        return w[-n:] if w else ""
+
+    f.__name__ = f"suffix{n}"
+    return f
+
+
+#: Token functions usable as ``%x[row,col:name]``.  Each maps a cell string to
+#: a string; flags give ``"1"`` or ``"0"``.  Padding cells are never passed
+#: through a function: ``%x[-1,0:lower]`` on the first token reads ``_B-1``.
+TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "lower": str.lower,
+    **{f"prefix{n}": _prefix(n) for n in range(1, 5)},
+    **{f"suffix{n}": _suffix(n) for n in range(1, 5)},
+    "shape": _shape,
+    "shortshape": _short_shape,
+    "istitle": _is_title,
+    "isupper": lambda w: _flag(w.isupper()),
+    "hasdigit": lambda w: _flag(any(map(str.isdigit, w))),
+    "alldigits": lambda w: _flag(w.isdigit()),
+    "hashyphen": lambda w: _flag("-" in w),
+    "ispunct": _is_punct,
+    "len": _length_bucket,
+}
+
+
+def _pad(offset: int) -> str:
+    """CRF++ padding string for a row ``offset`` positions outside the sentence."""
+    return f"_B-{offset}" if offset > 0 else f"_B+{-offset}"
+
+
+# --------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------
+
+_MACRO = re.compile(
+    r"%x\[\s*([+-]?\d+)\s*,\s*(\d+)\s*(?::\s*([A-Za-z_][A-Za-z0-9_]*)\s*)?\]"
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One ``%x[row,col]`` or ``%x[row,col:func]`` macro of a template."""
+
+    row: int
+    col: int
+    func: str | None = None
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed ``U`` template line.
+
+    Attributes
+    ----------
+    parts : tuple of str
+        The literal text around the macros (``len(cells) + 1`` pieces).
+    cells : tuple of Cell
+        The macros, left to right.
+    line_no : int
+        1-based line number in the template text.
+    source : str
+        The line as written (stripped).
+    """
+
+    parts: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    line_no: int
+    source: str
+
+    def render(self, values) -> str:
+        """The attribute string for the given cell values."""
+        out = [self.parts[0]]
+        for v, p in zip(values, self.parts[1:]):
+            out.append(v)
+            out.append(p)
+        return "".join(out)
+
+    @property
+    def skeleton(self) -> str:
+        """The literal text with one NUL per macro: two templates with the same
+        skeleton and the same values give the same attribute, as in CRF++."""
+        return "\x00".join(self.parts)
+
+
+def _parse_line(line: str, line_no: int) -> Template:
+    parts: list[str] = []
+    cells: list[Cell] = []
+    pos = 0
+    while True:
+        k = line.find("%", pos)
+        if k < 0:
+            parts.append(line[pos:])
+            break
+        m = _MACRO.match(line, k)
+        if m is None:
+            bad = line[k : k + 20]
+            raise InputError(
+                f"template line {line_no}: malformed macro at {bad!r} in {line!r}; "
+                "expected %x[row,col] or %x[row,col:function]"
+            )
+        row, col, func = int(m.group(1)), int(m.group(2)), m.group(3)
+        if abs(row) > MAX_OFFSET:
+            raise InputError(
+                f"template line {line_no}: row offset {row} is beyond +/-{MAX_OFFSET}"
+            )
+        if col > MAX_COLUMN:
+            raise InputError(f"template line {line_no}: column {col} is beyond {MAX_COLUMN}")
+        if func is not None and func not in TOKEN_FUNCTIONS:
+            known = ", ".join(TOKEN_FUNCTIONS)
+            raise InputError(
+                f"template line {line_no}: unknown token function {func!r}; known: {known}"
+            )
+        parts.append(line[pos:k])
+        cells.append(Cell(row, col, func))
+        pos = m.end()
+    return Template(tuple(parts), tuple(cells), line_no, line)
+
+
+class Templates:
+    """A parsed template file (CRF++ syntax plus cseq token functions).
+
+    Parameters
+    ----------
+    text : str
+        The template file's text.  Blank lines and lines starting with ``#``
+        are ignored; every other line is a ``U`` (unigram) template or a ``B``
+        (label bigram) line.
+
+    Attributes
+    ----------
+    text : str
+        The text as given (kept so that a saved model can re-parse it).
+    templates : tuple of Template
+        The ``U`` templates, in file order.
+    bigram : bool
+        Whether a bare ``B`` line was present.  cseq's chain always scores
+        label transitions, so this is only recorded.
+
+    Raises
+    ------
+    InputError
+        On a malformed line, naming its line number.
+    """
+
+    def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise InputTypeError(f"template text must be a str, not {type(text).__name__}")
+        self.text = text
+        self.bigram = False
+        templates = []
+        for line_no, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line[0] == "U":
+                templates.append(_parse_line(line, line_no))
+            elif line[0] == "B":
+                if "%" in line:
+                    raise InputError(
+                        f"template line {line_no}: bigram templates with macros ({line!r}) "
+                        "are not supported: cseq's label transitions do not depend on the "
+                        "input. Use a bare 'B' line, and U templates for observations."
+                    )
+                self.bigram = True
+            else:
+                raise InputError(
+                    f"template line {line_no}: {line!r} must start with 'U' (unigram "
+                    f"template) or 'B' (label bigrams); presets are {', '.join(PRESETS)}"
+                )
+        self.templates: tuple[Template, ...] = tuple(templates)
+
+    @classmethod
+    def parse(cls, text: str) -> "Templates":
+        """Parse template text (same as ``Templates(text)``)."""
+        return cls(text)
+
+    @classmethod
+    def preset(cls, name: str) -> "Templates":
+        """One of the built-in template sets: ``"pos"``, ``"chunk"`` or ``"ner"``."""
+        if name not in PRESETS:
+            raise InputError(f"unknown template preset {name!r}; presets are {', '.join(PRESETS)}")
+        return cls(PRESETS[name])
+
+    @classmethod
+    def from_file(cls, path) -> "Templates":
+        """Read a template file (UTF-8)."""
+        with open(path, encoding="utf-8") as f:
+            return cls(f.read())
+
+    @property
+    def n_columns(self) -> int:
+        """Number of columns a token needs: one more than the largest column used."""
+        return max((c.col + 1 for t in self.templates for c in t.cells), default=0)
+
+    @property
+    def max_offset(self) -> int:
+        """Largest ``|row|`` used by any macro."""
+        return max((abs(c.row) for t in self.templates for c in t.cells), default=0)
+
+    def expand(self, sentence) -> list[list[str]]:
+        """Attributes of each token of one sentence, as strings (see :func:`expand`)."""
+        return expand(self, sentence)
+
+    def __len__(self) -> int:
+        return len(self.templates)
+
+    def __iter__(self):
+        return iter(self.templates)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Templates):
+            return NotImplemented
+        return self.templates == other.templates and self.bigram == other.bigram
+
+    def __hash__(self) -> int:
+        return hash((self.templates, self.bigram))
+
+    def __repr__(self) -> str:
+        return f"Templates({len(self.templates)} unigram templates, bigram={self.bigram})"
+
+
+# --------------------------------------------------------------------------
+# Presets
+# --------------------------------------------------------------------------
+
+_POS = """\
+# cseq preset "pos": part-of-speech tagging over column 0 (the word).
+# Words in a +/-2 window, lowercased, and the current word as written.
+U00:%x[-2,0:lower]
+U01:%x[-1,0:lower]
+U02:%x[0,0:lower]
+U03:%x[1,0:lower]
+U04:%x[2,0:lower]
+U05:%x[0,0]
+U06:%x[-1,0:lower]/%x[0,0:lower]
+U07:%x[0,0:lower]/%x[1,0:lower]
+# Affixes of the current word.
+U10:%x[0,0:prefix1]
+U11:%x[0,0:prefix2]
+U12:%x[0,0:prefix3]
+U13:%x[0,0:prefix4]
+U14:%x[0,0:suffix1]
+U15:%x[0,0:suffix2]
+U16:%x[0,0:suffix3]
+U17:%x[0,0:suffix4]
+# Suffixes of the neighbours.
+U18:%x[-1,0:suffix3]
+U19:%x[1,0:suffix3]
+# Orthography.
+U20:%x[0,0:hashyphen]
+U21:%x[0,0:istitle]
+U22:%x[0,0:isupper]
+U23:%x[0,0:hasdigit]
+U24:%x[0,0:alldigits]
+U25:%x[0,0:shape]
+U26:%x[0,0:shortshape]
+U27:%x[0,0:ispunct]
+U28:%x[0,0:len]
+U29:%x[-1,0:shortshape]/%x[0,0:shortshape]/%x[1,0:shortshape]
+# Label prior.
+U99:bias
+B
+"""
+
+_CHUNK = """\
+# cseq preset "chunk": the CRF++ chunking set, column 0 = word, column 1 = POS.
+U00:%x[-2,0]
+U01:%x[-1,0]
+U02:%x[0,0]
+U03:%x[1,0]
+U04:%x[2,0]
+U05:%x[-1,0]/%x[0,0]
+U06:%x[0,0]/%x[1,0]
+
+U10:%x[-2,1]
+U11:%x[-1,1]
+U12:%x[0,1]
+U13:%x[1,1]
+U14:%x[2,1]
+U15:%x[-2,1]/%x[-1,1]
+U16:%x[-1,1]/%x[0,1]
+U17:%x[0,1]/%x[1,1]
+U18:%x[1,1]/%x[2,1]
+
+U20:%x[-2,1]/%x[-1,1]/%x[0,1]
+U21:%x[-1,1]/%x[0,1]/%x[1,1]
+U22:%x[0,1]/%x[1,1]/%x[2,1]
+
+B
+"""
+
+_NER = """\
+# cseq preset "ner": named entities over column 0 (the word).
+# Words in a +/-2 window as written, and lowercased around the current one.
+U00:%x[-2,0]
+U01:%x[-1,0]
+U02:%x[0,0]
+U03:%x[1,0]
+U04:%x[2,0]
+U05:%x[-1,0:lower]
+U06:%x[0,0:lower]
+U07:%x[1,0:lower]
+U08:%x[-1,0:lower]/%x[0,0:lower]
+U09:%x[0,0:lower]/%x[1,0:lower]
+# Shapes.
+U10:%x[0,0:shape]
+U11:%x[-1,0:shortshape]
+U12:%x[0,0:shortshape]
+U13:%x[1,0:shortshape]
+U14:%x[-1,0:shortshape]/%x[0,0:shortshape]/%x[1,0:shortshape]
+# Affixes.
+U20:%x[0,0:prefix1]
+U21:%x[0,0:prefix2]
+U22:%x[0,0:prefix3]
+U23:%x[0,0:prefix4]
+U24:%x[0,0:suffix1]
+U25:%x[0,0:suffix2]
+U26:%x[0,0:suffix3]
+U27:%x[0,0:suffix4]
+# Case and character classes.
+U30:%x[0,0:istitle]
+U31:%x[0,0:isupper]
+U32:%x[0,0:hasdigit]
+U33:%x[0,0:alldigits]
+U34:%x[0,0:hashyphen]
+U35:%x[0,0:ispunct]
+U36:%x[-1,0:istitle]
+U37:%x[1,0:istitle]
+U38:%x[-1,0:istitle]/%x[0,0:istitle]/%x[1,0:istitle]
+U39:%x[0,0:len]
+# Label prior.
+U99:bias
+B
+"""
+
+#: Template text of the built-in presets.
+PRESETS: dict[str, str] = {"pos": _POS, "chunk": _CHUNK, "ner": _NER}
+
+
+def preset(name: str) -> Templates:
+    """The built-in template set ``name`` (``"pos"``, ``"chunk"`` or ``"ner"``)."""
+    return Templates.preset(name)
+
+
+def _as_templates(templates) -> Templates:
+    if isinstance(templates, Templates):
+        return templates
+    if isinstance(templates, str):
+        if templates in PRESETS:
+            return Templates.preset(templates)
+        return Templates(templates)
+    raise InputTypeError(
+        "templates must be a preset name, template text or a Templates object, not "
+        f"{type(templates).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------
+# Input checking and the plain-Python reference
+# --------------------------------------------------------------------------
+
+
+def _check_corpus(X) -> list:
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
+        raise InputTypeError(
+            f"X must be a list of sentences (lists of tokens), not {type(X).__name__}"
+        )
+    X = X if isinstance(X, list) else list(X)
+    if not X:
+        raise InputError("X is empty: need at least one sentence")
+    return X
+
+
+def _sentence_rows(sent, si: int, need: int) -> list[tuple]:
+    """Validate one sentence and return its tokens as tuples of column strings."""
+    if isinstance(sent, (str, bytes)) or not hasattr(sent, "__iter__"):
+        raise InputTypeError(
+            f"sentence {si} must be a list of tokens, not {type(sent).__name__}"
+        )
+    rows = []
+    n_cols = None
+    for ti, tok in enumerate(sent):
+        if isinstance(tok, str):
+            row = (tok,)
+        elif isinstance(tok, (tuple, list)):
+            row = tuple(tok)
+        else:
+            raise InputTypeError(
+                f"sentence {si}, token {ti}: a token must be a str or a tuple/list of "
+                f"column strings, not {type(tok).__name__}"
+            )
+        for ci, cell in enumerate(row):
+            if not isinstance(cell, str):
+                raise InputTypeError(
+                    f"sentence {si}, token {ti}, column {ci}: expected str, "
+                    f"got {type(cell).__name__}"
+                )
+        if n_cols is None:
+            n_cols = len(row)
+        elif len(row) != n_cols:
+            raise InputError(
+                f"sentence {si}, token {ti} has {len(row)} column(s) but token 0 "
+                f"has {n_cols}"
+            )
+        if len(row) < need:
+            raise InputError(
+                f"sentence {si}, token {ti} has {len(row)} column(s) but the templates "
+                f"read column {need - 1}"
+            )
+        rows.append(row)
+    return rows
+
+
+def expand(templates, sentence, *, _si: int = 0) -> list[list[str]]:
+    """Attributes of every token of one sentence, as strings (the reference path).
+
+    Parameters
+    ----------
+    templates : Templates, preset name or template text
+    sentence : list of tokens
+        Each token is a str or a tuple/list of column strings.
+
+    Returns
+    -------
+    list of list of str
+        One list per token, one attribute per ``U`` template, e.g.
+        ``["U00:_B-2", "U01:_B-1", "U02:Confidence", ...]``.
+
+    Examples
+    --------
+    >>> expand("U05:%x[-1,0]/%x[0,0]", ["of", "the"])
+    [['U05:_B-1/of'], ['U05:of/the']]
+    """
+    tpl = _as_templates(templates)
+    rows = _sentence_rows(sentence, _si, tpl.n_columns)
+    n = len(rows)
+    out = []
+    for i in range(n):
+        feats = []
+        for t in tpl.templates:
+            values = []
+            for c in t.cells:
+                j = i + c.row
+                if j < 0:
+                    values.append(_pad(-j))
+                elif j >= n:
+                    values.append(_pad(n - 1 - j))
+                elif c.func is None:
+                    values.append(rows[j][c.col])
+                else:
+                    values.append(TOKEN_FUNCTIONS[c.func](rows[j][c.col]))
+            feats.append(t.render(values))
+        out.append(feats)
+    return out
+
+
+# --------------------------------------------------------------------------
+# The compiled featurizer
+# --------------------------------------------------------------------------
+
+
+class _Interned:
+    """One corpus as interned cells: what the compiled kernels and names need."""
+
+    __slots__ = ("strings", "slot_ids", "seq_ptr", "pad_before", "pad_after", "keys")
+
+
+def _le(dtype) -> np.dtype:
+    return np.dtype(dtype).newbyteorder("<")
+
+
+class TemplateFeaturizer:
+    """Turn token columns into packed attribute ids through feature templates.
+
+    Parameters
+    ----------
+    templates : str or Templates, default "pos"
+        A preset name (``"pos"``, ``"chunk"``, ``"ner"``), template file text,
+        or a :class:`Templates`.
+    min_freq : int, default 1
+        Attributes seen fewer than ``min_freq`` times by :meth:`fit_transform`
+        are dropped; the kept ones get dense ids ``0 .. n_attributes - 1`` in
+        order of first appearance.
+    n_buckets : int or None, default None
+        Hashing mode: the attribute id is ``key % n_buckets`` and no table is
+        stored (bounded memory; distinct attributes may share a bucket).
+        ``min_freq`` must then be 1.
+
+    Notes
+    -----
+    Attribute identity is a 64-bit hash of the template's literal text and the
+    UTF-8 bytes of the values it reads (see ``docs/templates.md``: two distinct
+    attribute strings share a key with probability about ``n**2 / 2**65`` for
+    ``n`` distinct attributes).  A fitted featurizer keeps, per attribute, its
+    template and the strings it read, so :meth:`attribute_names` works after
+    :meth:`from_state` too.
+
+    Examples
+    --------
+    >>> f = TemplateFeaturizer("U00:%x[0,0:lower]\\nU01:%x[-1,0]")
+    >>> seqs = f.fit_transform([["The", "cat"], ["the", "dog"]])
+    >>> f.n_attributes, seqs.n_tokens
+    (6, 4)
+    >>> f.attribute_names()[:3]
+    ['U00:the', 'U01:_B-1', 'U00:cat']
+    """
+
+    def __init__(self, templates="pos", *, min_freq=1, n_buckets=None):
+        self.templates = _as_templates(templates)
+        if not self.templates.templates:
+            raise InputError("the templates define no unigram (U) template")
+        if isinstance(min_freq, bool) or not isinstance(min_freq, (int, np.integer)):
+            raise InputTypeError(f"min_freq must be an int, not {type(min_freq).__name__}")
+        if min_freq < 1:
+            raise InputError(f"min_freq must be >= 1, got {min_freq}")
+        if n_buckets is not None:
+            if isinstance(n_buckets, bool) or not isinstance(n_buckets, (int, np.integer)):
+                raise InputTypeError(
+                    f"n_buckets must be an int or None, not {type(n_buckets).__name__}"
+                )
+            if not 1 <= n_buckets <= np.iinfo(np.int32).max:
+                raise InputError(f"n_buckets must be in [1, 2**31 - 1], got {n_buckets}")
+            if min_freq != 1:
+                raise InputError("min_freq needs an attribute table; use min_freq=1 with n_buckets")
+            n_buckets = int(n_buckets)
+        self.min_freq = int(min_freq)
+        self.n_buckets = n_buckets
+        self._compile_spec()
+        self._table = None  # KeyTable once fitted (table mode)
+        self._name_template = None  # int32 (n_attributes,)
+        self._name_cells = None  # int32, the cells of each attribute, concatenated
+        self._name_strings = None  # list of str the cells index
+        self._names = None  # cached attribute_names()
+
+    # -- template spec as arrays ----------------------------------------------
+
+    def _compile_spec(self) -> None:
+        tpl = self.templates.templates
+        slots: dict[tuple[int, str | None], int] = {}
+        rows, cell_slots, ptr = [], [], [0]
+        for t in tpl:
+            for c in t.cells:
+                key = (c.col, c.func)
+                if key not in slots:
+                    slots[key] = len(slots)
+                rows.append(c.row)
+                cell_slots.append(slots[key])
+            ptr.append(len(rows))
+        self._slots = list(slots)  # (column, function) of each slot
+        self._columns = sorted({col for col, _ in self._slots})
+        self._cell_row = np.asarray(rows, dtype=np.int32)
+        self._cell_slot = np.asarray(cell_slots, dtype=np.int32)
+        self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
+        self._n_cells = np.diff(self._tmpl_ptr).astype(np.int32)
+        self._seeds = _templates.hash_strings([t.skeleton for t in tpl])
+        self._max_offset = self.templates.max_offset
+        self._need = self.templates.n_columns
+
+    # -- interning ---------------------------------------------------------------
+
+    def _intern(self, X) -> _Interned:
+        X = _check_corpus(X)
+        need = self._need
+        columns = self._columns
+        vocab: defaultdict = defaultdict()
+        vocab.default_factory = vocab.__len__  # a new string gets the next id
+        col_ids: list[list[int]] = [[] for _ in columns]
+        lengths = np.empty(len(X), dtype=np.int64)
+        tuple_types = {tuple, list}  # the common case, checked without a loop
+        for si, sent in enumerate(X):
+            filled = [len(ids) for ids in col_ids]
+            try:
+                if isinstance(sent, (str, bytes)):
+                    raise InputTypeError
+                n = len(sent)
+                lengths[si] = n
+                if n == 0:
+                    continue
+                types = set(map(type, sent))
+                if types == {str} or all(issubclass(t, str) for t in types):
+                    if need > 1:
+                        raise InputError
+                    if columns:
+                        col_ids[0].extend([vocab[w] for w in sent])
+                elif types <= tuple_types or all(issubclass(t, (tuple, list)) for t in types):
+                    widths = set(map(len, sent))
+                    if len(widths) != 1 or widths.pop() < need:
+                        raise InputError
+                    for k, c in enumerate(columns):
+                        col_ids[k].extend([vocab[tok[c]] for tok in sent])
+                else:
+                    raise InputTypeError
+            except Exception:
+                # An unusual sentence (mixed token types, a generator, a bad
+                # cell): the checking path names any error precisely, or gives
+                # rows to intern one by one.
+                for ids, n in zip(col_ids, filled):
+                    del ids[n:]
+                rows = _sentence_rows(sent, si, need)
+                lengths[si] = len(rows)
+                for k, c in enumerate(columns):
+                    col_ids[k].extend([vocab[row[c]] for row in rows])
+        strings = list(vocab)
+        if any(type(s) is not str for s in strings) and not all(
+            isinstance(s, str) for s in strings
+        ):
+            for si, sent in enumerate(X):
+                _sentence_rows(sent, si, need)
+        n_tok = int(lengths.sum())
+        base = [np.asarray(ids, dtype=np.int32) for ids in col_ids]
+
+        # Token functions: once per distinct string of the column they read.
+        slot_ids = np.zeros((n_tok, max(len(self._slots), 1)), dtype=np.int32)
+        distinct: dict[int, tuple[np.ndarray, list[str]]] = {}
+        for s, (col, func) in enumerate(self._slots):
+            ids = base[columns.index(col)]
+            if func is None:
+                slot_ids[:, s] = ids
+                continue
+            if col not in distinct:
+                present = np.zeros(len(strings), dtype=bool)
+                present[ids] = True
+                uniq = np.flatnonzero(present)
+                distinct[col] = (uniq, [strings[u] for u in uniq.tolist()])
+            uniq, words = distinct[col]
+            fn = TOKEN_FUNCTIONS[func]
+            mapping = np.zeros(len(strings), dtype=np.int32)
+            mapping[uniq] = [vocab[fn(w)] for w in words]
+            slot_ids[:, s] = mapping[ids]
+        m = self._max_offset
+        pad_before = np.asarray([vocab[_pad(k)] for k in range(1, m + 1)], dtype=np.int32)
+        pad_after = np.asarray([vocab[_pad(-k)] for k in range(1, m + 1)], dtype=np.int32)
+        strings = list(vocab)
+        hashes = _templates.hash_strings(strings)
+
+        out = _Interned()
+        out.strings = strings
+        out.slot_ids = slot_ids
+        out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
+        np.cumsum(lengths, out=out.seq_ptr[1:])
+        out.pad_before = pad_before
+        out.pad_after = pad_after
+        out.keys = _templates.extract_keys(
+            slot_ids,
+            hashes,
+            out.seq_ptr,
+            self._tmpl_ptr,
+            self._cell_row,
+            self._cell_slot,
+            self._seeds,
+            pad_before,
+            pad_after,
+        )
+        return out
+
+    @staticmethod
+    def _pack(ids: np.ndarray, seq_ptr: np.ndarray) -> Sequences:
+        """Drop ids < 0 and pack the rest, row by row, into a Sequences."""
+        n_tok = ids.shape[0]
+        tok_ptr = np.zeros(n_tok + 1, dtype=INDEX)
+        if ids.size and ids.min() < 0:
+            keep = ids >= 0
+            np.cumsum(keep.sum(axis=1), out=tok_ptr[1:])
+            attr = np.ascontiguousarray(ids[keep], dtype=ATTR)
+        else:
+            np.cumsum(np.full(n_tok, ids.shape[1], dtype=INDEX), out=tok_ptr[1:])
+            attr = np.ascontiguousarray(ids.reshape(-1), dtype=ATTR)
+        return Sequences(
+            seq_ptr=seq_ptr,
+            tok_ptr=tok_ptr,
+            attr_ids=attr,
+            values=np.ones(len(attr), dtype=VALUE),
+            labels=None,
+        )
+
+    # -- the interface -----------------------------------------------------------
+
+    def fit_transform(self, X) -> Sequences:
+        """Learn the attribute table from ``X`` and return ``X`` packed.
+
+        Parameters
+        ----------
+        X : list of sentences
+            Each sentence is a list of tokens; a token is a str or a
+            tuple/list of column strings.
+
+        Returns
+        -------
+        Sequences
+            ``labels`` is None.
+        """
+        data = self._intern(X)
+        if self.n_buckets is not None:
+            self._names = None
+            return self._pack(self._bucket(data.keys), data.seq_ptr)
+        table = _templates.KeyTable()
+        ids = table.add(data.keys)
+        first_tok, first_tmpl = table.first_token, table.first_template
+        keep = table.counts >= self.min_freq
+        if not keep.all():
+            kept = np.flatnonzero(keep)
+            remap = np.full(len(table), -1, dtype=np.int32)
+            remap[kept] = np.arange(len(kept), dtype=np.int32)
+            ids = remap[ids]
+            table = _templates.KeyTable.from_keys(table.keys[kept])
+            first_tok, first_tmpl = first_tok[kept], first_tmpl[kept]
+        self._store_names(data, first_tok, first_tmpl)
+        self._table = table
+        self._names = None
+        return self._pack(ids, data.seq_ptr)
+
+    def _store_names(self, data: _Interned, tok: np.ndarray, tmpl: np.ndarray) -> None:
+        """Record, per attribute, its template and the strings it read.
+
+        ``tok`` and ``tmpl`` give, per attribute id, the token and template of
+        its first occurrence in ``data``.
+        """
+        n_attr = len(tok)
+        n_tmpl = len(self.templates.templates)
+        seq_ptr = data.seq_ptr
+        seq_of = np.searchsorted(seq_ptr, tok, side="right") - 1
+        start, end = seq_ptr[seq_of], seq_ptr[seq_of + 1]
+        counts = self._n_cells[tmpl]
+        cell_ptr = np.zeros(n_attr + 1, dtype=np.int64)
+        np.cumsum(counts, out=cell_ptr[1:])
+        cells = np.empty(cell_ptr[-1], dtype=np.int64)
+        for t in range(n_tmpl):
+            sel = np.flatnonzero(tmpl == t)
+            if not len(sel):
+                continue
+            p, s, e = tok[sel], start[sel], end[sel]
+            for j in range(self._n_cells[t]):
+                c = self._tmpl_ptr[t] + j
+                q = p + self._cell_row[c]
+                v = np.empty(len(q), dtype=np.int64)
+                inside = (q >= s) & (q < e)
+                v[inside] = data.slot_ids[q[inside], self._cell_slot[c]]
+                before = q < s
+                v[before] = data.pad_before[(s - q - 1)[before]]
+                after = q >= e
+                v[after] = data.pad_after[(q - e)[after]]
+                cells[cell_ptr[sel] + j] = v
+        used, cells = np.unique(cells, return_inverse=True)
+        self._name_template = tmpl
+        self._name_cells = cells.astype(np.int32).reshape(-1)
+        self._name_strings = [data.strings[u] for u in used.tolist()]
+
+    def _bucket(self, keys: np.ndarray) -> np.ndarray:
+        return (keys % np.uint64(self.n_buckets)).astype(np.int32)
+
+    def transform(self, X) -> Sequences:
+        """Pack ``X`` with the fitted attribute table.
+
+        Attributes not in the table are dropped.  In hashing mode nothing is
+        dropped and no fit is needed.
+        """
+        if self.n_buckets is not None:
+            data = self._intern(X)
+            return self._pack(self._bucket(data.keys), data.seq_ptr)
+        self._check_fitted()
+        data = self._intern(X)
+        return self._pack(self._table.lookup(data.keys), data.seq_ptr)
+
+    def _check_fitted(self) -> None:
+        if self.n_buckets is None and self._table is None:
+            raise NotFittedError("TemplateFeaturizer is not fitted: call fit_transform first")
+
+    @property
+    def n_attributes(self) -> int:
+        """Number of attribute ids (``n_buckets`` in hashing mode)."""
+        if self.n_buckets is not None:
+            return self.n_buckets
+        self._check_fitted()
+        return len(self._table)
+
+    @property
+    def bigram(self) -> bool:
+        """Whether the templates had a ``B`` line (recorded only)."""
+        return self.templates.bigram
+
+    def attribute_names(self) -> list[str]:
+        """Readable name of each attribute id, e.g. ``"U05:of/the"``.
+
+        In hashing mode a bucket cannot be named by the features that fall in
+        it; the names are ``"hash[<id>]"``.
+        """
+        if self.n_buckets is not None:
+            return [f"hash[{i}]" for i in range(self.n_buckets)]
+        self._check_fitted()
+        if self._names is None:
+            tpl = self.templates.templates
+            strings = self._name_strings
+            cells = self._name_cells.tolist()
+            names = []
+            k = 0
+            for t in self._name_template.tolist():
+                tt = tpl[t]
+                m = len(tt.cells)
+                names.append(tt.render([strings[c] for c in cells[k : k + m]]))
+                k += m
+            self._names = names
+        return list(self._names)
+
+    def features_python(self, X) -> list[list[list[str]]]:
+        """The attributes of ``X`` as strings, by the plain-Python reference path.
+
+        Slow; for tests and for checking a template file by eye.
+        """
+        X = _check_corpus(X)
+        return [expand(self.templates, sent, _si=si) for si, sent in enumerate(X)]
+
+    # -- state -------------------------------------------------------------------
+
+    def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON-able metadata and named little-endian arrays describing this featurizer.
+
+        Arrays (table mode): ``keys`` (uint64, key of each attribute id),
+        ``name_template`` (int32, template of each id), ``name_cells`` (int32,
+        indices into the string table, the template's cell count per id,
+        concatenated), ``strings`` (uint8, UTF-8 bytes) and ``string_ptr``
+        (int64 offsets).  Hashing mode stores no arrays.
+        """
+        meta = {
+            "kind": "templates",
+            "format": STATE_FORMAT,
+            "hash": HASH_SCHEME,
+            "templates": self.templates.text,
+            "min_freq": self.min_freq,
+            "n_buckets": self.n_buckets,
+            "bigram": self.templates.bigram,
+        }
+        if self.n_buckets is not None:
+            meta["n_attributes"] = self.n_buckets
+            return meta, {}
+        self._check_fitted()
+        meta["n_attributes"] = len(self._table)
+        encoded = [s.encode("utf-8", "surrogatepass") for s in self._name_strings]
+        ptr = np.zeros(len(encoded) + 1, dtype=_le(np.int64))
+        np.cumsum([len(b) for b in encoded], out=ptr[1:])
+        arrays = {
+            "keys": self._table.keys.astype(_le(np.uint64)),
+            "name_template": self._name_template.astype(_le(np.int32)),
+            "name_cells": self._name_cells.astype(_le(np.int32)),
+            "strings": np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(),
+            "string_ptr": ptr,
+        }
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict) -> "TemplateFeaturizer":
+        """Rebuild a featurizer from :meth:`get_state` output, checking everything.
+
+        Raises
+        ------
+        ModelFormatError
+            If anything is missing, of the wrong type or shape, out of range,
+            or if the stored keys do not match the stored attribute names.
+        """
+
+        def bad(msg: str) -> ModelFormatError:
+            return ModelFormatError(f"template featurizer state: {msg}")
+
+        if not isinstance(meta, dict) or not isinstance(arrays, dict):
+            raise bad("meta and arrays must be dicts")
+        if meta.get("kind") != "templates":
+            raise bad(f"kind is {meta.get('kind')!r}, expected 'templates'")
+        if meta.get("format") != STATE_FORMAT:
+            raise bad(f"unsupported format {meta.get('format')!r} (this cseq reads {STATE_FORMAT})")
+        if meta.get("hash") != HASH_SCHEME:
+            raise bad(f"hash scheme {meta.get('hash')!r} is not {HASH_SCHEME!r}")
+        text = meta.get("templates")
+        if not isinstance(text, str):
+            raise bad("'templates' must be the template text")
+        for key in ("min_freq", "n_attributes"):
+            v = meta.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise bad(f"{key!r} must be a non-negative int")
+        n_buckets = meta.get("n_buckets")
+        if n_buckets is not None and (isinstance(n_buckets, bool) or not isinstance(n_buckets, int)):
+            raise bad("'n_buckets' must be an int or null")
+        try:
+            obj = cls(text, min_freq=meta["min_freq"], n_buckets=n_buckets)
+        except (InputError, InputTypeError) as exc:
+            raise bad(str(exc)) from exc
+        n_attr = meta["n_attributes"]
+        if n_buckets is not None:
+            if arrays:
+                raise bad(f"hashing mode stores no arrays, got {sorted(arrays)}")
+            if n_attr != n_buckets:
+                raise bad("n_attributes differs from n_buckets")
+            return obj
+
+        expected = {
+            "keys": np.uint64,
+            "name_template": np.int32,
+            "name_cells": np.int32,
+            "strings": np.uint8,
+            "string_ptr": np.int64,
+        }
+        if set(arrays) != set(expected):
+            raise bad(f"arrays must be {sorted(expected)}, got {sorted(arrays)}")
+        arr = {}
+        for name, dtype in expected.items():
+            a, want = arrays[name], np.dtype(dtype)
+            if not isinstance(a, np.ndarray) or a.ndim != 1:
+                raise bad(f"{name!r} must be a 1-d array")
+            # Either byte order is fine; kind and width must match.
+            if a.dtype.kind != want.kind or a.dtype.itemsize != want.itemsize:
+                raise bad(f"{name!r} has dtype {a.dtype}, expected {want}")
+            arr[name] = np.ascontiguousarray(a, dtype=want)
+        keys, tmpl, cells = arr["keys"], arr["name_template"], arr["name_cells"]
+        blob, sptr = arr["strings"], arr["string_ptr"]
+        if len(keys) != n_attr or len(tmpl) != n_attr:
+            raise bad("'keys' and 'name_template' must hold n_attributes entries")
+        n_tmpl = len(obj.templates.templates)
+        if n_attr and (tmpl.min() < 0 or tmpl.max() >= n_tmpl):
+            raise bad("'name_template' out of range")
+        counts = obj._n_cells[tmpl] if n_attr else np.zeros(0, np.int32)
+        if len(cells) != int(counts.sum()):
+            raise bad("'name_cells' length does not match the templates' cell counts")
+        if len(sptr) < 1 or sptr[0] != 0 or sptr[-1] != len(blob) or np.any(np.diff(sptr) < 0):
+            raise bad("'string_ptr' must run from 0 to len(strings), non-decreasing")
+        n_str = len(sptr) - 1
+        if len(cells) and (cells.min() < 0 or cells.max() >= n_str):
+            raise bad("'name_cells' out of range")
+        raw = blob.tobytes()
+        try:
+            strings = [
+                raw[a:b].decode("utf-8", "surrogatepass")
+                for a, b in zip(sptr[:-1].tolist(), sptr[1:].tolist())
+            ]
+        except UnicodeDecodeError as exc:
+            raise bad(f"string table is not UTF-8: {exc}") from exc
+        # The keys must be exactly what the names hash to: catches corruption
+        # and a template text that does not belong to these keys.
+        width = int(obj._n_cells.max(initial=0))
+        values = np.zeros((n_attr, max(width, 1)), dtype=np.uint64)
+        if n_attr and width:
+            hashes = _templates.hash_strings(strings)
+            ptr = np.zeros(n_attr + 1, dtype=np.int64)
+            np.cumsum(counts, out=ptr[1:])
+            rows = np.repeat(np.arange(n_attr), counts)
+            cols = np.arange(len(cells)) - ptr[rows]
+            values[rows, cols] = hashes[cells]
+        recomputed = _templates.hash_rows(
+            np.ascontiguousarray(obj._seeds[tmpl]), values, np.ascontiguousarray(counts, np.int32)
+        )
+        if not np.array_equal(recomputed, keys):
+            raise bad("attribute keys do not match their names (corrupted or wrong templates)")
+        try:
+            obj._table = _templates.KeyTable.from_keys(keys)
+        except ValueError as exc:
+            raise bad(str(exc)) from exc
+        obj._name_template = tmpl
+        obj._name_cells = cells
+        obj._name_strings = strings
+        return obj
+
+    def __repr__(self) -> str:
+        mode = f"n_buckets={self.n_buckets}" if self.n_buckets is not None else f"min_freq={self.min_freq}"
+        return f"TemplateFeaturizer({self.templates!r}, {mode})"

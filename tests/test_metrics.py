@@ -1,0 +1,444 @@
+"""Tests of cseq.metrics against hand-worked conlleval results and a reference."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cseq.exceptions import InputError, InputTypeError
+from cseq.metrics import (
+    accuracy,
+    chunk_f1,
+    chunk_scores,
+    chunks,
+    classification_report,
+    confusion_matrix,
+    sequence_accuracy,
+)
+
+# ---------------------------------------------------------------------------
+# A line-by-line reference of conlleval's main loop (written from the rules of
+# the CoNLL-2000 script, extended with S- for BIOES), deliberately unlike the
+# vectorised implementation: it walks tokens one at a time, with a sentence
+# boundary treated as an "O" token, and counts chunks with the ``inCorrect``
+# flag the script uses.
+
+
+def _ref_split(label):
+    if "-" in label:
+        tag, _, ctype = label.partition("-")
+        return tag, ctype
+    return label, ""
+
+
+def _ref_end(pt, t, ptype, ctype):
+    end = False
+    end |= pt == "B" and t in ("B", "O", "S")
+    end |= pt == "I" and t in ("B", "O", "S")
+    end |= pt == "E" and t in ("E", "I", "O", "S", "B")
+    end |= pt == "S" and t in ("E", "I", "O", "S", "B")
+    end |= pt != "O" and ptype != ctype
+    return end
+
+
+def _ref_start(pt, t, ptype, ctype):
+    start = False
+    start |= t == "B" and pt in ("B", "I", "O", "S", "E")
+    start |= t == "S" and pt in ("B", "I", "O", "S", "E")
+    start |= t == "I" and pt in ("O", "S", "E")
+    start |= t == "E" and pt in ("O", "S", "E")
+    start |= t != "O" and ptype != ctype
+    return start
+
+
+def _reference(y_true, y_pred):
+    stream = []
+    for t, p in zip(y_true, y_pred):
+        stream.extend(zip(t, p))
+        stream.append(("O", "O"))  # sentence boundary
+    found_gold, found_pred, correct = {}, {}, {}
+    in_correct = False
+    lc, lct, lg, lgt = "O", "", "O", ""
+    for gold, guess in stream:
+        c, ct = _ref_split(gold)
+        g, gt = _ref_split(guess)
+        end_c = _ref_end(lc, c, lct, ct)
+        end_g = _ref_end(lg, g, lgt, gt)
+        start_c = _ref_start(lc, c, lct, ct)
+        start_g = _ref_start(lg, g, lgt, gt)
+        if in_correct:
+            if end_c and end_g and lgt == lct:
+                in_correct = False
+                correct[lct] = correct.get(lct, 0) + 1
+            elif end_c != end_g or gt != ct:
+                in_correct = False
+        if start_c and start_g and gt == ct:
+            in_correct = True
+        if start_c:
+            found_gold[ct] = found_gold.get(ct, 0) + 1
+        if start_g:
+            found_pred[gt] = found_pred.get(gt, 0) + 1
+        lc, lct, lg, lgt = c, ct, g, gt
+    return found_gold, found_pred, correct
+
+
+def _assert_matches_reference(y_true, y_pred, scheme):
+    gold, pred, corr = _reference(y_true, y_pred)
+    s = chunk_scores(y_true, y_pred, scheme)
+    assert s["support"] == sum(gold.values())
+    assert s["predicted"] == sum(pred.values())
+    assert s["correct"] == sum(corr.values())
+    for ctype in set(gold) | set(pred):
+        d = s["per_type"][ctype]
+        assert d["support"] == gold.get(ctype, 0)
+        assert d["predicted"] == pred.get(ctype, 0)
+        assert d["correct"] == corr.get(ctype, 0)
+    assert set(s["per_type"]) == set(gold) | set(pred)
+
+
+# ---------------------------------------------------------------------------
+# chunks(): hand-worked conlleval segmentations
+
+
+@pytest.mark.parametrize(
+    "labels, expected",
+    [
+        (["B-NP", "I-NP", "O", "B-VP"], [("NP", 0, 2), ("VP", 3, 4)]),
+        # I- after O starts a chunk (ill-formed IOB2, accepted by conlleval)
+        (["O", "I-NP", "I-NP"], [("NP", 1, 3)]),
+        # I- at the start of a sentence starts a chunk
+        (["I-NP", "O"], [("NP", 0, 1)]),
+        # a type change inside a chunk ends it and starts a new one
+        (["B-NP", "I-VP", "I-VP"], [("NP", 0, 1), ("VP", 1, 3)]),
+        (["B-NP", "I-NP", "I-VP", "B-VP"], [("NP", 0, 2), ("VP", 2, 3), ("VP", 3, 4)]),
+        # B- after I- of the same type starts a new chunk
+        (["B-NP", "I-NP", "B-NP", "I-NP"], [("NP", 0, 2), ("NP", 2, 4)]),
+        (["B-NP", "B-NP"], [("NP", 0, 1), ("NP", 1, 2)]),
+        # types may contain hyphens: split at the first one
+        (["B-creative-work", "I-creative-work"], [("creative-work", 0, 2)]),
+        ([], []),
+        (["O", "O"], []),
+    ],
+)
+def test_chunks_iob2(labels, expected):
+    assert chunks(labels) == expected
+    assert chunks(labels, scheme="iob2") == expected
+
+
+def test_chunks_iob1():
+    # IOB1: I- starts chunks; B- only separates two adjacent chunks of one type.
+    labels = ["I-NP", "I-NP", "B-NP", "I-NP", "O", "I-VP", "I-PP", "I-NP"]
+    assert chunks(labels, scheme="iob1") == [
+        ("NP", 0, 2),
+        ("NP", 2, 4),
+        ("VP", 5, 6),
+        ("PP", 6, 7),
+        ("NP", 7, 8),
+    ]
+    # conlleval has one rule set for both IOB variants
+    assert chunks(labels, scheme="iob1") == chunks(labels, scheme="iob2")
+
+
+@pytest.mark.parametrize(
+    "labels, expected",
+    [
+        (["S-PER", "B-PER", "E-PER", "O"], [("PER", 0, 1), ("PER", 1, 3)]),
+        (["B-LOC", "I-LOC", "I-LOC", "E-LOC"], [("LOC", 0, 4)]),
+        # E- without B-: after O it starts a one-token chunk
+        (["O", "E-LOC"], [("LOC", 1, 2)]),
+        (["O", "I-LOC", "E-LOC"], [("LOC", 1, 3)]),
+        # E- after E- starts a new chunk; so does I- after E- or S-
+        (["B-X", "E-X", "E-X"], [("X", 0, 2), ("X", 2, 3)]),
+        (["E-X", "I-X", "E-X"], [("X", 0, 1), ("X", 1, 3)]),
+        (["S-X", "I-X"], [("X", 0, 1), ("X", 1, 2)]),
+        (["S-X", "E-X"], [("X", 0, 1), ("X", 1, 2)]),
+        (["S-X", "S-X"], [("X", 0, 1), ("X", 1, 2)]),
+        # B- not closed by E-: ends before O, B- or S-
+        (["B-X", "O"], [("X", 0, 1)]),
+        (["B-X", "B-X"], [("X", 0, 1), ("X", 1, 2)]),
+        (["B-X", "I-X", "S-X"], [("X", 0, 2), ("X", 2, 3)]),
+        (["B-X", "I-X"], [("X", 0, 2)]),
+        # type change
+        (["B-X", "I-Y", "E-Y"], [("X", 0, 1), ("Y", 1, 3)]),
+        (["B-X", "E-Y"], [("X", 0, 1), ("Y", 1, 2)]),
+    ],
+)
+def test_chunks_bioes(labels, expected):
+    assert chunks(labels, scheme="bioes") == expected
+    assert chunks(labels, scheme="IOBES") == expected
+
+
+def test_sentence_boundary_ends_chunks():
+    # An I- at the start of the next sentence must not continue a chunk.
+    y = [["B-NP"], ["I-NP"]]
+    s = chunk_scores(y, y)
+    assert (s["support"], s["predicted"], s["correct"]) == (2, 2, 2)
+    s = chunk_scores(y, [["B-NP"], ["O"]])
+    assert (s["support"], s["predicted"], s["correct"]) == (2, 1, 1)
+    # BIOES: B- at the end of a sentence is closed by the boundary
+    s = chunk_scores([["B-X"], ["E-X"]], [["B-X"], ["E-X"]], scheme="bioes")
+    assert (s["support"], s["correct"]) == (2, 2)
+
+
+# ---------------------------------------------------------------------------
+# chunk_scores(): a corpus worked out by hand
+
+
+def test_chunk_scores_hand_worked_iob2():
+    y_true = [["B-NP", "I-NP", "O", "B-VP", "I-VP", "B-PP"], ["O", "B-NP"]]
+    y_pred = [["B-NP", "I-NP", "I-NP", "B-VP", "B-VP", "B-PP"], ["I-NP", "I-NP"]]
+    # gold:  NP[0,2) VP[3,5) PP[5,6) | NP[1,2)          -> 4 chunks
+    # pred:  NP[0,3) VP[3,4) VP[4,5) PP[5,6) | NP[0,2)  -> 5 chunks
+    # correct: PP[5,6) only.  Tokens correct: 4 of 8.
+    s = chunk_scores(y_true, y_pred)
+    assert (s["support"], s["predicted"], s["correct"]) == (4, 5, 1)
+    assert s["precision"] == pytest.approx(0.2)
+    assert s["recall"] == pytest.approx(0.25)
+    assert s["f1"] == pytest.approx(2 * 0.2 * 0.25 / 0.45)
+    assert s["accuracy"] == pytest.approx(0.5)
+    assert s["n_tokens"] == 8
+    assert list(s["per_type"]) == ["NP", "PP", "VP"]
+    assert s["per_type"]["NP"] == {
+        "precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 2, "predicted": 2, "correct": 0
+    }
+    assert s["per_type"]["PP"]["f1"] == 1.0
+    assert s["per_type"]["VP"]["predicted"] == 2
+    assert chunk_f1(y_true, y_pred) == pytest.approx(s["f1"])
+    _assert_matches_reference(y_true, y_pred, "iob2")
+
+
+def test_chunk_scores_wrong_type_same_span():
+    s = chunk_scores([["B-NP", "I-NP"]], [["B-VP", "I-VP"]])
+    assert (s["support"], s["predicted"], s["correct"]) == (1, 1, 0)
+    assert set(s["per_type"]) == {"NP", "VP"}
+    assert s["per_type"]["NP"]["precision"] == 0.0  # nothing predicted as NP
+    assert s["per_type"]["VP"]["recall"] == 0.0  # no gold VP
+
+
+def test_chunk_scores_hand_worked_bioes():
+    y_true = [["B-PER", "E-PER", "O", "S-LOC", "B-ORG", "I-ORG", "E-ORG"]]
+    y_pred = [["B-PER", "E-PER", "O", "B-LOC", "E-ORG", "I-ORG", "E-ORG"]]
+    # gold: PER[0,2) LOC[3,4) ORG[4,7)
+    # pred: PER[0,2) LOC[3,4) (B-LOC closed by the type change) ORG[4,5) ORG[5,7)
+    s = chunk_scores(y_true, y_pred, scheme="bioes")
+    assert (s["support"], s["predicted"], s["correct"]) == (3, 4, 2)
+    assert s["per_type"]["LOC"]["correct"] == 1
+    assert s["per_type"]["ORG"] == {
+        "precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1, "predicted": 2, "correct": 0
+    }
+    assert s["f1"] == pytest.approx(2 * (2 / 4) * (2 / 3) / (2 / 4 + 2 / 3))
+    _assert_matches_reference(y_true, y_pred, "bioes")
+
+
+def test_no_chunks_scores_zero():
+    s = chunk_scores([["O", "O"]], [["O", "O"]])
+    assert (s["precision"], s["recall"], s["f1"]) == (0.0, 0.0, 0.0)
+    assert s["accuracy"] == 1.0
+    assert s["per_type"] == {}
+
+
+# ---------------------------------------------------------------------------
+# token metrics
+
+
+def test_accuracy_and_sequence_accuracy():
+    y_true = [["A", "B", "C"], ["A"], []]
+    y_pred = [["A", "X", "C"], ["A"], []]
+    assert accuracy(y_true, y_pred) == pytest.approx(3 / 4)
+    assert sequence_accuracy(y_true, y_pred) == pytest.approx(2 / 3)
+    # any iterable of sentences
+    assert accuracy(iter(y_true), (s for s in y_pred)) == pytest.approx(3 / 4)
+    # non-string hashable labels and numpy arrays as sequences
+    assert accuracy([np.array([1, 2, 3])], [np.array([1, 2, 0])]) == pytest.approx(2 / 3)
+
+
+def test_empty_corpus():
+    assert accuracy([], []) == 0.0
+    assert accuracy([[]], [[]]) == 0.0
+    assert sequence_accuracy([], []) == 0.0
+    assert chunk_f1([], []) == 0.0
+    s = chunk_scores([[]], [[]])
+    assert s["n_tokens"] == 0 and s["accuracy"] == 0.0 and s["per_type"] == {}
+    assert classification_report([], []) == "processed 0 tokens; correct: 0.\n"
+    assert classification_report([], [], scheme="iob2") == (
+        "processed 0 tokens with 0 phrases; found: 0 phrases; correct: 0.\n"
+    )
+    labels, m = confusion_matrix([], [])
+    assert labels == [] and m.shape == (0, 0)
+
+
+def test_confusion_matrix():
+    y_true = [["A", "B", "B"], ["C"]]
+    y_pred = [["A", "A", "B"], ["B"]]
+    labels, m = confusion_matrix(y_true, y_pred)
+    assert labels == ["A", "B", "C"]
+    assert m.dtype == np.int64
+    np.testing.assert_array_equal(m, [[1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    labels, m = confusion_matrix(y_true, y_pred, labels=["B", "A", "Z"])
+    assert labels == ["B", "A", "Z"]
+    # tokens with an unlisted label (C) are not counted
+    np.testing.assert_array_equal(m, [[1, 1, 0], [0, 1, 0], [0, 0, 0]])
+    with pytest.raises(InputError, match="duplicates"):
+        confusion_matrix(y_true, y_pred, labels=["A", "A"])
+    with pytest.raises(InputTypeError):
+        confusion_matrix(y_true, y_pred, labels="AB")
+
+
+# ---------------------------------------------------------------------------
+# reports
+
+
+def test_report_chunk_layout_matches_conlleval():
+    y_true = [["B-NP", "I-NP", "O", "B-VP", "I-VP", "B-PP"], ["O", "B-NP"]]
+    y_pred = [["B-NP", "I-NP", "I-NP", "B-VP", "B-VP", "B-PP"], ["I-NP", "I-NP"]]
+    report = classification_report(y_true, y_pred, scheme="iob2")
+    assert report == (
+        "processed 8 tokens with 4 phrases; found: 5 phrases; correct: 1.\n"
+        "accuracy:  50.00%; precision:  20.00%; recall:  25.00%; FB1:  22.22\n"
+        "               NP: precision:   0.00%; recall:   0.00%; FB1:   0.00  2\n"
+        "               PP: precision: 100.00%; recall: 100.00%; FB1: 100.00  1\n"
+        "               VP: precision:   0.00%; recall:   0.00%; FB1:   0.00  2\n"
+    )
+
+
+def test_report_tokens():
+    report = classification_report([["DT", "NN"], ["NN"]], [["DT", "VB"], ["NN"]])
+    assert report == (
+        "processed 3 tokens; correct: 2.\n"
+        "accuracy:  66.67%\n"
+        "               DT: precision: 100.00%; recall: 100.00%; FB1: 100.00  1\n"
+        "               NN: precision: 100.00%; recall:  50.00%; FB1:  66.67  1\n"
+        "               VB: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+    )
+
+
+# ---------------------------------------------------------------------------
+# validation
+
+
+def test_mismatched_number_of_sequences():
+    with pytest.raises(InputError, match="y_true has 2 sequences but y_pred has 1"):
+        accuracy([["A"], ["B"]], [["A"]])
+
+
+@pytest.mark.parametrize("fn", [accuracy, sequence_accuracy, chunk_scores, chunk_f1])
+def test_mismatched_lengths_name_the_sequence(fn):
+    with pytest.raises(InputError, match=r"sequence 1: y_true has 2 labels but y_pred has 3"):
+        fn([["O"], ["O", "O"]], [["O"], ["O", "O", "O"]])
+
+
+def test_flat_list_is_a_type_error():
+    with pytest.raises(InputTypeError, match=r"y_true\[0\]"):
+        accuracy(["B-NP", "O"], ["B-NP", "O"])
+    with pytest.raises(InputTypeError):
+        accuracy("abc", "abc")
+    with pytest.raises(InputTypeError, match="y_pred must be"):
+        accuracy([["A"]], 3)
+    with pytest.raises(InputTypeError, match=r"y_true\[0\]"):
+        accuracy([iter("A")], [["A"]])
+    with pytest.raises(InputTypeError):
+        chunks("B-NP")
+
+
+@pytest.mark.parametrize("scheme", ["bio", "IOE1", "", None, 3])
+def test_unknown_scheme(scheme):
+    with pytest.raises(InputError, match="unknown chunk scheme"):
+        chunk_scores([["O"]], [["O"]], scheme=scheme)
+    with pytest.raises(InputError, match="unknown chunk scheme"):
+        chunks(["O"], scheme=scheme)
+
+
+def test_labels_must_fit_the_scheme():
+    with pytest.raises(InputError, match="'S-NP' is not valid in scheme 'iob2'"):
+        chunk_scores([["S-NP"]], [["O"]])
+    with pytest.raises(InputError, match="'NP' is not valid"):
+        chunk_scores([["O"]], [["NP"]])  # the prediction is checked too
+    with pytest.raises(InputError):
+        chunks(["X-NP"], scheme="bioes")
+    with pytest.raises(InputTypeError, match="must be str"):
+        chunk_scores([[1]], [[1]])
+
+
+# ---------------------------------------------------------------------------
+# properties
+
+IOB_LABELS = ["O", "B-A", "I-A", "B-B", "I-B", "B-long-type", "I-long-type"]
+BIOES_LABELS = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
+
+
+def _corpus(labels):
+    sentence = st.lists(st.sampled_from(labels), max_size=12)
+    return st.lists(sentence, max_size=6)
+
+
+@st.composite
+def _aligned_pair(draw, labels):
+    y_true = draw(_corpus(labels))
+    y_pred = [draw(st.lists(st.sampled_from(labels), min_size=len(s), max_size=len(s)))
+              for s in y_true]
+    return y_true, y_pred
+
+
+@settings(max_examples=300, deadline=None)
+@given(_aligned_pair(IOB_LABELS))
+def test_matches_reference_iob(pair):
+    y_true, y_pred = pair
+    _assert_matches_reference(y_true, y_pred, "iob2")
+    _assert_matches_reference(y_true, y_pred, "iob1")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_aligned_pair(BIOES_LABELS))
+def test_matches_reference_bioes(pair):
+    y_true, y_pred = pair
+    _assert_matches_reference(y_true, y_pred, "bioes")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_aligned_pair(BIOES_LABELS))
+def test_properties(pair):
+    y_true, y_pred = pair
+    a = chunk_scores(y_true, y_pred, "bioes")
+    b = chunk_scores(y_pred, y_true, "bioes")
+    assert a["precision"] == b["recall"]
+    assert a["recall"] == b["precision"]
+    assert a["f1"] == pytest.approx(b["f1"])
+    assert 0.0 <= a["f1"] <= 1.0
+    perfect = chunk_scores(y_true, y_true, "bioes")
+    if perfect["support"]:
+        assert perfect["f1"] == 1.0
+        assert chunk_f1(y_true, y_true, "bioes") == 1.0
+    else:
+        assert perfect["f1"] == 0.0
+    # the chunks of the corpus are the chunks of its sentences
+    n = sum(len(chunks(s, "bioes")) for s in y_true)
+    assert a["support"] == n
+
+
+@settings(max_examples=100, deadline=None)
+@given(_aligned_pair(IOB_LABELS))
+def test_confusion_matrix_is_consistent(pair):
+    y_true, y_pred = pair
+    labels, m = confusion_matrix(y_true, y_pred)
+    n = sum(len(s) for s in y_true)
+    assert m.sum() == n
+    if n:
+        assert np.trace(m) / n == pytest.approx(accuracy(y_true, y_pred))
+
+
+def test_fast_on_200k_tokens():
+    rng = random.Random(0)
+    labels = ["O", "B-NP", "I-NP", "B-VP", "I-VP", "B-PP"]
+    y_true = [[rng.choice(labels) for _ in range(25)] for _ in range(8000)]
+    y_pred = [[lab if rng.random() < 0.9 else rng.choice(labels) for lab in s] for s in y_true]
+    t0 = time.perf_counter()
+    chunk_scores(y_true, y_pred)
+    accuracy(y_true, y_pred)
+    classification_report(y_true, y_pred)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 2.0, f"metrics on 200k tokens took {elapsed:.2f}s"
