@@ -9,7 +9,6 @@ format) and differs only in how it sets the parameters of its
 from __future__ import annotations
 
 import math
-import sys
 import time
 from typing import Any
 
@@ -152,9 +151,13 @@ class _LinearChainEstimator:
             return float(np.mean(model.decode(corpus) == gold)) if len(gold) else 0.0
         return dev_accuracy
 
-    def _log(self, line: str) -> None:
+    def _report(self, record: dict, callback) -> None:
+        """Record one iteration: history, verbose line, user callback."""
+        self.history_.append(record)
         if self.verbose:
-            print(line, file=sys.stderr if self.verbose == "stderr" else sys.stdout, flush=True)
+            print(_format_record(record), flush=True)
+        if callback is not None:
+            callback(record)
 
     # -- persistence ------------------------------------------------------
     def save(self, path) -> None:
@@ -228,8 +231,18 @@ class StructuredPerceptron(_LinearChainEstimator):
         if self.random_state is not None:
             _check_number("random_state", self.random_state, low=0, integer=True)
 
-    def fit(self, X, y, X_dev=None, y_dev=None):
-        """Train on sequences ``X`` with label sequences ``y``; returns self."""
+    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
+        """Train on sequences ``X`` with label sequences ``y``; returns self.
+
+        Parameters
+        ----------
+        X : list of sequences (see the class docstring for token forms).
+        y : list of label-string sequences, one label per token.
+        X_dev, y_dev : optional development data, scored after every iteration.
+        callback : callable, optional
+            Called after every iteration with that iteration's record (the
+            dict appended to ``history_``).
+        """
         self._validate_params()
         featurizer, corpus, classes = self._pack_training(X, y)
         model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
@@ -253,8 +266,7 @@ class StructuredPerceptron(_LinearChainEstimator):
                       "seconds": time.perf_counter() - t}
             if dev is not None:
                 record["dev_accuracy"] = dev(model)
-            self.history_.append(record)
-            self._log(_format_record(record))
+            self._report(record, callback)
             if errors == 0:
                 break
         self.n_iter_ = len(self.history_)
@@ -328,8 +340,18 @@ class CRF(_LinearChainEstimator):
         _check_number("period", self.period, low=1, integer=True)
         resolve_n_jobs(self.n_jobs)
 
-    def fit(self, X, y, X_dev=None, y_dev=None):
-        """Train on sequences ``X`` with label sequences ``y``; returns self."""
+    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
+        """Train on sequences ``X`` with label sequences ``y``; returns self.
+
+        Parameters
+        ----------
+        X : list of sequences (see the class docstring for token forms).
+        y : list of label-string sequences, one label per token.
+        X_dev, y_dev : optional development data, scored after every iteration.
+        callback : callable, optional
+            Called after every iteration with that iteration's record (the
+            dict appended to ``history_``).
+        """
         self._validate_params()
         featurizer, corpus, classes = self._pack_training(X, y)
         model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
@@ -351,7 +373,7 @@ class CRF(_LinearChainEstimator):
                     "CRF objective or gradient is not finite (feature values too large?)")
             return value, grad
 
-        def callback(intermediate_result):
+        def on_iteration(intermediate_result):
             theta, value = intermediate_result.x, float(intermediate_result.fun)
             now = time.perf_counter()
             record = {"iteration": len(losses) + 1, "loss": value, "seconds": now - clock[0]}
@@ -359,8 +381,7 @@ class CRF(_LinearChainEstimator):
             if dev is not None:
                 model.params = np.ascontiguousarray(theta)
                 record["dev_accuracy"] = dev(model)
-            self.history_.append(record)
-            self._log(_format_record(record))
+            self._report(record, callback)
             clock[0] = time.perf_counter()
             k = self.period
             if len(losses) > k and (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0):
@@ -368,7 +389,7 @@ class CRF(_LinearChainEstimator):
 
         result = scipy.optimize.minimize(
             evaluate, np.zeros_like(model.params), jac=True, method="L-BFGS-B",
-            callback=callback,
+            callback=on_iteration,
             options={"maxiter": int(self.max_iter), "maxcor": 6, "ftol": 0.0, "gtol": 1e-10,
                      "maxls": 40})
         params = np.ascontiguousarray(result.x, dtype=np.float64)

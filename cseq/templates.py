@@ -511,7 +511,8 @@ def _sentence_rows(sent, si: int, need: int) -> list[tuple]:
                 f"sentence {si}, token {ti}: a token must be a str or a tuple/list of "
                 f"column strings, not {type(tok).__name__}"
             )
-        for ci, cell in enumerate(row):
+        # Columns the templates do not read are not inspected (nor interned).
+        for ci, cell in enumerate(row[:need]):
             if not isinstance(cell, str):
                 raise InputTypeError(
                     f"sentence {si}, token {ti}, column {ci}: expected str, "
