@@ -19,6 +19,7 @@ from cseq.features import FeatureVocabulary
 from cseq.inference import forward_backward, viterbi
 from cseq.serialize import load
 from cseq.sequences import Sequences
+from cseq.templates import TemplateFeaturizer, Templates
 
 __version__ = "0.1.0.dev0"
 
@@ -26,6 +27,8 @@ __all__ = [
     "CRF",
     "StructuredPerceptron",
     "FeatureVocabulary",
+    "TemplateFeaturizer",
+    "Templates",
     "Sequences",
     "viterbi",
     "forward_backward",

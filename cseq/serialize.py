@@ -51,14 +51,8 @@ def _estimator_classes():
 
 def _featurizer_classes():
     from cseq.features import FeatureVocabulary
-    classes = {"vocabulary": FeatureVocabulary}
-    try:
-        from cseq.templates import TemplateFeaturizer
-    except ImportError:  # the templates module is optional at this layer
-        pass
-    else:
-        classes["templates"] = TemplateFeaturizer
-    return classes
+    from cseq.templates import TemplateFeaturizer
+    return {"vocabulary": FeatureVocabulary, "templates": TemplateFeaturizer}
 
 
 def dumps(estimator) -> bytes:

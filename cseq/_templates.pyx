@@ -1,0 +1,459 @@
+"""Compiled feature templates: 64-bit feature keys and a key -> id table.
+
+The Python layer (:mod:`cseq.templates`) interns every distinct cell string
+once and hands this module integer arrays.  From there on no Python object is
+created per token or per feature:
+
+* :func:`hash_strings` gives each distinct string a 64-bit hash of its UTF-8
+  bytes (stable across processes and platforms, unlike ``hash(str)``).
+* :func:`extract_keys` combines, for every token and template, the template's
+  seed with the hashes of the cells the template reads (with BOS/EOS padding)
+  into one 64-bit key.
+* :class:`KeyTable` is an open-addressing hash table ``uint64 key -> int32 id``
+  with linear probing and growth, used to give keys dense attribute ids.
+
+Keys are hashes, so two different feature strings may in principle share a
+key.  With a well-mixed 64-bit hash and ``n`` distinct features the chance
+that any two collide is about ``n**2 / 2**65`` (``2.7e-6`` for ten million
+features); see ``docs/templates.md``.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
+
+import numpy as np
+
+__all__ = ["hash_strings", "extract_keys", "hash_rows", "KeyTable"]
+
+# Largest table: ids are int32, and the slot count is a power of two.
+cdef Py_ssize_t MAX_SLOTS = (<Py_ssize_t> 1) << 32
+
+cdef uint64_t _K1 = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio, odd
+cdef uint64_t _K2 = 0xC2B2AE3D27D4EB4FULL  # xxHash prime 2, odd
+cdef uint64_t _STRING_SEED = 0x243F6A8885A308D3ULL  # pi, so "" does not hash to 0
+
+
+cdef inline uint64_t fmix64(uint64_t k) noexcept nogil:
+    """MurmurHash3's 64-bit finalizer: a bijection with full avalanche."""
+    k ^= k >> 33
+    k *= 0xFF51AFD7ED558CCDULL
+    k ^= k >> 33
+    k *= 0xC4CEB9FE1A85EC53ULL
+    k ^= k >> 33
+    return k
+
+
+cdef inline uint64_t combine(uint64_t h, uint64_t v) noexcept nogil:
+    """Fold one 64-bit word into a running hash (order matters).
+
+    ``v`` is multiplied by an odd constant (a bijection) and added to a
+    rotation of ``h`` before the finalizer, so for a fixed prefix ``h``
+    distinct words ``v`` always give distinct results.
+    """
+    return fmix64(((h << 23) | (h >> 41)) + v * _K1 + _K2)
+
+
+cdef uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """64-bit hash of a byte string, independent of the machine's endianness."""
+    cdef uint64_t h = _STRING_SEED ^ (<uint64_t> n * _K2)
+    cdef uint64_t w
+    cdef Py_ssize_t i = 0, j
+    while i + 8 <= n:
+        w = 0
+        for j in range(8):
+            w |= (<uint64_t> p[i + j]) << (8 * j)
+        h = combine(h, w)
+        i += 8
+    if i < n:
+        w = 0
+        j = 0
+        while i < n:
+            w |= (<uint64_t> p[i]) << (8 * j)
+            i += 1
+            j += 1
+        h = combine(h, w)
+    return fmix64(h)
+
+
+def hash_strings(strings):
+    """Hash each string of a sequence to a uint64.
+
+    Parameters
+    ----------
+    strings : sequence of str
+        Encoded as UTF-8 (lone surrogates pass through, so every ``str`` works).
+
+    Returns
+    -------
+    ndarray of uint64, shape (len(strings),)
+        The hash of each string's UTF-8 bytes; the same on every platform and
+        in every process.
+    """
+    cdef Py_ssize_t n = len(strings), i
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    cdef bytes b
+    cdef const uint8_t[::1] view
+    for i in range(n):
+        s = strings[i]
+        if not isinstance(s, str):
+            raise TypeError(f"hash_strings: item {i} is {type(s).__name__}, not str")
+        b = (<str> s).encode("utf-8", "surrogatepass")
+        if len(b) == 0:
+            o[i] = hash_bytes(NULL, 0)
+        else:
+            view = b
+            o[i] = hash_bytes(&view[0], len(b))
+    return out
+
+
+cdef void _extract(
+    const int32_t[:, ::1] cells,
+    const uint64_t[::1] hashes,
+    const int64_t[::1] seq_ptr,
+    const int32_t[::1] tmpl_ptr,
+    const int32_t[::1] cell_row,
+    const int32_t[::1] cell_slot,
+    const uint64_t[::1] tmpl_seed,
+    const int32_t[::1] pad_before,
+    const int32_t[::1] pad_after,
+    uint64_t[:, ::1] out,
+) noexcept nogil:
+    cdef Py_ssize_t n_seq = seq_ptr.shape[0] - 1
+    cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0]
+    cdef Py_ssize_t s, t, c
+    cdef int64_t start, end, p, q
+    cdef uint64_t h, v
+    for s in range(n_seq):
+        start = seq_ptr[s]
+        end = seq_ptr[s + 1]
+        for p in range(start, end):
+            for t in range(n_tmpl):
+                h = tmpl_seed[t]
+                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
+                    q = p + cell_row[c]
+                    if q < start:
+                        v = hashes[pad_before[start - q - 1]]
+                    elif q >= end:
+                        v = hashes[pad_after[q - end]]
+                    else:
+                        v = hashes[cells[q, cell_slot[c]]]
+                    h = combine(h, v)
+                out[p, t] = h
+
+
+def extract_keys(
+    const int32_t[:, ::1] cells not None,
+    const uint64_t[::1] hashes not None,
+    const int64_t[::1] seq_ptr not None,
+    const int32_t[::1] tmpl_ptr not None,
+    const int32_t[::1] cell_row not None,
+    const int32_t[::1] cell_slot not None,
+    const uint64_t[::1] tmpl_seed not None,
+    const int32_t[::1] pad_before not None,
+    const int32_t[::1] pad_after not None,
+):
+    """Compute the 64-bit key of every (token, template) pair.
+
+    Parameters
+    ----------
+    cells : ndarray of int32, shape (n_tokens, n_slots)
+        Interned id of the string in each slot (a column, or a token function
+        of a column) of each token.
+    hashes : ndarray of uint64, shape (n_strings,)
+        Hash of each interned string (:func:`hash_strings`).
+    seq_ptr : ndarray of int64, shape (n_sequences + 1,)
+        Sequence ``s`` spans rows ``seq_ptr[s]:seq_ptr[s + 1]`` of ``cells``.
+    tmpl_ptr : ndarray of int32, shape (n_templates + 1,)
+        Template ``t`` reads cells ``tmpl_ptr[t]:tmpl_ptr[t + 1]``.
+    cell_row, cell_slot : ndarray of int32, shape (n_cells,)
+        Row offset (relative to the current token) and slot of each cell.
+    tmpl_seed : ndarray of uint64, shape (n_templates,)
+        Hash of each template's literal text.
+    pad_before, pad_after : ndarray of int32, shape (max_offset,)
+        Interned ids of the padding strings ``_B-1, _B-2, ...`` and
+        ``_B+1, _B+2, ...`` used for rows outside the sequence.
+
+    Returns
+    -------
+    ndarray of uint64, shape (n_tokens, n_templates)
+        ``combine(...combine(seed, cell_1)..., cell_k)`` per token and template.
+    """
+    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
+    cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
+    cdef Py_ssize_t i, n_str = hashes.shape[0]
+    # Validate everything the unchecked loop indexes with.
+    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
+        raise ValueError("extract_keys: seq_ptr must run from 0 to n_tokens")
+    for i in range(seq_ptr.shape[0] - 1):
+        if seq_ptr[i + 1] < seq_ptr[i]:
+            raise ValueError("extract_keys: seq_ptr must be non-decreasing")
+    if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells:
+        raise ValueError("extract_keys: tmpl_ptr must run from 0 to n_cells")
+    for i in range(n_tmpl):
+        if tmpl_ptr[i + 1] < tmpl_ptr[i]:
+            raise ValueError("extract_keys: tmpl_ptr must be non-decreasing")
+    if cell_slot.shape[0] != n_cells:
+        raise ValueError("extract_keys: cell_row and cell_slot differ in length")
+    for i in range(n_cells):
+        if cell_slot[i] < 0 or cell_slot[i] >= n_slots:
+            raise ValueError("extract_keys: cell_slot out of range")
+        if cell_row[i] < -pad_before.shape[0] or cell_row[i] > pad_after.shape[0]:
+            raise ValueError("extract_keys: cell_row beyond the padding")
+    if n_tok and n_cells and not _ids_in_range(cells, n_str):
+        raise ValueError("extract_keys: cells out of range of hashes")
+    for i in range(pad_before.shape[0]):
+        if not (0 <= pad_before[i] < n_str):
+            raise ValueError("extract_keys: pad_before out of range of hashes")
+    for i in range(pad_after.shape[0]):
+        if not (0 <= pad_after[i] < n_str):
+            raise ValueError("extract_keys: pad_after out of range of hashes")
+    out = np.empty((n_tok, n_tmpl), dtype=np.uint64)
+    cdef uint64_t[:, ::1] o = out
+    with nogil:
+        _extract(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                 pad_before, pad_after, o)
+    return out
+
+
+cdef bint _ids_in_range(const int32_t[:, ::1] ids, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j
+    for i in range(ids.shape[0]):
+        for j in range(ids.shape[1]):
+            if ids[i, j] < 0 or ids[i, j] >= n:
+                return False
+    return True
+
+
+def hash_rows(
+    const uint64_t[::1] seeds not None,
+    const uint64_t[:, ::1] values not None,
+    const int32_t[::1] counts not None,
+):
+    """Fold ``values[i, :counts[i]]`` into ``seeds[i]``, row by row.
+
+    This recomputes keys from stored (template, cell strings) pairs, with the
+    same ``combine`` as :func:`extract_keys`; used to check a loaded table.
+
+    Returns
+    -------
+    ndarray of uint64, shape (n_rows,)
+    """
+    cdef Py_ssize_t n = seeds.shape[0], i, j
+    if values.shape[0] != n or counts.shape[0] != n:
+        raise ValueError("hash_rows: seeds, values and counts differ in length")
+    for i in range(n):
+        if counts[i] < 0 or counts[i] > values.shape[1]:
+            raise ValueError("hash_rows: counts out of range")
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    cdef uint64_t h
+    with nogil:
+        for i in range(n):
+            h = seeds[i]
+            for j in range(counts[i]):
+                h = combine(h, values[i, j])
+            o[i] = h
+    return out
+
+
+cdef inline Py_ssize_t _probe(const uint64_t* skeys, const int32_t* svals,
+                              uint64_t mask, uint64_t key) noexcept nogil:
+    """Slot holding ``key``, or the empty slot where it would go."""
+    # Keys are already fmix64 outputs, so their low bits are uniform.
+    cdef uint64_t i = key & mask
+    while svals[i] != -1 and skeys[i] != key:
+        i = (i + 1) & mask
+    return <Py_ssize_t> i
+
+
+cdef class KeyTable:
+    """Open-addressing hash table mapping uint64 keys to dense int32 ids.
+
+    Ids are given in order of first insertion, ``0 .. len(table) - 1``.  The
+    table keeps, per id, its key, how often it was inserted and where it was
+    first seen (token and template), which the Python layer uses for
+    ``min_freq`` and for readable attribute names.  Every array is a numpy
+    array owned by this object; the probing loops run without the GIL.
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Initial number of distinct keys to make room for.
+    """
+
+    cdef object _skeys_arr, _svals_arr
+    cdef object _keys_arr, _counts_arr, _first_tok_arr, _first_tmpl_arr
+    cdef uint64_t* _skeys
+    cdef int32_t* _svals
+    cdef uint64_t _mask
+    cdef Py_ssize_t _size, _limit
+
+    def __cinit__(self, Py_ssize_t capacity=1024):
+        cdef Py_ssize_t slots = 16
+        if capacity < 0:
+            raise ValueError("KeyTable: capacity must be >= 0")
+        while slots * 7 // 10 < capacity:
+            slots *= 2
+        self._size = 0
+        self._allocate(slots)
+
+    cdef _allocate(self, Py_ssize_t slots):
+        # Load factor at most 0.7: linear probing stays short with mixed keys.
+        if slots > MAX_SLOTS:
+            raise MemoryError("KeyTable: more than 2**31 distinct keys")
+        cdef Py_ssize_t limit = slots * 7 // 10
+        self._skeys_arr = np.zeros(slots, dtype=np.uint64)
+        self._svals_arr = np.full(slots, -1, dtype=np.int32)
+        cdef uint64_t[::1] sk = self._skeys_arr
+        cdef int32_t[::1] sv = self._svals_arr
+        self._skeys = &sk[0]
+        self._svals = &sv[0]
+        self._mask = <uint64_t> (slots - 1)
+        self._limit = limit
+        if self._size == 0:
+            self._keys_arr = np.empty(limit, dtype=np.uint64)
+            self._counts_arr = np.empty(limit, dtype=np.int64)
+            self._first_tok_arr = np.empty(limit, dtype=np.int64)
+            self._first_tmpl_arr = np.empty(limit, dtype=np.int32)
+        else:
+            n = self._size
+            self._keys_arr = np.concatenate([self._keys_arr[:n], np.empty(limit - n, np.uint64)])
+            self._counts_arr = np.concatenate([self._counts_arr[:n], np.empty(limit - n, np.int64)])
+            self._first_tok_arr = np.concatenate(
+                [self._first_tok_arr[:n], np.empty(limit - n, np.int64)])
+            self._first_tmpl_arr = np.concatenate(
+                [self._first_tmpl_arr[:n], np.empty(limit - n, np.int32)])
+
+    cdef _grow(self):
+        cdef Py_ssize_t i
+        cdef uint64_t key
+        cdef Py_ssize_t slot
+        self._allocate((<Py_ssize_t> self._mask + 1) * 2)
+        cdef const uint64_t[::1] keys = self._keys_arr
+        with nogil:
+            for i in range(self._size):
+                key = keys[i]
+                slot = _probe(self._skeys, self._svals, self._mask, key)
+                self._skeys[slot] = key
+                self._svals[slot] = <int32_t> i
+
+    def __len__(self):
+        return self._size
+
+    @classmethod
+    def from_keys(cls, keys):
+        """Build a table whose id ``i`` is ``keys[i]`` (keys must be distinct)."""
+        cdef const uint64_t[::1] k = np.ascontiguousarray(keys, dtype=np.uint64)
+        cdef KeyTable table = cls(k.shape[0])
+        cdef Py_ssize_t i, slot
+        for i in range(k.shape[0]):
+            slot = _probe(table._skeys, table._svals, table._mask, k[i])
+            if table._svals[slot] != -1:
+                raise ValueError(f"KeyTable.from_keys: key {i} repeats key {table._svals[slot]}")
+            table._skeys[slot] = k[i]
+            table._svals[slot] = <int32_t> i
+        table._keys_arr[:k.shape[0]] = k
+        table._counts_arr[:k.shape[0]] = 0
+        table._first_tok_arr[:k.shape[0]] = -1
+        table._first_tmpl_arr[:k.shape[0]] = -1
+        table._size = k.shape[0]
+        return table
+
+    def add(self, const uint64_t[:, ::1] keys not None):
+        """Insert every key, count it, and return the id of each.
+
+        Parameters
+        ----------
+        keys : ndarray of uint64, shape (n_tokens, n_templates)
+            As returned by :func:`extract_keys`.  A new key records row and
+            column of its first occurrence.
+
+        Returns
+        -------
+        ndarray of int32, shape (n_tokens, n_templates)
+        """
+        cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1]
+        cdef Py_ssize_t total = n_rows * n_cols, pos = 0
+        out = np.empty((n_rows, n_cols), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        while pos < total:
+            # Insert until the table is full, then grow (needs the GIL) and go on.
+            pos = self._add_run(keys, o, pos)
+            if pos < total:
+                self._grow()
+        return out
+
+    cdef Py_ssize_t _add_run(self, const uint64_t[:, ::1] keys, int32_t[:, ::1] out,
+                             Py_ssize_t pos):
+        cdef Py_ssize_t n_cols = keys.shape[1]
+        cdef Py_ssize_t total = keys.shape[0] * n_cols
+        cdef int64_t[::1] counts = self._counts_arr
+        cdef uint64_t[::1] ids_keys = self._keys_arr
+        cdef int64_t[::1] first_tok = self._first_tok_arr
+        cdef int32_t[::1] first_tmpl = self._first_tmpl_arr
+        cdef Py_ssize_t r, c, slot
+        cdef int32_t a
+        cdef uint64_t key
+        with nogil:
+            while pos < total:
+                r = pos // n_cols
+                c = pos - r * n_cols
+                key = keys[r, c]
+                slot = _probe(self._skeys, self._svals, self._mask, key)
+                a = self._svals[slot]
+                if a == -1:
+                    if self._size >= self._limit:
+                        break
+                    a = <int32_t> self._size
+                    self._size += 1
+                    self._skeys[slot] = key
+                    self._svals[slot] = a
+                    ids_keys[a] = key
+                    counts[a] = 0
+                    first_tok[a] = r
+                    first_tmpl[a] = <int32_t> c
+                counts[a] += 1
+                out[r, c] = a
+                pos += 1
+        return pos
+
+    def lookup(self, const uint64_t[:, ::1] keys not None):
+        """Id of each key, or -1 for keys not in the table.
+
+        Returns
+        -------
+        ndarray of int32, same shape as ``keys``
+        """
+        cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1], r, c
+        out = np.empty((n_rows, n_cols), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        with nogil:
+            for r in range(n_rows):
+                for c in range(n_cols):
+                    o[r, c] = self._svals[_probe(self._skeys, self._svals, self._mask, keys[r, c])]
+        return out
+
+    @property
+    def keys(self):
+        """uint64 key of each id, in id order (a copy)."""
+        return self._keys_arr[:self._size].copy()
+
+    @property
+    def counts(self):
+        """How often each id was inserted by :meth:`add` (a copy)."""
+        return self._counts_arr[:self._size].copy()
+
+    @property
+    def first_token(self):
+        """Row of ``keys`` where each id was first inserted (-1: from_keys)."""
+        return self._first_tok_arr[:self._size].copy()
+
+    @property
+    def first_template(self):
+        """Column of ``keys`` where each id was first inserted (-1: from_keys)."""
+        return self._first_tmpl_arr[:self._size].copy()
+
+    @property
+    def capacity(self):
+        """Number of slots (a power of two)."""
+        return <Py_ssize_t> self._mask + 1

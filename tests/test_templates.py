@@ -1,0 +1,676 @@
+"""Feature templates: syntax, token functions, the compiled path against the
+plain-Python reference, min_freq, hashing mode, state round trips, bad input."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cseq import _templates
+from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
+from cseq.sequences import Sequences
+from cseq.templates import (
+    PRESETS,
+    TOKEN_FUNCTIONS,
+    Cell,
+    TemplateFeaturizer,
+    Templates,
+    expand,
+    preset,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CONLL2000 = DATA / "conll2000" / "train.txt"
+
+
+def read_conll(path: Path, n: int) -> list[list[tuple[str, ...]]]:
+    X, cur = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cols = line.split()
+            if not cols:
+                if cur:
+                    X.append(cur)
+                    cur = []
+                    if len(X) == n:
+                        break
+                continue
+            cur.append(tuple(cols[:-1]))
+    if cur and len(X) < n:
+        X.append(cur)
+    return X
+
+
+def compiled_names(feat: TemplateFeaturizer, seqs: Sequences) -> list[list[list[str]]]:
+    """Map packed ids back to names, nested as sentences of tokens."""
+    names = feat.attribute_names()
+    out = []
+    for s in range(seqs.n_sequences):
+        sent = []
+        for t in range(seqs.seq_ptr[s], seqs.seq_ptr[s + 1]):
+            ids = seqs.attr_ids[seqs.tok_ptr[t] : seqs.tok_ptr[t + 1]]
+            sent.append([names[i] for i in ids])
+        out.append(sent)
+    return out
+
+
+def assert_same_features(feat: TemplateFeaturizer, X, seqs: Sequences) -> None:
+    ref = feat.features_python(X)
+    got = compiled_names(feat, seqs)
+    assert len(ref) == len(got)
+    for s, (r, g) in enumerate(zip(ref, got)):
+        assert len(r) == len(g), s
+        for t, (rt, gt) in enumerate(zip(r, g)):
+            assert Counter(rt) == Counter(gt), (s, t, rt, gt)
+
+
+# ---------------------------------------------------------------- syntax
+
+
+def test_crfpp_example_and_padding():
+    text = "U00:%x[-2,0]\nU01:%x[-1,0]\nU02:%x[0,0]\nU03:%x[1,0]\nU04:%x[2,0]\nU05:%x[-1,0]/%x[0,0]\n"
+    got = expand(text, ["a", "b", "c"])
+    assert got[0] == ["U00:_B-2", "U01:_B-1", "U02:a", "U03:b", "U04:c", "U05:_B-1/a"]
+    assert got[2] == ["U00:a", "U01:b", "U02:c", "U03:_B+1", "U04:_B+2", "U05:b/c"]
+
+
+def test_large_offsets_and_literals():
+    t = Templates("U9:<%x[-7,0]|%x[+5,0]>end")
+    assert t.templates[0].parts == ("U9:<", "|", ">end")
+    assert t.max_offset == 7
+    assert expand(t, ["w"]) == [["U9:<_B-7|_B+5>end"]]
+
+
+def test_multiple_columns():
+    X = [("Confidence", "NN"), ("in", "IN"), ("the", "DT")]
+    got = expand("U16:%x[-1,1]/%x[0,1]\nU02:%x[0,0]/%x[1,1]", X)
+    assert got == [["U16:_B-1/NN", "U02:Confidence/IN"], ["U16:NN/IN", "U02:in/DT"],
+                   ["U16:IN/DT", "U02:the/_B+1"]]
+
+
+def test_comments_blank_lines_and_bigram_flag():
+    t = Templates("# a comment\n\n   \nU00:%x[0,0]\n  # indented comment\nB\n")
+    assert len(t) == 1 and t.bigram
+    assert not Templates("U00:%x[0,0]").bigram
+    assert Templates("B00\nU1:%x[0,0]").bigram
+    assert t.templates[0].line_no == 4
+
+
+def test_bias_template_without_macros():
+    assert expand("U99:bias", ["a", "b"]) == [["U99:bias"], ["U99:bias"]]
+
+
+def test_whitespace_inside_macro():
+    assert Templates("U1:%x[ -1 , 0 : lower ]").templates[0].cells == (Cell(-1, 0, "lower"),)
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("U01:%x[0]", 1, "malformed macro"),
+        ("# c\n\nU01:%x[0,a]", 3, "malformed macro"),
+        ("U01:%x[0,0", 1, "malformed macro"),
+        ("U01:%X[0,0]", 1, "malformed macro"),
+        ("U01:%x[0,-1]", 1, "malformed macro"),
+        ("U01:%x[0,0:nosuch]", 1, "unknown token function 'nosuch'"),
+        ("U00:%x[0,0]\nX01:%x[0,0]", 2, "must start with 'U'"),
+        ("U00:%x[0,0]\nB01:%x[0,0]", 2, "bigram templates with macros"),
+        ("U01:%x[5000,0]", 1, "row offset"),
+    ],
+)
+def test_malformed_lines_name_the_line(text, line, fragment):
+    with pytest.raises(InputError, match=f"template line {line}: .*{fragment}|"
+                       f"template line {line}: {fragment}") as info:
+        Templates(text)
+    assert f"template line {line}" in str(info.value)
+    assert fragment in str(info.value)
+
+
+def test_unknown_preset_and_bad_types():
+    with pytest.raises(InputError, match="presets are pos, chunk, ner"):
+        TemplateFeaturizer("nerr")
+    with pytest.raises(InputError, match="unknown template preset"):
+        preset("nope")
+    with pytest.raises(InputTypeError):
+        TemplateFeaturizer(42)
+    with pytest.raises(InputError, match="no unigram"):
+        TemplateFeaturizer("# nothing\nB\n")
+
+
+def test_presets_parse():
+    for name in PRESETS:
+        t = preset(name)
+        assert t == Templates.preset(name) == Templates(PRESETS[name])
+        assert t.bigram and len(t) > 10
+    assert preset("chunk").n_columns == 2
+    assert preset("pos").n_columns == preset("ner").n_columns == 1
+
+
+def test_from_file(tmp_path):
+    p = tmp_path / "template"
+    p.write_text(PRESETS["chunk"], encoding="utf-8")
+    assert Templates.from_file(p) == preset("chunk")
+
+
+# ---------------------------------------------------------------- token functions
+
+
+@pytest.mark.parametrize(
+    "func, word, value",
+    [
+        ("lower", "McDonald", "mcdonald"),
+        ("prefix1", "Apple", "A"),
+        ("prefix2", "Apple", "Ap"),
+        ("prefix3", "Apple", "App"),
+        ("prefix4", "Apple", "Appl"),
+        ("prefix4", "an", "an"),
+        ("suffix1", "walked", "d"),
+        ("suffix2", "walked", "ed"),
+        ("suffix3", "walked", "ked"),
+        ("suffix4", "walked", "lked"),
+        ("suffix4", "is", "is"),
+        ("suffix2", "", ""),
+        ("shape", "McDonald's-2", "XxXxxxxx'x-d"),
+        ("shape", "Ünïcode9", "Xxxxxxxd"),
+        ("shortshape", "McDonald's-2", "XxXx'x-d"),
+        ("shortshape", "1,234.50", "d,d.d"),
+        ("shortshape", "...", "."),
+        ("istitle", "Mr.", "1"),
+        ("istitle", "A", "1"),
+        ("istitle", "USA", "0"),
+        ("istitle", "McDonald", "0"),
+        ("istitle", "the", "0"),
+        ("isupper", "USA", "1"),
+        ("isupper", "U.S.", "1"),
+        ("isupper", "Usa", "0"),
+        ("hasdigit", "A4", "1"),
+        ("hasdigit", "Ab", "0"),
+        ("alldigits", "1984", "1"),
+        ("alldigits", "1,984", "0"),
+        ("hashyphen", "well-known", "1"),
+        ("hashyphen", "known", "0"),
+        ("ispunct", ",", "1"),
+        ("ispunct", "--", "1"),
+        ("ispunct", "$", "1"),
+        ("ispunct", "a.", "0"),
+        ("ispunct", "", "0"),
+        ("len", "", "0"),
+        ("len", "a", "1"),
+        ("len", "abcd", "4"),
+        ("len", "abcde", "5-6"),
+        ("len", "abcdef", "5-6"),
+        ("len", "abcdefg", "7-9"),
+        ("len", "abcdefghi", "7-9"),
+        ("len", "abcdefghij", "10+"),
+    ],
+)
+def test_token_function_values(func, word, value):
+    assert TOKEN_FUNCTIONS[func](word) == value
+    # The same value through the reference and the compiled path.
+    assert expand(f"U:%x[0,0:{func}]", [word]) == [[f"U:{value}"]]
+    f = TemplateFeaturizer(f"U:%x[0,0:{func}]")
+    seqs = f.fit_transform([[word]])
+    assert compiled_names(f, seqs) == [[[f"U:{value}"]]]
+
+
+def test_every_function_on_padding_and_real_text():
+    text = "\n".join(
+        f"U{i:02d}:%x[-1,0:{name}]/%x[0,0:{name}]/%x[1,0:{name}]"
+        for i, name in enumerate(TOKEN_FUNCTIONS)
+    )
+    X = [["The", "U.S.", "well-known", "1984", ",", "Ünïcode9", "x"], ["single"], []]
+    f = TemplateFeaturizer(text)
+    assert_same_features(f, X, f.fit_transform(X))
+    # Functions never apply to padding.
+    assert expand("U:%x[-1,0:lower]/%x[1,0:len]", ["A"]) == [["U:_B-1/_B+1"]]
+
+
+# ---------------------------------------------------------------- compiled vs reference
+
+_words = st.one_of(
+    st.sampled_from(["the", "The", "a", "/", "_B-1", "_B+1", "", "U.S.", "1,000", "-", "ǅemal"]),
+    st.text(min_size=0, max_size=6),
+)
+_cells = st.tuples(
+    st.integers(-3, 3), st.integers(0, 2), st.sampled_from([None, *TOKEN_FUNCTIONS])
+)
+_template_sets = st.lists(
+    st.tuples(st.sampled_from(["U1:", "U2:", "U3"]), st.lists(_cells, min_size=0, max_size=3),
+              st.sampled_from(["/", "|", ""])),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _template_text(spec) -> str:
+    lines = []
+    for ident, cells, sep in spec:
+        macros = [f"%x[{r},{c}{':' + fn if fn else ''}]" for r, c, fn in cells]
+        lines.append(ident + sep.join(macros))
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    spec=_template_sets,
+    X=st.lists(st.lists(st.tuples(_words, _words, _words), max_size=7), min_size=1, max_size=5),
+)
+def test_compiled_matches_reference_random(spec, X):
+    f = TemplateFeaturizer(_template_text(spec))
+    seqs = f.fit_transform(X)
+    assert seqs.n_sequences == len(X) and seqs.n_tokens == sum(map(len, X))
+    assert seqs.labels is None and np.all(seqs.values == 1.0)
+    assert_same_features(f, X, seqs)
+    # transform of the training data gives the same ids as fit_transform.
+    again = f.transform(X)
+    assert np.array_equal(again.attr_ids, seqs.attr_ids)
+    assert np.array_equal(again.tok_ptr, seqs.tok_ptr)
+    # ids are dense.
+    if len(seqs.attr_ids):
+        assert set(seqs.attr_ids.tolist()) == set(range(f.n_attributes))
+
+
+@settings(max_examples=30, deadline=None)
+@given(X=st.lists(st.lists(_words, max_size=8), min_size=1, max_size=6))
+def test_single_column_strings_presets(X):
+    for name in ("pos", "ner"):
+        f = TemplateFeaturizer(name)
+        assert_same_features(f, X, f.fit_transform(X))
+
+
+def test_duplicate_and_shared_skeleton_templates():
+    # Same literal text and same values -> the same attribute (as in CRF++).
+    f = TemplateFeaturizer("U1:%x[0,0]\nU1:%x[0,0:lower]\nU1:%x[0,0]")
+    seqs = f.fit_transform([["the", "The"]])
+    assert f.attribute_names() == ["U1:the", "U1:The"]
+    assert seqs.attr_ids.tolist() == [0, 0, 0, 1, 0, 1]
+
+
+def test_token_that_looks_like_padding_shares_its_attribute():
+    f = TemplateFeaturizer("U:%x[-1,0]")
+    seqs = f.fit_transform([["_B-1", "x"]])
+    assert seqs.attr_ids.tolist() == [0, 0]
+    assert f.attribute_names() == ["U:_B-1"]
+
+
+@pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
+@pytest.mark.parametrize("name", ["chunk", "pos", "ner"])
+def test_compiled_matches_reference_conll2000(name):
+    X = read_conll(CONLL2000, 500)
+    assert len(X) == 500
+    f = TemplateFeaturizer(name)
+    seqs = f.fit_transform(X)
+    assert_same_features(f, X, seqs)
+    assert seqs.n_tokens == sum(map(len, X))
+    assert len(seqs.attr_ids) == seqs.n_tokens * len(f.templates)
+
+
+def test_sequences_layout():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]")
+    seqs = f.fit_transform([["a", "b"], [], ["c"]])
+    assert seqs.seq_ptr.dtype == np.int64 and seqs.tok_ptr.dtype == np.int64
+    assert seqs.attr_ids.dtype == np.int32 and seqs.values.dtype == np.float32
+    assert seqs.seq_ptr.tolist() == [0, 2, 2, 3]
+    assert seqs.tok_ptr.tolist() == [0, 2, 4, 6]
+    assert f.attribute_names() == ["U0:a", "U1:_B-1", "U0:b", "U1:a", "U0:c"]
+    assert seqs.attr_ids.tolist() == [0, 1, 2, 3, 4, 1]
+
+
+def test_transform_drops_unknown_attributes():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:suffix1]")
+    f.fit_transform([["cat", "dog"]])
+    seqs = f.transform([["cow", "cat"], ["emu"]])
+    names = f.attribute_names()
+    got = compiled_names(f, seqs)
+    assert got == [[[], ["U0:cat", "U1:t"]], [[]]]
+    assert seqs.tok_ptr.tolist() == [0, 0, 2, 2]
+    assert set(names) == {"U0:cat", "U1:t", "U0:dog", "U1:g"}
+
+
+def test_fit_transform_refits():
+    f = TemplateFeaturizer("U0:%x[0,0]")
+    f.fit_transform([["a"]])
+    f.fit_transform([["b", "c"]])
+    assert f.attribute_names() == ["U0:b", "U0:c"]
+
+
+# ---------------------------------------------------------------- min_freq
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    X=st.lists(st.lists(st.sampled_from(list("aabbbcdeff")), max_size=8), min_size=1, max_size=8),
+    k=st.integers(1, 5),
+)
+def test_min_freq_keeps_exactly_the_frequent(X, k):
+    text = "U0:%x[0,0]\nU1:%x[-1,0]/%x[0,0]"
+    counts = Counter(a for sent in X for tok in expand(text, sent) for a in tok)
+    f = TemplateFeaturizer(text, min_freq=k)
+    seqs = f.fit_transform(X)
+    names = f.attribute_names()
+    assert set(names) == {a for a, c in counts.items() if c >= k}
+    assert f.n_attributes == len(names)
+    # Each token keeps exactly its frequent attributes, ids dense.
+    ref = f.features_python(X)
+    got = compiled_names(f, seqs)
+    for rs, gs in zip(ref, got):
+        for rt, gt in zip(rs, gs):
+            assert Counter(gt) == Counter(a for a in rt if counts[a] >= k)
+    if len(seqs.attr_ids):
+        assert seqs.attr_ids.max() < f.n_attributes
+    assert np.array_equal(f.transform(X).attr_ids, seqs.attr_ids)
+
+
+def test_min_freq_validation():
+    with pytest.raises(InputError):
+        TemplateFeaturizer("pos", min_freq=0)
+    with pytest.raises(InputTypeError):
+        TemplateFeaturizer("pos", min_freq=1.5)
+    with pytest.raises(InputError, match="min_freq"):
+        TemplateFeaturizer("pos", min_freq=2, n_buckets=64)
+
+
+def test_min_freq_can_drop_everything():
+    f = TemplateFeaturizer("U0:%x[0,0]", min_freq=5)
+    seqs = f.fit_transform([["a", "b"]])
+    assert f.n_attributes == 0 and len(seqs.attr_ids) == 0
+    assert f.attribute_names() == []
+    meta, arrays = f.get_state()
+    g = TemplateFeaturizer.from_state(meta, arrays)
+    assert g.n_attributes == 0 and len(g.transform([["a"]]).attr_ids) == 0
+
+
+# ---------------------------------------------------------------- hashing mode
+
+
+def test_hash_mode():
+    X = [["the", "cat", "sat"], ["the", "dog"]]
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]", n_buckets=16)
+    table = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]")
+    a = f.fit_transform(X)
+    t = table.fit_transform(X)
+    assert f.n_attributes == 16
+    assert a.attr_ids.min() >= 0 and a.attr_ids.max() < 16
+    assert np.array_equal(a.tok_ptr, t.tok_ptr)
+    # Same attribute -> same bucket; the bucket is the key modulo n_buckets.
+    keys = table._table.keys
+    assert np.array_equal(a.attr_ids, (keys % np.uint64(16)).astype(np.int32)[t.attr_ids])
+    # Nothing is dropped on new data, and no fit is needed.
+    fresh = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]", n_buckets=16)
+    b = fresh.transform([["emu", "gnu"]])
+    assert len(b.attr_ids) == 4
+    assert f.attribute_names()[:2] == ["hash[0]", "hash[1]"]
+    assert len(f.attribute_names()) == 16
+
+
+def test_hash_mode_validation():
+    for bad in (0, -3, 2**31):
+        with pytest.raises(InputError):
+            TemplateFeaturizer("pos", n_buckets=bad)
+    with pytest.raises(InputTypeError):
+        TemplateFeaturizer("pos", n_buckets=2.0)
+
+
+# ---------------------------------------------------------------- state
+
+
+def roundtrip(f: TemplateFeaturizer) -> TemplateFeaturizer:
+    meta, arrays = f.get_state()
+    meta = json.loads(json.dumps(meta))
+    for a in arrays.values():
+        assert a.dtype.byteorder in "<|" or (a.dtype.byteorder == "=" and np.little_endian)
+    return TemplateFeaturizer.from_state(meta, {k: v.copy() for k, v in arrays.items()})
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"min_freq": 2}, {"n_buckets": 1 << 12}])
+@pytest.mark.parametrize("name", ["pos", "chunk", "ner"])
+def test_state_roundtrip(name, kwargs):
+    X = [[("The", "DT"), ("cat", "NN"), ("sat", "VBD")], [("The", "DT"), ("dog", "NN")],
+         [("A", "DT"), ("cat", "NN")]]
+    test = [[("The", "DT"), ("emu", "NN")], [], [("cat", "NN")]]
+    f = TemplateFeaturizer(name, **kwargs)
+    f.fit_transform(X)
+    g = roundtrip(f)
+    assert g.n_attributes == f.n_attributes
+    assert g.templates == f.templates and g.min_freq == f.min_freq and g.n_buckets == f.n_buckets
+    for data in (X, test):
+        a, b = f.transform(data), g.transform(data)
+        assert np.array_equal(a.attr_ids, b.attr_ids)
+        assert np.array_equal(a.tok_ptr, b.tok_ptr)
+    if f.n_buckets is None:
+        assert g.attribute_names() == f.attribute_names()
+
+
+@pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
+def test_state_roundtrip_real_data():
+    X = read_conll(CONLL2000, 300)
+    f = TemplateFeaturizer("chunk", min_freq=2)
+    f.fit_transform(X[:200])
+    g = roundtrip(f)
+    assert np.array_equal(f.transform(X).attr_ids, g.transform(X).attr_ids)
+    assert g.attribute_names() == f.attribute_names()
+
+
+def test_byte_swapped_arrays_are_accepted():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,0]")
+    f.fit_transform([["a", "b", "c"]])
+    meta, arrays = f.get_state()
+    swapped = {k: v.astype(v.dtype.newbyteorder(">")) for k, v in arrays.items()}
+    g = TemplateFeaturizer.from_state(meta, swapped)
+    assert g.attribute_names() == f.attribute_names()
+
+
+def _state():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,0]")
+    f.fit_transform([["a", "b", "c"], ["b", "é"]])
+    return f.get_state()
+
+
+def _corrupt_key(m, a):
+    a["keys"][1] ^= np.uint64(1)
+
+
+def _corrupt_string(m, a):
+    a["strings"][0] ^= 1
+
+
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda m, a: m.update(kind="dict"), "kind"),
+        (lambda m, a: m.update(format=99), "format"),
+        (lambda m, a: m.update(hash="md5"), "hash scheme"),
+        (lambda m, a: m.update(templates=7), "template text"),
+        (lambda m, a: m.update(templates="U0:%x[0,"), "malformed"),
+        (lambda m, a: m.update(templates="U0:%x[0,0]\nU1:%x[-1,0]|%x[0,0]"), "do not match"),
+        (lambda m, a: m.update(n_attributes=-1), "n_attributes"),
+        (lambda m, a: m.update(n_attributes=3), "n_attributes"),
+        (lambda m, a: m.update(min_freq="1"), "min_freq"),
+        (lambda m, a: a.pop("keys"), "arrays must be"),
+        (lambda m, a: a.update(extra=np.zeros(1)), "arrays must be"),
+        (lambda m, a: a.update(keys=a["keys"].astype(np.int64)), "dtype"),
+        (lambda m, a: a.update(keys=a["keys"].reshape(1, -1)), "1-d"),
+        (lambda m, a: a.update(keys=[1, 2]), "1-d"),
+        (lambda m, a: a.update(name_template=a["name_template"] + 5), "out of range"),
+        (lambda m, a: a.update(name_cells=a["name_cells"][:-1]), "cell counts"),
+        (lambda m, a: a.update(name_cells=a["name_cells"] + 100), "out of range"),
+        (lambda m, a: a.update(string_ptr=a["string_ptr"][::-1].copy()), "string_ptr"),
+        (lambda m, a: a.update(strings=np.full(len(a["strings"]), 0xFF, np.uint8)), "UTF-8"),
+        (_corrupt_key, "do not match"),
+        (_corrupt_string, "do not match"),
+    ],
+)
+def test_from_state_rejects_bad_state(mutate, fragment):
+    meta, arrays = _state()
+    mutate(meta, arrays)
+    with pytest.raises(ModelFormatError, match=fragment):
+        TemplateFeaturizer.from_state(meta, arrays)
+
+
+def test_from_state_rejects_non_dicts_and_hash_mode_arrays():
+    with pytest.raises(ModelFormatError):
+        TemplateFeaturizer.from_state([], {})
+    f = TemplateFeaturizer("pos", n_buckets=8)
+    meta, arrays = f.get_state()
+    assert arrays == {}
+    with pytest.raises(ModelFormatError, match="no arrays"):
+        TemplateFeaturizer.from_state(meta, {"keys": np.zeros(1, np.uint64)})
+    meta["n_attributes"] = 9
+    with pytest.raises(ModelFormatError, match="n_buckets"):
+        TemplateFeaturizer.from_state(meta, {})
+
+
+def test_duplicate_keys_rejected():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU0:%x[0,0:lower]")
+    f.fit_transform([["a", "B"]])
+    meta, arrays = f.get_state()
+    # Attribute 1 ("U0:B") renamed to "U0:a": its key then equals attribute 0's.
+    arrays["name_cells"][1] = arrays["name_cells"][0]
+    arrays["keys"][1] = arrays["keys"][0]
+    with pytest.raises(ModelFormatError, match="repeats"):
+        TemplateFeaturizer.from_state(meta, arrays)
+
+
+def test_not_fitted():
+    f = TemplateFeaturizer("pos")
+    for call in (lambda: f.transform([["a"]]), lambda: f.n_attributes, f.get_state,
+                 f.attribute_names):
+        with pytest.raises(NotFittedError):
+            call()
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "X, exc, fragment",
+    [
+        ([], InputError, "empty"),
+        ("a b c", InputTypeError, "list of sentences"),
+        (5, InputTypeError, "list of sentences"),
+        (["a b"], InputTypeError, "sentence 0 must be a list"),
+        ([["a"], [1]], InputTypeError, "sentence 1, token 0"),
+        ([["a", ("b", "c")]], InputError, "sentence 0, token 1 has 2 column"),
+        ([[("a",), (3,)]], InputTypeError, "sentence 0, token 1, column 0"),
+        ([[(["x"], "a")]], InputTypeError, "sentence 0, token 0, column 0"),
+        ([[("a", "b"), ("c", None)]], None, None),  # unread columns are not inspected
+        ([[("a", "b"), ("c",)]], InputError, "sentence 0, token 1 has 1 column"),
+        ([[("a",), ("b",)], [("a", "b"), ("c", "d"), ("e", "f", "g")]], InputError,
+         "sentence 1, token 2 has 3 column"),
+    ],
+)
+def test_bad_input(X, exc, fragment):
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]")
+    if exc is None:
+        assert f.fit_transform(X).n_tokens == len(X[0]) == len(f.features_python(X)[0])
+        return
+    with pytest.raises(exc, match=fragment):
+        f.fit_transform(X)
+    with pytest.raises(exc, match=fragment):
+        f.features_python(X)
+
+
+def test_too_few_columns_names_sentence_and_token():
+    f = TemplateFeaturizer("chunk")
+    with pytest.raises(InputError, match="sentence 1, token 0 has 1 column.*column 1"):
+        f.fit_transform([[("a", "DT")], ["b", "c"]])
+    with pytest.raises(InputError, match="sentence 0, token 0 has 1 column"):
+        f.fit_transform([[("a",)]])
+    with pytest.raises(InputError, match="sentence 1, token 0"):
+        expand("chunk", [("a",)], _si=1)
+
+
+def test_flexible_containers():
+    f = TemplateFeaturizer("U0:%x[0,0]/%x[0,1]")
+    base = f.fit_transform([[("a", "b"), ("c", "d")]])
+    mixed = f.transform(((["a", "b"], ("c", "d")),))  # tuple X, list and tuple tokens
+    gen = f.transform(iter([iter([("a", "b"), ("c", "d")])]))  # iterators
+    assert np.array_equal(base.attr_ids, mixed.attr_ids)
+    assert np.array_equal(base.attr_ids, gen.attr_ids)
+    g = TemplateFeaturizer("U0:%x[0,0]")
+    a = g.fit_transform([["a", ("b",)]])  # str and 1-tuple tokens mix
+    b = g.transform([np.array(["a", "b"])])  # numpy str tokens
+    assert np.array_equal(a.attr_ids, b.attr_ids)
+
+
+def test_empty_sentences_only():
+    f = TemplateFeaturizer("pos")
+    seqs = f.fit_transform([[], []])
+    assert seqs.n_sequences == 2 and seqs.n_tokens == 0 and f.n_attributes == 0
+
+
+def test_surrogates_and_unicode():
+    X = [["\ud800x", "naïve", "日本", "😀"]]
+    f = TemplateFeaturizer("ner")
+    seqs = f.fit_transform(X)
+    assert_same_features(f, X, seqs)
+    g = roundtrip(f)
+    assert g.attribute_names() == f.attribute_names()
+
+
+# ---------------------------------------------------------------- kernels
+
+
+def test_hash_strings_is_stable():
+    # Golden values: the hash must not change across platforms or releases,
+    # or saved models would no longer find their attributes.
+    h = _templates.hash_strings(["", "the", "U05:\x00/\x00"])
+    assert h.dtype == np.uint64
+    assert h.tolist() == GOLDEN
+    with pytest.raises(TypeError):
+        _templates.hash_strings(["a", 1])
+
+
+GOLDEN = [8848935107335307795, 183583124830653945, 5093191575522305539]
+
+
+def test_keytable_growth_and_lookup():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**63, size=(5000, 3), dtype=np.uint64)
+    keys[2500:] = keys[:2500]
+    t = _templates.KeyTable(0)
+    ids = t.add(keys)
+    assert len(t) == 7500 and t.capacity >= 7500 / 0.7
+    assert np.array_equal(ids[2500:], ids[:2500])
+    assert sorted(set(ids.ravel().tolist())) == list(range(7500))
+    assert np.array_equal(t.keys[ids], keys)
+    assert t.counts.tolist() == [2] * 7500
+    assert np.array_equal(t.lookup(keys), ids)
+    miss = rng.integers(0, 2**63, size=(10, 2), dtype=np.uint64)
+    assert (t.lookup(miss) == -1).all()
+    u = _templates.KeyTable.from_keys(t.keys)
+    assert np.array_equal(u.lookup(keys), ids)
+    with pytest.raises(ValueError, match="repeats"):
+        _templates.KeyTable.from_keys(np.array([1, 2, 1], dtype=np.uint64))
+    zero = _templates.KeyTable()
+    assert zero.add(np.zeros((2, 1), np.uint64)).tolist() == [[0], [0]]  # key 0 is a key
+
+
+def test_extract_keys_validates():
+    cells = np.zeros((2, 1), np.int32)
+    hashes = np.zeros(1, np.uint64)
+    ok = dict(
+        cells=cells, hashes=hashes, seq_ptr=np.array([0, 2], np.int64),
+        tmpl_ptr=np.array([0, 1], np.int32), cell_row=np.array([-1], np.int32),
+        cell_slot=np.array([0], np.int32), tmpl_seed=np.zeros(1, np.uint64),
+        pad_before=np.zeros(1, np.int32), pad_after=np.zeros(1, np.int32),
+    )
+    assert _templates.extract_keys(**ok).shape == (2, 1)
+    bad = [
+        {"seq_ptr": np.array([0, 3], np.int64)},
+        {"seq_ptr": np.array([0, 3, 2], np.int64)},
+        {"tmpl_ptr": np.array([0, 2], np.int32)},
+        {"cell_slot": np.array([1], np.int32)},
+        {"cell_row": np.array([-2], np.int32)},
+        {"cells": np.ones((2, 1), np.int32)},
+        {"pad_before": np.ones(1, np.int32)},
+    ]
+    for change in bad:
+        with pytest.raises(ValueError):
+            _templates.extract_keys(**{**ok, **change})
