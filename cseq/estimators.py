@@ -65,9 +65,11 @@ class _LinearChainEstimator:
         features = getattr(self, "features", None)
         if features is None:
             return FeatureVocabulary()
-        if not all(hasattr(features, m) for m in ("fit_transform", "transform", "get_state")):
+        if not all(hasattr(features, m) for m in ("fresh", "fit_transform", "transform",
+                                                   "get_state")):
             raise InputError("features must be None or a featurizer (e.g. TemplateFeaturizer)")
-        return features
+        # A fresh copy: the object the user passed is never fitted or mutated.
+        return features.fresh()
 
     def _pack_training(self, X, y):
         featurizer = self._new_featurizer()

@@ -4,7 +4,7 @@ A *featurizer* turns the user's ``X`` into a :class:`~cseq.sequences.Sequences`
 and can be stored in a model file.  :class:`FeatureVocabulary` handles the
 python-crfsuite style of input (one list of feature strings, or one dict, per
 token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
-Every featurizer has the same small interface: ``fit_transform``,
+Every featurizer has the same small interface: ``fresh``, ``fit_transform``,
 ``transform``, ``n_attributes``, ``attribute_names``, ``get_state`` and
 ``from_state``.
 """
@@ -58,6 +58,10 @@ class FeatureVocabulary:
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+
+    def fresh(self) -> FeatureVocabulary:
+        """An empty vocabulary (used by ``fit``, so refitting never reuses attributes)."""
+        return FeatureVocabulary()
 
     def fit_transform(self, X) -> Sequences:
         """Learn the attributes of ``X`` (extending the vocabulary) and pack it."""

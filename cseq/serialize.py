@@ -40,7 +40,7 @@ MAGIC = b"CSEQMDL\x00"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
-_DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u1"}
+_DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|i1"}
 _MAX_HEADER = 1 << 30
 
 
@@ -200,6 +200,8 @@ def loads(data: bytes):
     if model.n_attributes != featurizer.n_attributes:
         raise ModelFormatError("model and featurizer disagree on the number of attributes")
     est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
+    if header["featurizer"]["kind"] != "vocabulary":
+        est.features = featurizer.fresh()
     est.n_iter_ = training["n_iter"]
     history = training.get("history", [])
     est.history_ = history if isinstance(history, list) else []

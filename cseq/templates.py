@@ -655,6 +655,10 @@ class TemplateFeaturizer:
         self._name_strings = None  # list of str the cells index
         self._names = None  # cached attribute_names()
 
+    def fresh(self) -> "TemplateFeaturizer":
+        """An unfitted featurizer with the same templates and options (used by ``fit``)."""
+        return TemplateFeaturizer(self.templates, min_freq=self.min_freq, n_buckets=self.n_buckets)
+
     # -- template spec as arrays ----------------------------------------------
 
     def _compile_spec(self) -> None:
