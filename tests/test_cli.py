@@ -1,0 +1,142 @@
+"""The `cseq` command line, run as a subprocess on small files."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cseq
+from cseq.conll import read_conll
+from cseq.data import sample_path
+
+TRAIN = """\
+The DT B-NP
+dog NN I-NP
+barks VBZ B-VP
+. . O
+
+A DT B-NP
+cat NN I-NP
+sleeps VBZ B-VP
+. . O
+
+The DT B-NP
+cat NN I-NP
+barks VBZ B-VP
+. . O
+"""
+
+
+def run(*args, cwd=None):
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "cseq", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)
+
+
+@pytest.fixture()
+def files(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN)
+    return tmp_path, train
+
+
+@pytest.mark.parametrize("algorithm", ["crf", "perceptron"])
+def test_train_tag_eval_info(files, algorithm):
+    tmp, train = files
+    model = tmp / "m.cseq"
+    r = run("train", str(train), "--template", "chunk", "--algorithm", algorithm,
+            "--dev", str(train), "-o", str(model), "--max-iter", "20")
+    assert r.returncode == 0, r.stderr
+    assert "dev accuracy" in r.stdout and model.exists()
+    est = cseq.load(model)
+    assert est.classes_ == ["B-NP", "B-VP", "I-NP", "O"]
+
+    # tag an unlabeled two-column file, and the labeled file with --labeled
+    unlabeled = tmp / "in.txt"
+    unlabeled.write_text("The DT\ndog NN\nsleeps VBZ\n\n")
+    out = tmp / "out.txt"
+    r = run("tag", str(model), str(unlabeled), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    rows, labels = read_conll(out, sep="\t")
+    assert rows == [[("The", "DT"), ("dog", "NN"), ("sleeps", "VBZ")]]
+    assert labels == [["B-NP", "I-NP", "B-VP"]]
+    r = run("tag", str(model), str(train), "--labeled")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n\n") == 3
+
+    r = run("eval", str(model), str(train), "--scheme", "iob2")
+    assert r.returncode == 0, r.stderr
+    assert "accuracy" in r.stdout and "NP" in r.stdout
+
+    r = run("info", str(model))
+    assert r.returncode == 0, r.stderr
+    assert "labels (4)" in r.stdout and "transitions" in r.stdout
+
+
+def test_tag_marginals_crf_only(files):
+    tmp, train = files
+    crf, ap = tmp / "crf.cseq", tmp / "ap.cseq"
+    assert run("train", str(train), "--template", "chunk", "-o", str(crf)).returncode == 0
+    r = run("tag", str(crf), str(train), "--labeled", "--marginals")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0].split("\t")
+    assert len(first) == 4 and 0.0 <= float(first[3]) <= 1.0
+    assert run("train", str(train), "--template", "chunk", "--algorithm", "perceptron",
+               "-o", str(ap)).returncode == 0
+    r = run("tag", str(ap), str(train), "--labeled", "--marginals")
+    assert r.returncode == 1 and "marginals" in r.stderr
+
+
+def test_train_with_template_file(files):
+    tmp, train = files
+    tpl = tmp / "template"
+    tpl.write_text("# words and tags\nU00:%x[0,0]\nU01:%x[0,1]\nU02:%x[-1,1]/%x[0,1]\n\nB\n")
+    r = run("train", str(train), "--template", str(tpl), "-o", str(tmp / "m.cseq"))
+    assert r.returncode == 0, r.stderr
+
+
+def test_conllu_input(tmp_path):
+    src = tmp_path / "a.conllu"
+    src.write_text("# text = Hi there\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+                   "2\tthere\tthere\tADV\tRB\t_\t1\tadvmod\t_\t_\n\n")
+    model = tmp_path / "m.cseq"
+    r = run("train", str(src), "--template", "pos", "-o", str(model), "--label", "xpos")
+    assert r.returncode == 0, r.stderr
+    assert cseq.load(model).classes_ == ["RB", "UH"]
+
+
+def test_demo():
+    r = run("demo", "--max-iter", "2", "--sentence", "I like it .")
+    assert r.returncode == 0, r.stderr
+    assert "held-out accuracy" in r.stdout
+    assert "tagged: I/" in r.stdout
+    X, _ = read_conll(sample_path(), sep="\t")
+    assert str(len(X)) in r.stdout
+
+
+@pytest.mark.parametrize("args", [[], ["train"], ["frobnicate"], ["train", "x", "--algorithm", "svm"]])
+def test_bad_arguments_exit_2(args):
+    r = run(*args)
+    assert r.returncode == 2
+    assert "usage" in r.stderr
+
+
+def test_bad_files_exit_1(tmp_path):
+    r = run("train", str(tmp_path / "missing.txt"))
+    assert r.returncode == 1 and "error" in r.stderr
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a B\nb C D\n\n")
+    r = run("train", str(bad))
+    assert r.returncode == 1 and "bad.txt:2" in r.stderr
+    junk = tmp_path / "junk.cseq"
+    junk.write_bytes(b"not a model at all, just some bytes" * 3)
+    for cmd in (["info", str(junk)], ["tag", str(junk), str(bad)]):
+        r = run(*cmd)
+        assert r.returncode == 1 and "not a cseq model" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "tag", "eval", "info", "demo"])
+def test_help(command):
+    r = run(command, "--help")
+    assert r.returncode == 0 and "usage: cseq " + command in r.stdout
