@@ -33,5 +33,5 @@ cdef void fb_tables_free(FBTables* tb) noexcept nogil
 cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels) noexcept nogil
 cdef void fb_work_free(FBWork* wk) noexcept nogil
 cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
-cdef void fb_marginals(const FBTables* tb, const FBWork* wk, index_t n, weight_t* out) noexcept nogil
+cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out) noexcept nogil
 cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil

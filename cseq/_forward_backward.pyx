@@ -180,12 +180,23 @@ cdef weight_t _run_scaled(const FBTables* tb, FBWork* wk, index_t n) noexcept no
     return log_z
 
 
+cdef inline weight_t _log_sum_exp(const weight_t* x, int L) noexcept nogil:
+    cdef weight_t m = _row_max(x, L), s = 0.0
+    cdef int j
+    for j in range(L):
+        s += exp(x[j] - m)
+    return m + log(s)
+
+
 cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    # Log-alpha and log-beta are shifted by their maximum at every position,
+    # so they stay O(one step) whatever the length: unshifted, they grow to
+    # n * |score| and lose absolute precision (1e9 for 1e5 tokens at 1e4).
     cdef int L = tb.tr.n_labels
     cdef const weight_t* T = tb.tr.trans
     cdef index_t t
     cdef int i, j
-    cdef weight_t m, s, v
+    cdef weight_t m, s, v, log_z
     cdef weight_t* al
     cdef weight_t* prev
     cdef weight_t* be
@@ -194,6 +205,9 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
     cdef weight_t* tmp = wk.tmp
     for j in range(L):
         wk.alpha[j] = tb.tr.start[j] + wk.em[j]
+    log_z = _row_max(wk.alpha, L)
+    for j in range(L):
+        wk.alpha[j] -= log_z
     for t in range(1, n):
         al = wk.alpha + t * L
         prev = al - L
@@ -208,16 +222,16 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
             for i in range(L):
                 s += exp(prev[i] + T[i * L + j] - m)
             al[j] = m + log(s) + em[j]
+        m = _row_max(al, L)
+        for j in range(L):
+            al[j] -= m
+        log_z += m
     al = wk.alpha + (n - 1) * L
     be = wk.beta + (n - 1) * L
     for j in range(L):
         be[j] = tb.tr.end[j]
         tmp[j] = al[j] + be[j]
-    m = _row_max(tmp, L)
-    s = 0.0
-    for j in range(L):
-        s += exp(tmp[j] - m)
-    wk.log_z = m + log(s)
+    wk.log_z = log_z + _log_sum_exp(tmp, L)
     for t in range(n - 2, -1, -1):
         be = wk.beta + t * L
         nxt = be + L
@@ -234,6 +248,9 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
             for j in range(L):
                 s += exp(T[i * L + j] + tmp[j] - m)
             be[i] = m + log(s)
+        m = _row_max(be, L)
+        for i in range(L):
+            be[i] -= m
     return wk.log_z
 
 
@@ -249,18 +266,25 @@ cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
     return wk.log_z
 
 
-cdef void fb_marginals(const FBTables* tb, const FBWork* wk, index_t n, weight_t* out) noexcept nogil:
+cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out) noexcept nogil:
     """Write the (n, L) label marginals of the last :func:`fb_run` into ``out``."""
     cdef int L = tb.tr.n_labels
-    cdef index_t k
+    cdef index_t k, t
+    cdef int j
     cdef weight_t c
     if tb.scaled:
         c = 1.0 / wk.zp
         for k in range(n * L):
             out[k] = wk.alpha[k] * wk.beta[k] * c
     else:
-        for k in range(n * L):
-            out[k] = exp(wk.alpha[k] + wk.beta[k] - wk.log_z)
+        # Shifted log-alpha + log-beta is log P(y_t) up to a constant per
+        # position: normalise each row.
+        for t in range(n):
+            for j in range(L):
+                wk.tmp[j] = wk.alpha[t * L + j] + wk.beta[t * L + j]
+            c = _log_sum_exp(wk.tmp, L)
+            for j in range(L):
+                out[t * L + j] = exp(wk.tmp[j] - c)
 
 
 cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
@@ -285,14 +309,26 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
             for j in range(L):
                 orow[j] += a * trow[j] * tmp[j]
     else:
+        # Shifted logs: normalise the L x L block by its own log-sum-exp.
         for j in range(L):
-            tmp[j] = em[j] + be[j] - wk.log_z
+            tmp[j] = em[j] + be[j]
+        c = -INFINITY
         for i in range(L):
-            a = al[i]
+            trow = tb.tr.trans + i * L
+            for j in range(L):
+                if al[i] + trow[j] + tmp[j] > c:
+                    c = al[i] + trow[j] + tmp[j]
+        a = 0.0
+        for i in range(L):
+            trow = tb.tr.trans + i * L
+            for j in range(L):
+                a += exp(al[i] + trow[j] + tmp[j] - c)
+        c += log(a)
+        for i in range(L):
             trow = tb.tr.trans + i * L
             orow = out + i * L
             for j in range(L):
-                orow[j] += exp(a + trow[j] + tmp[j])
+                orow[j] += exp(al[i] + trow[j] + tmp[j] - c)
 
 
 # ---------------------------------------------------------------------------

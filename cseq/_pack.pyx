@@ -19,15 +19,16 @@ cdef inline str _describe(object obj):
     return type(obj).__name__
 
 
-cdef int _count(object X) except -1:
-    """Validate the containers of X; return the number of feature entries (upper bound)."""
-    cdef Py_ssize_t i, j, n_feat = 0
+def count_features(object X):
+    """Validate the containers of X; return (tokens, upper bound on feature entries)."""
+    cdef Py_ssize_t i, j, n_tok = 0, n_feat = 0
     cdef object seq, tok
     for i in range(len(X)):
         seq = X[i]
         if type(seq) is not list and type(seq) is not tuple:
             raise InputTypeError(
                 f"X[{i}] must be a list of tokens, got {_describe(seq)}")
+        n_tok += len(<object>seq)
         for j in range(len(<object>seq)):
             tok = seq[j]
             if type(tok) is list or type(tok) is tuple or type(tok) is dict:
@@ -36,17 +37,6 @@ cdef int _count(object X) except -1:
                 raise InputTypeError(
                     f"X[{i}][{j}] must be a list of feature strings or a dict, "
                     f"got {_describe(tok)}")
-    return 0
-
-
-def count_features(object X):
-    """Number of tokens and an upper bound on feature entries of X, after validation."""
-    cdef Py_ssize_t n_tok = 0, n_feat = 0
-    _count(X)
-    for seq in X:
-        n_tok += len(seq)
-        for tok in seq:
-            n_feat += len(tok)
     return n_tok, n_feat
 
 

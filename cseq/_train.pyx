@@ -170,6 +170,9 @@ cdef class PerceptronTrainer:
             Number of tokens the current weights mislabeled during the pass.
         """
         cdef index_t i, errors = 0
+        for i in range(order.shape[0]):
+            if order[i] < 0 or order[i] >= self.corpus.n_seqs:
+                raise IndexError(f"sequence index {order[i]} out of range")
         with nogil:
             for i in range(order.shape[0]):
                 errors += self._train_sequence(order[i])

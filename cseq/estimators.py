@@ -25,14 +25,16 @@ from cseq.sequences import Sequences
 __all__ = ["StructuredPerceptron", "CRF"]
 
 
-def _check_number(name: str, value: Any, *, low: float, integer: bool = False,
-                  low_open: bool = False) -> None:
+def _check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
+    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``."""
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
-        kind = "an int" if integer else "a finite number"
-        raise InputError(f"{name} must be {kind}, got {value!r}")
-    if value < low or (low_open and value == low):
-        raise InputError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
+    if integer:
+        if not low <= value <= 2**31 - 1:
+            raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
+    elif not (math.isfinite(value) and value >= low):
+        raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
 
 
 class _LinearChainEstimator:
@@ -66,7 +68,7 @@ class _LinearChainEstimator:
         if features is None:
             return FeatureVocabulary()
         if not all(hasattr(features, m) for m in ("fresh", "fit_transform", "transform",
-                                                   "get_state")):
+                                                   "get_state", "get_config")):
             raise InputError("features must be None or a featurizer (e.g. TemplateFeaturizer)")
         # A fresh copy: the object the user passed is never fitted or mutated.
         return features.fresh()
@@ -251,6 +253,7 @@ class StructuredPerceptron(_LinearChainEstimator):
                                         bool(self.all_states))
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         dev = self._dev_scorer(X_dev, y_dev)
+        model.check_corpus(corpus)
         trainer = _train.PerceptronTrainer(
             model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr, corpus.tok_ptr,
             corpus.attr_ids, corpus.values, corpus.labels)

@@ -4,7 +4,8 @@ A *featurizer* turns the user's ``X`` into a :class:`~cseq.sequences.Sequences`
 and can be stored in a model file.  :class:`FeatureVocabulary` handles the
 python-crfsuite style of input (one list of feature strings, or one dict, per
 token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
-Every featurizer has the same small interface: ``fresh``, ``fit_transform``,
+Every featurizer has the same small interface: ``get_config``/``from_config``
+(the configuration), ``fresh``, ``fit_transform``,
 ``transform``, ``n_attributes``, ``attribute_names``, ``get_state`` and
 ``from_state``.
 """
@@ -26,7 +27,7 @@ def encode_strings(strings: list[str]) -> dict[str, np.ndarray]:
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
         np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
     return {"blob": blob, "offsets": offsets}
 
 
@@ -58,6 +59,15 @@ class FeatureVocabulary:
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+
+    def get_config(self) -> dict:
+        """JSON-able configuration (no fitted state)."""
+        return {"kind": self.kind}
+
+    @classmethod
+    def from_config(cls, config: dict) -> FeatureVocabulary:
+        """An empty vocabulary (the configuration has nothing else)."""
+        return cls()
 
     def fresh(self) -> FeatureVocabulary:
         """An empty vocabulary (used by ``fit``, so refitting never reuses attributes)."""

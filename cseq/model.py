@@ -129,11 +129,18 @@ class LinearChain:
         return self.params[self.n_state + self.n_labels * (self.n_labels + 1):]
 
     def check_corpus(self, corpus: Sequences) -> None:
-        """Refuse a corpus whose attribute ids the model does not have."""
+        """Refuse a corpus whose attribute or label ids the model does not have."""
+        if not isinstance(corpus, Sequences):
+            raise InputError(f"expected a Sequences corpus, got {type(corpus).__name__}")
         if corpus.max_attr_id() >= self.n_attributes:
             raise InputError(
                 f"corpus uses attribute id {corpus.max_attr_id()} but the model has "
                 f"{self.n_attributes} attributes")
+        if corpus.labels is not None and len(corpus.labels) \
+                and corpus.labels.max() >= self.n_labels:
+            raise InputError(
+                f"corpus uses label id {corpus.labels.max()} but the model has "
+                f"{self.n_labels} labels")
 
     def emissions(self, corpus: Sequences, t0: int, t1: int) -> np.ndarray:
         """State scores of tokens ``t0:t1`` of a corpus, shape (t1 - t0, L)."""

@@ -63,12 +63,18 @@ class Sequences:
             raise InputError("Sequences.values and attr_ids differ in length")
         if np.any(np.diff(self.seq_ptr) < 0) or np.any(np.diff(self.tok_ptr) < 0):
             raise InputError("Sequences offsets must be non-decreasing")
+        if len(self.attr_ids) and self.attr_ids.min() < 0:
+            raise InputError("Sequences.attr_ids must be non-negative")
         if self.labels is not None:
             lab = self.labels
             if not isinstance(lab, np.ndarray) or lab.dtype != LABEL or lab.ndim != 1:
                 raise InputError(f"Sequences.labels must be a 1-d {LABEL} array")
+            if not lab.flags.c_contiguous:
+                raise InputError("Sequences.labels must be C-contiguous")
             if len(lab) != self.n_tokens:
                 raise InputError("Sequences.labels must have one label per token")
+            if len(lab) and lab.min() < 0:
+                raise InputError("Sequences.labels must be non-negative")
 
     @property
     def n_sequences(self) -> int:

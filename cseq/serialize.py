@@ -66,16 +66,17 @@ def dumps(estimator) -> bytes:
     header: dict = {"library": "cseq", "library_version": __version__, "estimator": kind,
                     "params": params, "fitted": getattr(estimator, "model_", None) is not None}
     arrays: dict[str, np.ndarray] = {}
-    if features is not None and not header["fitted"]:
-        meta, farrays = features.get_state()
-        header["features"] = meta
-        arrays.update({f"features/{k}": v for k, v in farrays.items()})
+    if features is not None:
+        header["features"] = features.get_config()
     if header["fitted"]:
         meta, farrays = estimator.featurizer_.get_state()
         header["featurizer"] = meta
         header["classes"] = list(estimator.classes_)
-        header["training"] = {"n_iter": int(estimator.n_iter_),
-                              "history": estimator.history_}
+        # Wall-clock seconds are left out so that the same training gives
+        # byte-identical files.
+        history = [{k: v for k, v in rec.items() if k != "seconds"}
+                   for rec in estimator.history_]
+        header["training"] = {"n_iter": int(estimator.n_iter_), "history": history}
         if hasattr(estimator, "stop_reason_"):
             header["training"]["stop_reason"] = estimator.stop_reason_
         arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
@@ -97,6 +98,10 @@ def dumps(estimator) -> bytes:
     head = json.dumps(header, ensure_ascii=True, allow_nan=False, sort_keys=True).encode("ascii")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
     return body + hashlib.sha256(body).digest()
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not allowed in a model header")
 
 
 def _read_arrays(header: dict, data: memoryview) -> dict[str, np.ndarray]:
@@ -162,7 +167,8 @@ def loads(data: bytes):
     if head_len > min(_MAX_HEADER, len(body) - _PREFIX.size):
         raise ModelFormatError("model header length exceeds the file size")
     try:
-        header = json.loads(body[_PREFIX.size:_PREFIX.size + head_len].decode("ascii"))
+        header = json.loads(body[_PREFIX.size:_PREFIX.size + head_len].decode("ascii"),
+                            parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"model header is not valid JSON: {exc}") from None
     if not isinstance(header, dict) or header.get("library") != "cseq":
@@ -181,7 +187,11 @@ def loads(data: bytes):
     except (TypeError, ValueError) as exc:
         raise ModelFormatError(f"model header has bad hyperparameters: {exc}") from None
     if "features" in header:
-        est.features = _load_featurizer(header["features"], _sub(arrays, "features/"))
+        config = header["features"]
+        cls_f = _featurizer_classes().get(config.get("kind") if isinstance(config, dict) else None)
+        if cls_f is None:
+            raise ModelFormatError("model header has a bad features parameter")
+        est.features = cls_f.from_config(config)
     if header.get("fitted") is not True:
         est.model_ = None
         return est
@@ -200,8 +210,6 @@ def loads(data: bytes):
     if model.n_attributes != featurizer.n_attributes:
         raise ModelFormatError("model and featurizer disagree on the number of attributes")
     est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
-    if header["featurizer"]["kind"] != "vocabulary":
-        est.features = featurizer.fresh()
     est.n_iter_ = training["n_iter"]
     history = training.get("history", [])
     est.history_ = history if isinstance(history, list) else []

@@ -36,6 +36,7 @@ import numpy as np
 from cseq import _templates
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
+from cseq.features import decode_strings, encode_strings
 from cseq.sequences import Sequences
 
 __all__ = [
@@ -655,6 +656,20 @@ class TemplateFeaturizer:
         self._name_strings = None  # list of str the cells index
         self._names = None  # cached attribute_names()
 
+    def get_config(self) -> dict:
+        """JSON-able configuration (no fitted state); :meth:`from_config` rebuilds it."""
+        return {"kind": "templates", "templates": self.templates.text,
+                "min_freq": self.min_freq, "n_buckets": self.n_buckets}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "TemplateFeaturizer":
+        """An unfitted featurizer from :meth:`get_config` output; ModelFormatError if invalid."""
+        try:
+            return cls(config["templates"], min_freq=config["min_freq"],
+                       n_buckets=config["n_buckets"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"bad template featurizer configuration: {exc}") from None
+
     def fresh(self) -> "TemplateFeaturizer":
         """An unfitted featurizer with the same templates and options (used by ``fit``)."""
         return TemplateFeaturizer(self.templates, min_freq=self.min_freq, n_buckets=self.n_buckets)
@@ -961,15 +976,13 @@ class TemplateFeaturizer:
             return meta, {}
         self._check_fitted()
         meta["n_attributes"] = len(self._table)
-        encoded = [s.encode("utf-8", "surrogatepass") for s in self._name_strings]
-        ptr = np.zeros(len(encoded) + 1, dtype=_le(np.int64))
-        np.cumsum([len(b) for b in encoded], out=ptr[1:])
+        table = encode_strings(self._name_strings)
         arrays = {
             "keys": self._table.keys.astype(_le(np.uint64)),
             "name_template": self._name_template.astype(_le(np.int32)),
             "name_cells": self._name_cells.astype(_le(np.int32)),
-            "strings": np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(),
-            "string_ptr": ptr,
+            "strings": table["blob"],
+            "string_ptr": table["offsets"],
         }
         return meta, arrays
 
@@ -1045,19 +1058,9 @@ class TemplateFeaturizer:
         counts = obj._n_cells[tmpl] if n_attr else np.zeros(0, np.int32)
         if len(cells) != int(counts.sum()):
             raise bad("'name_cells' length does not match the templates' cell counts")
-        if len(sptr) < 1 or sptr[0] != 0 or sptr[-1] != len(blob) or np.any(np.diff(sptr) < 0):
-            raise bad("'string_ptr' must run from 0 to len(strings), non-decreasing")
-        n_str = len(sptr) - 1
-        if len(cells) and (cells.min() < 0 or cells.max() >= n_str):
+        strings = decode_strings(blob, sptr, "template featurizer string table")
+        if len(cells) and (cells.min() < 0 or cells.max() >= len(strings)):
             raise bad("'name_cells' out of range")
-        raw = blob.tobytes()
-        try:
-            strings = [
-                raw[a:b].decode("utf-8", "surrogatepass")
-                for a, b in zip(sptr[:-1].tolist(), sptr[1:].tolist())
-            ]
-        except UnicodeDecodeError as exc:
-            raise bad(f"string table is not UTF-8: {exc}") from exc
         # The keys must be exactly what the names hash to: catches corruption
         # and a template text that does not belong to these keys.
         width = int(obj._n_cells.max(initial=0))

@@ -500,7 +500,7 @@ def _corrupt_string(m, a):
         (lambda m, a: a.update(name_template=a["name_template"] + 5), "out of range"),
         (lambda m, a: a.update(name_cells=a["name_cells"][:-1]), "cell counts"),
         (lambda m, a: a.update(name_cells=a["name_cells"] + 100), "out of range"),
-        (lambda m, a: a.update(string_ptr=a["string_ptr"][::-1].copy()), "string_ptr"),
+        (lambda m, a: a.update(string_ptr=a["string_ptr"][::-1].copy()), "string offsets"),
         (lambda m, a: a.update(strings=np.full(len(a["strings"]), 0xFF, np.uint8)), "UTF-8"),
         (_corrupt_key, "do not match"),
         (_corrupt_string, "do not match"),
