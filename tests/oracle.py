@@ -1,0 +1,351 @@
+"""Brute-force, obviously-correct references for the cseq kernels.
+
+Nothing here imports the library: every function works on plain numpy arrays
+(a packed corpus is passed as its arrays, or any object with the attributes
+``seq_ptr``, ``tok_ptr``, ``attr_ids``, ``values`` and ``labels``).  Speed is
+not a goal; the functions enumerate all ``L ** n`` label paths and use plain
+Python loops wherever a loop is the clearest statement of the definition.
+
+The flat parameter layout is the one of ``cseq.model``::
+
+    [state weights (n_state) | transitions (L*L, row = previous label) | start (L) | end (L)]
+
+where state weight ``k`` belongs to attribute ``a`` with
+``attr_ptr[a] <= k < attr_ptr[a + 1]`` and to label ``attr_labels[k]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+__all__ = [
+    "logsumexp",
+    "all_paths",
+    "path_score",
+    "all_path_scores",
+    "brute_viterbi",
+    "brute_log_z",
+    "brute_marginals",
+    "brute_pair_marginals",
+    "naive_emissions",
+    "split_params",
+    "sequence_emissions",
+    "path_features",
+    "brute_expected_counts",
+    "brute_log_z_sum",
+    "naive_crf_objective",
+    "kernel_tie_break",
+    "NaivePerceptron",
+]
+
+
+# ---------------------------------------------------------------------------
+# Dense chains
+
+
+def logsumexp(x) -> float:
+    """``log(sum(exp(x)))`` with the maximum subtracted first (stable for any finite x)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size == 0:
+        return -math.inf
+    m = float(np.max(x))
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.sum(np.exp(x - m))))
+
+
+def all_paths(n: int, n_labels: int) -> np.ndarray:
+    """Every label path of length ``n`` as rows of an (L**n, n) int array, via itertools.product."""
+    paths = list(itertools.product(range(n_labels), repeat=n))
+    return np.array(paths, dtype=np.int64).reshape(len(paths), n)
+
+
+def _defaults(E, start, end):
+    E = np.asarray(E, dtype=np.float64)
+    L = E.shape[1]
+    start = np.zeros(L) if start is None else np.asarray(start, dtype=np.float64)
+    end = np.zeros(L) if end is None else np.asarray(end, dtype=np.float64)
+    return E, start, end
+
+
+def path_score(E, T, start, end, path) -> float:
+    """Score of one label path, term by term."""
+    E, start, end = _defaults(E, start, end)
+    T = np.asarray(T, dtype=np.float64)
+    path = [int(y) for y in path]
+    n = len(path)
+    if n == 0:
+        return 0.0
+    s = float(start[path[0]]) + float(end[path[-1]])
+    for t in range(n):
+        s += float(E[t, path[t]])
+    for t in range(1, n):
+        s += float(T[path[t - 1], path[t]])
+    return s
+
+
+def all_path_scores(E, T, start, end) -> tuple[np.ndarray, np.ndarray]:
+    """All paths and their scores (each computed by :func:`path_score`)."""
+    E, start, end = _defaults(E, start, end)
+    n, L = E.shape
+    paths = all_paths(n, L)
+    scores = np.array([path_score(E, T, start, end, p) for p in paths], dtype=np.float64)
+    return paths, scores
+
+
+def brute_viterbi(E, T, start=None, end=None) -> tuple[float, set[tuple[int, ...]]]:
+    """Best score and the set of every path reaching it exactly."""
+    paths, scores = all_path_scores(E, T, start, end)
+    best = float(scores.max())
+    return best, {tuple(int(y) for y in p) for p, s in zip(paths, scores) if s == best}
+
+
+def brute_log_z(E, T, start=None, end=None) -> float:
+    """``log sum over all paths of exp(score)``."""
+    _, scores = all_path_scores(E, T, start, end)
+    return logsumexp(scores)
+
+
+def _path_probabilities(E, T, start, end):
+    paths, scores = all_path_scores(E, T, start, end)
+    log_z = logsumexp(scores)
+    return paths, np.exp(scores - log_z)
+
+
+def brute_marginals(E, T, start=None, end=None) -> np.ndarray:
+    """``P(y_t = j)`` as an (n, L) array: sum of path probabilities with label j at t."""
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+    paths, prob = _path_probabilities(E, T, start, end)
+    out = np.zeros((n, L))
+    for p, pr in zip(paths, prob):
+        for t in range(n):
+            out[t, p[t]] += pr
+    return out
+
+
+def brute_pair_marginals(E, T, start=None, end=None) -> np.ndarray:
+    """``P(y_t = i, y_{t+1} = j)`` as an (n - 1, L, L) array."""
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+    paths, prob = _path_probabilities(E, T, start, end)
+    out = np.zeros((max(n - 1, 0), L, L))
+    for p, pr in zip(paths, prob):
+        for t in range(n - 1):
+            out[t, p[t], p[t + 1]] += pr
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Sparse state weights and packed corpora
+
+
+def naive_emissions(attr_ptr, attr_labels, state_w, tok_ptr, attr_ids, values, L,
+                    t0: int = 0, t1: int | None = None) -> np.ndarray:
+    """State scores (t1 - t0, L) of tokens ``t0:t1``.
+
+    For each feature (a, v) of a token and each weight k of attribute a, add
+    ``v * w[k]`` to the score of label ``attr_labels[k]``.
+    """
+    n_tok = len(tok_ptr) - 1
+    t1 = n_tok if t1 is None else t1
+    out = np.zeros((t1 - t0, L))
+    for t in range(t0, t1):
+        for f in range(int(tok_ptr[t]), int(tok_ptr[t + 1])):
+            a = int(attr_ids[f])
+            v = float(values[f])
+            for k in range(int(attr_ptr[a]), int(attr_ptr[a + 1])):
+                out[t - t0, int(attr_labels[k])] += v * float(state_w[k])
+    return out
+
+
+def split_params(params, n_state: int, L: int):
+    """Views (state weights, transitions (L, L), start, end) of a flat parameter vector."""
+    params = np.asarray(params, dtype=np.float64)
+    w = params[:n_state]
+    T = params[n_state:n_state + L * L].reshape(L, L)
+    start = params[n_state + L * L:n_state + L * L + L]
+    end = params[n_state + L * L + L:n_state + L * L + 2 * L]
+    assert len(params) == n_state + L * L + 2 * L
+    return w, T, start, end
+
+
+def sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s: int) -> np.ndarray:
+    """Emission scores (n_s, L) of sequence ``s`` of a packed corpus."""
+    w, _, _, _ = split_params(params, len(attr_labels), L)
+    t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+    return naive_emissions(attr_ptr, attr_labels, w, corpus.tok_ptr, corpus.attr_ids,
+                           corpus.values, L, t0, t1)
+
+
+def _weight_position(attr_ptr, attr_labels, a: int, y: int) -> int:
+    """Position of the weight of (a, y) by linear search, or -1."""
+    for k in range(int(attr_ptr[a]), int(attr_ptr[a + 1])):
+        if int(attr_labels[k]) == y:
+            return k
+    return -1
+
+
+def path_features(attr_ptr, attr_labels, L, corpus, s: int, path) -> np.ndarray:
+    """Φ(x_s, path) in the flat parameter layout: the counts a path's score is linear in."""
+    n_state = len(attr_labels)
+    phi = np.zeros(n_state + L * L + 2 * L)
+    t0 = int(corpus.seq_ptr[s])
+    n = int(corpus.seq_ptr[s + 1]) - t0
+    assert len(path) == n
+    if n == 0:
+        return phi
+    for t in range(n):
+        y = int(path[t])
+        for f in range(int(corpus.tok_ptr[t0 + t]), int(corpus.tok_ptr[t0 + t + 1])):
+            k = _weight_position(attr_ptr, attr_labels, int(corpus.attr_ids[f]), y)
+            if k >= 0:
+                phi[k] += float(corpus.values[f])
+        if t > 0:
+            phi[n_state + int(path[t - 1]) * L + y] += 1.0
+    phi[n_state + L * L + int(path[0])] += 1.0
+    phi[n_state + L * L + L + int(path[-1])] += 1.0
+    return phi
+
+
+def brute_expected_counts(params, attr_ptr, attr_labels, L, corpus) -> np.ndarray:
+    """Sum over sequences of sum over all paths of p(path | x) * Φ(x, path)."""
+    params = np.asarray(params, dtype=np.float64)
+    _, T, start, end = split_params(params, len(attr_labels), L)
+    total = np.zeros(len(params))
+    for s in range(len(corpus.seq_ptr) - 1):
+        n = int(corpus.seq_ptr[s + 1] - corpus.seq_ptr[s])
+        if n == 0:
+            continue
+        E = sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s)
+        paths, prob = _path_probabilities(E, T, start, end)
+        for p, pr in zip(paths, prob):
+            total += pr * path_features(attr_ptr, attr_labels, L, corpus, s, p)
+    return total
+
+
+def brute_log_z_sum(params, attr_ptr, attr_labels, L, corpus) -> float:
+    """Sum over non-empty sequences of brute-force log Z."""
+    _, T, start, end = split_params(params, len(attr_labels), L)
+    total = 0.0
+    for s in range(len(corpus.seq_ptr) - 1):
+        if corpus.seq_ptr[s + 1] == corpus.seq_ptr[s]:
+            continue
+        E = sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s)
+        total += brute_log_z(E, T, start, end)
+    return total
+
+
+def naive_crf_objective(params, model, corpus, c2: float) -> float:
+    """``sum_s (log Z_s - score_s(gold)) + c2 * ||θ||^2`` by enumeration.
+
+    ``model`` supplies ``attr_ptr``, ``attr_labels`` and ``n_labels``; ``corpus``
+    must carry gold ``labels``.
+    """
+    params = np.asarray(params, dtype=np.float64)
+    L = int(model.n_labels)
+    _, T, start, end = split_params(params, len(model.attr_labels), L)
+    value = 0.0
+    for s in range(len(corpus.seq_ptr) - 1):
+        t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+        if t1 == t0:
+            continue
+        E = sequence_emissions(params, model.attr_ptr, model.attr_labels, L, corpus, s)
+        gold = [int(y) for y in corpus.labels[t0:t1]]
+        value += brute_log_z(E, T, start, end) - path_score(E, T, start, end, gold)
+    return value + c2 * float(np.sum(params * params))
+
+
+# ---------------------------------------------------------------------------
+# Perceptron without lazy averaging
+
+
+def kernel_tie_break(paths) -> tuple[int, ...]:
+    """The path the cseq Viterbi kernel returns among exactly tied best paths.
+
+    The kernel takes the lowest best last label, then at each back-pointer
+    the lowest best previous label: among the tied paths that is the one whose
+    *reversed* label sequence is lexicographically smallest.  (Only valid
+    when scores are computed exactly, e.g. with small dyadic numbers.)
+    """
+    return min(paths, key=lambda p: tuple(reversed(p)))
+
+
+class NaivePerceptron:
+    """Structured perceptron that stores the full weight vector after every example.
+
+    Same update rule as ``cseq._train.PerceptronTrainer``: decode with the
+    current weights (brute-force argmax, ties resolved as the kernel does);
+    for every mislabeled token add ``+v`` to the (attribute, gold) weight and
+    ``-v`` to the (attribute, predicted) weight of each of its features that
+    has a weight; if the first (last) label is wrong, ``start`` (``end``) of
+    the gold label gets +1 and of the predicted label -1; every transition
+    position touching a wrong label gets +1 on the gold pair and -1 on the
+    predicted pair.  The average is the plain mean of the stored vectors.
+    """
+
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus) -> None:
+        self.attr_ptr = np.asarray(attr_ptr)
+        self.attr_labels = np.asarray(attr_labels)
+        self.L = int(n_labels)
+        self.corpus = corpus
+        self.n_state = len(self.attr_labels)
+        self.weights = np.zeros(self.n_state + self.L * self.L + 2 * self.L)
+        self.history: list[np.ndarray] = []
+
+    def decode(self, s: int) -> tuple[int, ...]:
+        """Brute-force best path of sequence ``s`` under the current weights."""
+        n = int(self.corpus.seq_ptr[s + 1] - self.corpus.seq_ptr[s])
+        if n == 0:
+            return ()
+        _, T, start, end = split_params(self.weights, self.n_state, self.L)
+        E = sequence_emissions(self.weights, self.attr_ptr, self.attr_labels, self.L,
+                               self.corpus, s)
+        _, best_paths = brute_viterbi(E, T, start, end)
+        return kernel_tie_break(best_paths)
+
+    def step(self, s: int) -> int:
+        """Train on sequence ``s``; returns the number of mislabeled tokens."""
+        c = self.corpus
+        L, n_state = self.L, self.n_state
+        t0 = int(c.seq_ptr[s])
+        n = int(c.seq_ptr[s + 1]) - t0
+        gold = [int(y) for y in c.labels[t0:t0 + n]]
+        pred = list(self.decode(s))
+        errors = sum(1 for g, p in zip(gold, pred) if g != p)
+        w = self.weights
+        if errors:
+            for t in range(n):
+                if gold[t] == pred[t]:
+                    continue
+                for f in range(int(c.tok_ptr[t0 + t]), int(c.tok_ptr[t0 + t + 1])):
+                    a, v = int(c.attr_ids[f]), float(c.values[f])
+                    k = _weight_position(self.attr_ptr, self.attr_labels, a, gold[t])
+                    if k >= 0:
+                        w[k] += v
+                    k = _weight_position(self.attr_ptr, self.attr_labels, a, pred[t])
+                    if k >= 0:
+                        w[k] -= v
+            start0 = n_state + L * L
+            end0 = start0 + L
+            if gold[0] != pred[0]:
+                w[start0 + gold[0]] += 1.0
+                w[start0 + pred[0]] -= 1.0
+            if gold[-1] != pred[-1]:
+                w[end0 + gold[-1]] += 1.0
+                w[end0 + pred[-1]] -= 1.0
+            for t in range(1, n):
+                if gold[t - 1] != pred[t - 1] or gold[t] != pred[t]:
+                    w[n_state + gold[t - 1] * L + gold[t]] += 1.0
+                    w[n_state + pred[t - 1] * L + pred[t]] -= 1.0
+        self.history.append(w.copy())
+        return errors
+
+    def averaged(self) -> np.ndarray:
+        """Mean of the weight vectors stored after each example (the weights before any)."""
+        if not self.history:
+            return self.weights.copy()
+        return np.mean(np.array(self.history), axis=0)
