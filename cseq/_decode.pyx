@@ -15,7 +15,7 @@ import numpy as np
 
 from cseq._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
-from cseq._weights cimport Corpus, StateIndex, score_emissions
+from cseq._weights cimport Corpus, StateIndex, init_corpus, init_index, score_emissions
 
 
 cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitions* tr,
@@ -161,24 +161,15 @@ def decode_corpus(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
     cdef StateIndex index
     cdef Corpus corpus
     cdef Transitions tr
-    index.attr_ptr = &attr_ptr[0]
-    index.attr_labels = &attr_labels[0] if n_state else NULL
-    index.n_attrs = attr_ptr.shape[0] - 1
-    corpus.seq_ptr = &seq_ptr[0]
-    corpus.tok_ptr = &tok_ptr[0]
-    corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
-    corpus.values = &values[0] if values.shape[0] else NULL
-    corpus.labels = NULL
-    corpus.n_seqs = seq_ptr.shape[0] - 1
+    init_index(&index, attr_ptr, attr_labels)
+    cdef index_t max_len = init_corpus(&corpus, seq_ptr, tok_ptr, attr_ids, values, NULL)
     tr.trans = &params[n_state]
     tr.start = &params[n_state + L * L]
     tr.end = &params[n_state + L * L + L]
     tr.n_labels = L
     cdef const weight_t* state_w = &params[0]
     cdef index_t n_chunks = chunks.shape[0] - 1
-    cdef index_t max_len = 0, s, c
-    for s in range(corpus.n_seqs):
-        max_len = max(max_len, seq_ptr[s + 1] - seq_ptr[s])
+    cdef index_t c
     cdef int failed = 0
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.

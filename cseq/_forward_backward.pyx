@@ -34,7 +34,8 @@ import numpy as np
 
 from cseq._decode cimport Transitions
 from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
-from cseq._weights cimport Corpus, StateIndex, add_state_features, find_weight, score_emissions
+from cseq._weights cimport (Corpus, StateIndex, add_state_features, find_weight, init_corpus,
+                            init_index, score_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -376,21 +377,10 @@ cdef int _setup(_Setup* su, const index_t[::1] attr_ptr, const label_t[::1] attr
                 int n_labels, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
                 const attr_t[::1] attr_ids, const value_t[::1] values,
                 const label_t* labels) except -1:
-    cdef index_t s
     su.n_state = attr_labels.shape[0]
     su.n_labels = n_labels
-    su.index.attr_ptr = &attr_ptr[0]
-    su.index.attr_labels = &attr_labels[0] if su.n_state else NULL
-    su.index.n_attrs = attr_ptr.shape[0] - 1
-    su.corpus.seq_ptr = &seq_ptr[0]
-    su.corpus.tok_ptr = &tok_ptr[0]
-    su.corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
-    su.corpus.values = &values[0] if values.shape[0] else NULL
-    su.corpus.labels = labels
-    su.corpus.n_seqs = seq_ptr.shape[0] - 1
-    su.max_len = 0
-    for s in range(su.corpus.n_seqs):
-        su.max_len = max(su.max_len, seq_ptr[s + 1] - seq_ptr[s])
+    init_index(&su.index, attr_ptr, attr_labels)
+    su.max_len = init_corpus(&su.corpus, seq_ptr, tok_ptr, attr_ids, values, labels)
     return 0
 
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from cseq._decode cimport Transitions, viterbi_path
 from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
-from cseq._weights cimport Corpus, StateIndex, find_weight, score_emissions
+from cseq._weights cimport (Corpus, StateIndex, find_weight, init_corpus, init_index,
+                            score_emissions)
 
 
 cdef class PerceptronTrainer:
@@ -68,7 +69,6 @@ cdef class PerceptronTrainer:
                   const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
                   const attr_t[::1] attr_ids, const value_t[::1] values,
                   const label_t[::1] labels):
-        cdef index_t s
         cdef int L = n_labels
         self._attr_ptr = attr_ptr
         self._attr_labels = attr_labels
@@ -84,22 +84,13 @@ cdef class PerceptronTrainer:
         self._w = self._w_np
         self._u = self._u_np
         self._n_examples = 0
-        self.index.attr_ptr = &attr_ptr[0]
-        self.index.attr_labels = &attr_labels[0] if self.n_state else NULL
-        self.index.n_attrs = attr_ptr.shape[0] - 1
-        self.corpus.seq_ptr = &seq_ptr[0]
-        self.corpus.tok_ptr = &tok_ptr[0]
-        self.corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
-        self.corpus.values = &values[0] if values.shape[0] else NULL
-        self.corpus.labels = &labels[0] if labels.shape[0] else NULL
-        self.corpus.n_seqs = seq_ptr.shape[0] - 1
+        init_index(&self.index, attr_ptr, attr_labels)
+        self.max_len = max(1, init_corpus(&self.corpus, seq_ptr, tok_ptr, attr_ids, values,
+                                          &labels[0] if labels.shape[0] else NULL))
         self.tr.trans = &self._w[self.n_state]
         self.tr.start = &self._w[self.n_state + L * L]
         self.tr.end = &self._w[self.n_state + L * L + L]
         self.tr.n_labels = L
-        self.max_len = 1
-        for s in range(self.corpus.n_seqs):
-            self.max_len = max(self.max_len, seq_ptr[s + 1] - seq_ptr[s])
         self.em = <weight_t*>malloc(self.max_len * L * sizeof(weight_t))
         self.delta = <weight_t*>malloc(2 * L * sizeof(weight_t))
         self.back = <label_t*>malloc(self.max_len * L * sizeof(label_t))

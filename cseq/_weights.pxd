@@ -27,3 +27,10 @@ cdef index_t find_weight(const StateIndex* index, attr_t a, label_t y) noexcept 
 cdef void add_state_features(const StateIndex* index, const Corpus* corpus, index_t t,
                              const weight_t* scores, int n_labels, weight_t scale,
                              weight_t* grad) noexcept nogil
+
+cdef int init_index(StateIndex* index, const index_t[::1] attr_ptr,
+                    const label_t[::1] attr_labels) except -1
+
+cdef index_t init_corpus(Corpus* corpus, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
+                         const attr_t[::1] attr_ids, const value_t[::1] values,
+                         const label_t* labels) except -1

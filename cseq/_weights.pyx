@@ -65,6 +65,31 @@ cdef void add_state_features(const StateIndex* index, const Corpus* corpus, inde
             grad[k] += v * scores[index.attr_labels[k]]
 
 
+cdef int init_index(StateIndex* index, const index_t[::1] attr_ptr,
+                    const label_t[::1] attr_labels) except -1:
+    """Point a StateIndex at validated arrays (which must outlive it)."""
+    index.attr_ptr = &attr_ptr[0]
+    index.attr_labels = &attr_labels[0] if attr_labels.shape[0] else NULL
+    index.n_attrs = attr_ptr.shape[0] - 1
+    return 0
+
+
+cdef index_t init_corpus(Corpus* corpus, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
+                         const attr_t[::1] attr_ids, const value_t[::1] values,
+                         const label_t* labels) except -1:
+    """Point a Corpus at validated arrays; returns the longest sequence's length."""
+    cdef index_t s, longest = 0
+    corpus.seq_ptr = &seq_ptr[0]
+    corpus.tok_ptr = &tok_ptr[0]
+    corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
+    corpus.values = &values[0] if values.shape[0] else NULL
+    corpus.labels = labels
+    corpus.n_seqs = seq_ptr.shape[0] - 1
+    for s in range(corpus.n_seqs):
+        longest = max(longest, seq_ptr[s + 1] - seq_ptr[s])
+    return longest
+
+
 def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
                       const label_t[::1] labels, index_t n_attrs, int n_labels):
     """Collect the (attribute, label) pairs that occur in a labeled corpus.
@@ -145,12 +170,11 @@ def score_corpus_emissions(const index_t[::1] attr_ptr, const label_t[::1] attr_
     cdef weight_t[:, ::1] out = out_np
     cdef StateIndex index
     cdef Corpus corpus
-    index.attr_ptr = &attr_ptr[0]
-    index.attr_labels = &attr_labels[0] if attr_labels.shape[0] else NULL
-    index.n_attrs = attr_ptr.shape[0] - 1
-    corpus.tok_ptr = &tok_ptr[0]
-    corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
-    corpus.values = &values[0] if values.shape[0] else NULL
+    init_index(&index, attr_ptr, attr_labels)
+    # Only tok_ptr, attr_ids and values are read: a one-sequence seq_ptr will do.
+    whole_np = np.array([0, tok_ptr.shape[0] - 1], dtype=np.int64)
+    cdef const index_t[::1] whole = whole_np
+    init_corpus(&corpus, whole, tok_ptr, attr_ids, values, NULL)
     if t1 > t0:
         with nogil:
             score_emissions(&index, &state_weights[0] if state_weights.shape[0] else NULL,

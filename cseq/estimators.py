@@ -90,6 +90,20 @@ class _LinearChainEstimator:
         corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
         return featurizer, corpus, classes
 
+    def _start_fit(self, X, y, X_dev, y_dev):
+        """Validate, pack the data and make a zero model; sets ``featurizer_``, ``classes_``.
+
+        Returns the labeled corpus, the model and a dev scorer (or None).
+        """
+        self._validate_params()
+        featurizer, corpus, classes = self._pack_training(X, y)
+        model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
+                                        bool(self.all_states))
+        model.check_corpus(corpus)
+        self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
+        self.history_ = []
+        return corpus, model, self._dev_scorer(X_dev, y_dev)
+
     def _check_fitted(self) -> None:
         if getattr(self, "model_", None) is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
@@ -247,19 +261,12 @@ class StructuredPerceptron(_LinearChainEstimator):
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
         """
-        self._validate_params()
-        featurizer, corpus, classes = self._pack_training(X, y)
-        model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
-                                        bool(self.all_states))
-        self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
-        dev = self._dev_scorer(X_dev, y_dev)
-        model.check_corpus(corpus)
+        corpus, model, dev = self._start_fit(X, y, X_dev, y_dev)
         trainer = _train.PerceptronTrainer(
             model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr, corpus.tok_ptr,
             corpus.attr_ids, corpus.values, corpus.labels)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
-        self.history_ = []
         for it in range(1, self.max_iter + 1):
             t = time.perf_counter()
             if self.shuffle:
@@ -357,14 +364,8 @@ class CRF(_LinearChainEstimator):
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
         """
-        self._validate_params()
-        featurizer, corpus, classes = self._pack_training(X, y)
-        model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
-                                        bool(self.all_states))
-        self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
-        dev = self._dev_scorer(X_dev, y_dev)
+        corpus, model, dev = self._start_fit(X, y, X_dev, y_dev)
         objective = CRFObjective(model, corpus, self.c2, self.n_jobs)
-        self.history_ = []
         losses: list[float] = []
         clock = [time.perf_counter()]
 
