@@ -320,6 +320,9 @@ class CRF(_LinearChainEstimator):
     ----------
     classes_, model_, featurizer_, n_iter_, history_
         As for :class:`StructuredPerceptron`; ``history_`` records the loss.
+    n_evaluations_ : int
+        Objective and gradient evaluations (line searches may take several
+        per iteration).
     stop_reason_ : str
 
     References
@@ -403,6 +406,7 @@ class CRF(_LinearChainEstimator):
             raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
         model.params = params
         self.n_iter_ = len(losses)
+        self.n_evaluations_ = objective.n_evaluations
         self.stop_reason_ = str(result.message)
         self.model_ = model
         return self

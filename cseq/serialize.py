@@ -79,6 +79,7 @@ def dumps(estimator) -> bytes:
         header["training"] = {"n_iter": int(estimator.n_iter_), "history": history}
         if hasattr(estimator, "stop_reason_"):
             header["training"]["stop_reason"] = estimator.stop_reason_
+            header["training"]["n_evaluations"] = int(estimator.n_evaluations_)
         arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
         arrays.update({f"model/{k}": v for k, v in estimator.model_.arrays().items()})
     entries, chunks, offset = [], [], 0
@@ -215,6 +216,10 @@ def loads(data: bytes):
     est.history_ = history if isinstance(history, list) else []
     if "stop_reason" in training:
         est.stop_reason_ = str(training["stop_reason"])
+        n_eval = training.get("n_evaluations")
+        if type(n_eval) is not int or n_eval < 0:
+            raise ModelFormatError("model header has bad training information")
+        est.n_evaluations_ = n_eval
     return est
 
 
