@@ -41,6 +41,7 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     cdef label_t* brow
     cdef index_t t
     cdef int i, j, best_j
+    cdef bint better
     cdef weight_t s, p, best
     for j in range(L):
         prev[j] = tr.start[j] + emissions[j]
@@ -57,10 +58,12 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
             p = prev[i]
             trow = tr.trans + i * L
             for j in range(L):
+                # Branch-free selects: the comparison is data-dependent, and a
+                # mispredicted branch per (i, j) cost 5x the arithmetic.
                 s = p + trow[j]
-                if s > cur[j]:
-                    cur[j] = s
-                    brow[j] = i
+                better = s > cur[j]
+                cur[j] = s if better else cur[j]
+                brow[j] = i if better else brow[j]
         for j in range(L):
             cur[j] += row[j]
         swap = prev

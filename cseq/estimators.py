@@ -13,13 +13,13 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from cseq import _pack, _train
 from cseq.exceptions import ConvergenceError, InputError, NotFittedError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.objectives import CRFObjective
+from cseq.optimize import lbfgs
 from cseq.sequences import Sequences
 
 __all__ = ["StructuredPerceptron", "CRF"]
@@ -291,7 +291,8 @@ class StructuredPerceptron(_LinearChainEstimator):
 class CRF(_LinearChainEstimator):
     """Linear-chain conditional random field trained with L-BFGS.
 
-    Minimises ``-sum log p(y | x) + c2 * ||w||^2`` with scipy's L-BFGS-B;
+    Minimises ``-sum log p(y | x) + c2 * ||w||^2`` with L-BFGS
+    (:func:`cseq.optimize.lbfgs`);
     objective and gradient come from one GIL-free pass over the corpus,
     parallel over sequences when ``n_jobs > 1``.
 
@@ -382,25 +383,21 @@ class CRF(_LinearChainEstimator):
                     "CRF objective or gradient is not finite (feature values too large?)")
             return value, grad
 
-        def on_iteration(intermediate_result):
-            theta, value = intermediate_result.x, float(intermediate_result.fun)
+        def on_iteration(iteration, theta, value):
             now = time.perf_counter()
-            record = {"iteration": len(losses) + 1, "loss": value, "seconds": now - clock[0]}
+            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
             losses.append(value)
             if dev is not None:
-                model.params = np.ascontiguousarray(theta)
+                model.params = theta
                 record["dev_accuracy"] = dev(model)
             self._report(record, callback)
             clock[0] = time.perf_counter()
             k = self.period
-            if len(losses) > k and (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0):
-                raise StopIteration
+            return len(losses) > k and \
+                (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0)
 
-        result = scipy.optimize.minimize(
-            evaluate, np.zeros_like(model.params), jac=True, method="L-BFGS-B",
-            callback=on_iteration,
-            options={"maxiter": int(self.max_iter), "maxcor": 6, "ftol": 0.0, "gtol": 1e-10,
-                     "maxls": 40})
+        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
+                       callback=on_iteration)
         params = np.ascontiguousarray(result.x, dtype=np.float64)
         if not np.isfinite(params).all():
             raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
