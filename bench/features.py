@@ -16,35 +16,6 @@ _PAD_BEFORE = {-1: "_B-1", -2: "_B-2"}
 _PAD_AFTER = {1: "_B+1", 2: "_B+2"}
 
 
-def read_conll2000(path):
-    """Read ``word POS chunk`` lines; a blank line ends a sentence.
-
-    Returns a list of sentences, each a tuple ``(words, tags, chunks)`` of
-    equal-length lists of strings.
-    """
-    sentences = []
-    words, tags, chunks = [], [], []
-    with Path(path).open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                if words:
-                    sentences.append((words, tags, chunks))
-                    words, tags, chunks = [], [], []
-                continue
-            parts = line.split(" ")
-            if len(parts) != 3:
-                raise ValueError(
-                    f"{path}:{lineno}: expected 'word POS chunk', got {line!r}"
-                )
-            words.append(parts[0])
-            tags.append(parts[1])
-            chunks.append(parts[2])
-    if words:
-        sentences.append((words, tags, chunks))
-    return sentences
-
-
 def _padded(column):
     n = len(column)
 
@@ -93,8 +64,6 @@ def sentence_features(words, tags):
     return out
 
 
-def featurize(sentences):
-    """``(X, y)`` for a list of ``(words, tags, chunks)`` sentences."""
-    X = [sentence_features(words, tags) for words, tags, _ in sentences]
-    y = [list(chunks) for _, _, chunks in sentences]
-    return X, y
+def featurize(rows):
+    """Attribute lists for sentences given as ``(word, POS)`` rows (cseq.conll.read_conll)."""
+    return [sentence_features([r[0] for r in sent], [r[1] for r in sent]) for sent in rows]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import features
 
-ROWS = ("crf", "ap", "tag", "mem")
+ROWS = ("crf", "ap", "tag", "e2e", "mem")
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CRFSUITE = "crfsuite"
 
@@ -427,25 +427,24 @@ def load_data(args):
     path = args.data / "conll2000" / "train.txt"
     if not path.is_file():
         sys.exit(f"error: {path} not found (use --data DIR, the folder holding conll2000/)")
-    sentences = features.read_conll2000(path)
-    if len(sentences) <= 1000:
-        sys.exit(f"error: {path} has {len(sentences)} sentences; need more than 1000")
-    train, dev = sentences[:-1000], sentences[-1000:]
-    tagset = sentences
+    from cseq.conll import read_conll
+    rows, labels = read_conll(path)
+    if len(rows) <= 1000:
+        sys.exit(f"error: {path} has {len(rows)} sentences; need more than 1000")
+    rows_train, y_train, rows_dev, y_dev = rows[:-1000], labels[:-1000], rows[-1000:], labels[-1000:]
+    rows_tag = rows
     if args.quick:
         # Deterministic subset: the first sentences of each split.
-        train, dev = train[:1000], dev[:300]
-        tagset = train
-    X_train, y_train = features.featurize(train)
-    X_dev, y_dev = features.featurize(dev)
-    if tagset is sentences:
-        X_tag = X_train + X_dev  # same order as the file: train part, then dev
-    else:
-        X_tag = X_train
+        rows_train, y_train, rows_dev, y_dev = rows_train[:1000], y_train[:1000], rows_dev[:300], y_dev[:300]
+        rows_tag = rows_train
+    X_train = features.featurize(rows_train)
+    X_dev = features.featurize(rows_dev)
+    X_tag = X_train + X_dev if rows_tag is rows else X_train
     return {
         "X_train": X_train, "y_train": y_train,
         "X_dev": X_dev, "y_dev": y_dev,
         "X_tag": X_tag,
+        "rows_train": rows_train, "rows_tag": rows_tag,
         "source": str(path),
     }
 
@@ -617,6 +616,44 @@ def main(argv=None):
                         results.fail("tag", measure, system, _err(exc))
                         traceback.print_exception(exc, file=sys.stderr)
         _progress("tag")
+
+    if "e2e" in args.rows:
+        # Raw (word, POS) rows to labels. crfsuite: the Python featurizer of
+        # bench/features.py, then Tagger.tag; cseq: compiled "chunk" templates
+        # (the same CRF++ attribute set) inside predict. Models are trained
+        # once, untimed, with the averaged perceptron.
+        rows_tag = data["rows_tag"]
+        n_tok = _tokens(rows_tag)
+        measure = f"tokens/s, raw rows -> labels ({n_tok} tok)"
+        base = f"{CRFSUITE} + Python featurizer"
+        system = "cseq predict, compiled templates"
+        e2e_model, e2e_error = None, None
+        if cseq_ok:
+            try:
+                e2e_model = cseq.StructuredPerceptron(
+                    max_iter=args.ap_iter, random_state=0,
+                    features=cseq.TemplateFeaturizer("chunk")).fit(data["rows_train"], y)
+            except Exception as exc:
+                e2e_error = _err(exc)
+                traceback.print_exception(exc, file=sys.stderr)
+        if pycrfsuite is not None:
+            crfsuite_train(pycrfsuite, X, y, "ap", {"max_iterations": args.ap_iter}, ap_model)
+        for _ in range(args.repeat):
+            if pycrfsuite is not None:
+                t0 = time.perf_counter()
+                _, secs = crfsuite_tag(pycrfsuite, ap_model, features.featurize(rows_tag))
+                total = time.perf_counter() - t0
+                results.add("e2e", measure, base, n_tok / total, better="higher", baseline=base)
+            else:
+                results.fail("e2e", measure, base, crfsuite_error)
+            if e2e_model is None:
+                results.fail("e2e", measure, system, e2e_error or cseq_cell)
+                continue
+            for n_jobs in (1, 2):
+                _, secs = cseq_tag(e2e_model, rows_tag, n_jobs)
+                results.add("e2e", measure, f"{system} n_jobs={n_jobs}", n_tok / secs,
+                            better="higher", baseline=base)
+        _progress("e2e")
 
     if "mem" in args.rows:
         base = f"{CRFSUITE} lbfgs"
