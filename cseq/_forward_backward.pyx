@@ -229,10 +229,11 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
         log_z += m
     al = wk.alpha + (n - 1) * L
     be = wk.beta + (n - 1) * L
+    m = _row_max(tb.tr.end, L)
     for j in range(L):
-        be[j] = tb.tr.end[j]
+        be[j] = tb.tr.end[j] - m
         tmp[j] = al[j] + be[j]
-    wk.log_z = log_z + _log_sum_exp(tmp, L)
+    wk.log_z = log_z + m + _log_sum_exp(tmp, L)
     for t in range(n - 2, -1, -1):
         be = wk.beta + t * L
         nxt = be + L
@@ -272,7 +273,7 @@ cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out)
     cdef int L = tb.tr.n_labels
     cdef index_t k, t
     cdef int j
-    cdef weight_t c
+    cdef weight_t c, a
     if tb.scaled:
         c = 1.0 / wk.zp
         for k in range(n * L):
@@ -280,12 +281,19 @@ cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out)
     else:
         # Shifted log-alpha + log-beta is log P(y_t) up to a constant per
         # position: normalise each row.
+        # Dividing by the sum, not subtracting its log: with huge scores the
+        # log of the sum may vanish next to the maximum (1e20 + log 2 == 1e20).
         for t in range(n):
             for j in range(L):
                 wk.tmp[j] = wk.alpha[t * L + j] + wk.beta[t * L + j]
-            c = _log_sum_exp(wk.tmp, L)
+            c = _row_max(wk.tmp, L)
+            a = 0.0
             for j in range(L):
                 out[t * L + j] = exp(wk.tmp[j] - c)
+                a += out[t * L + j]
+            a = 1.0 / a
+            for j in range(L):
+                out[t * L + j] *= a
 
 
 cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
@@ -324,12 +332,12 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
             trow = tb.tr.trans + i * L
             for j in range(L):
                 a += exp(al[i] + trow[j] + tmp[j] - c)
-        c += log(a)
+        a = 1.0 / a
         for i in range(L):
             trow = tb.tr.trans + i * L
             orow = out + i * L
             for j in range(L):
-                orow[j] += exp(al[i] + trow[j] + tmp[j] - c)
+                orow[j] += exp(al[i] + trow[j] + tmp[j] - c) * a
 
 
 # ---------------------------------------------------------------------------

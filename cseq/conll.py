@@ -18,6 +18,7 @@ the start of the file is dropped, and CRLF line ends are accepted.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -135,6 +136,10 @@ def _source_name(source: Any) -> str:
 @contextmanager
 def _open_lines(source: Source, encoding: str) -> Iterator[Iterator[tuple[int, str]]]:
     """Yield an iterator of (line number, line without its line end)."""
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise InputError(f"unknown text encoding {encoding!r}") from None
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
             yield _lines(f, os.fspath(source), encoding)
@@ -331,13 +336,18 @@ def read_conll(
 
 def _is_word_id(value: str) -> bool | None:
     """True for a word ID, False for a range or empty node, None if invalid."""
-    if value.isdigit():
+    if _is_integer(value):
         return True
     for mark in ("-", "."):
         a, found, b = value.partition(mark)
-        if found and a.isdigit() and b.isdigit():
+        if found and _is_integer(a) and _is_integer(b):
             return False
     return None
+
+
+def _is_integer(value: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts superscripts such as '²'."""
+    return value.isascii() and value.isdigit()
 
 
 def iter_conllu(source: Source, *, encoding: str = "utf-8") -> Iterator[Sentence]:

@@ -23,7 +23,10 @@ def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     """
     if isinstance(x, (str, bytes)) or x is None:
         raise InputTypeError(f"{name} must be a numeric array, got {type(x).__name__}")
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{name} is not a rectangular numeric array ({exc})") from None
     if arr.dtype.kind not in "iuf":
         raise InputTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != len(shape):
@@ -81,7 +84,11 @@ def viterbi(emissions, transitions, start=None, end=None) -> tuple[np.ndarray, f
     em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
     if em.shape[0] == 0:
         return np.empty(0, dtype=np.int32), 0.0
-    return _decode.viterbi_array(em, tr, st, en)
+    path, score = _decode.viterbi_array(em, tr, st, en)
+    if not np.isfinite(score):
+        raise InputError("scores overflow: the best path's score is not finite "
+                         "(finite inputs whose sum exceeds the float64 range)")
+    return path, score
 
 
 def forward_backward(emissions, transitions, start=None, end=None):
@@ -108,4 +115,8 @@ def forward_backward(emissions, transitions, start=None, end=None):
     n, n_labels = em.shape
     if n == 0:
         return 0.0, np.zeros((0, n_labels)), np.zeros((0, n_labels, n_labels))
-    return _forward_backward.forward_backward_array(em, tr, st, en)
+    log_z, marginals, pairs = _forward_backward.forward_backward_array(em, tr, st, en)
+    if not (np.isfinite(log_z) and np.isfinite(marginals).all() and np.isfinite(pairs).all()):
+        raise InputError("scores overflow: log Z or the marginals are not finite "
+                         "(finite inputs whose sums exceed the float64 range)")
+    return log_z, marginals, pairs

@@ -32,7 +32,7 @@ import tempfile
 
 import numpy as np
 
-from cseq.exceptions import ModelFormatError
+from cseq.exceptions import InputTypeError, ModelFormatError
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load"]
 
@@ -101,6 +101,11 @@ def dumps(estimator) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
+def _lookup(table: dict, key):
+    """``table[key]`` for a string key from a header; None for anything else."""
+    return table.get(key) if isinstance(key, str) else None
+
+
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not allowed in a model header")
 
@@ -117,7 +122,7 @@ def _read_arrays(header: dict, data: memoryview) -> dict[str, np.ndarray]:
         offset, nbytes = entry.get("offset"), entry.get("nbytes")
         if not isinstance(name, str) or name in arrays:
             raise ModelFormatError(f"bad or duplicate array name {name!r}")
-        if dtype not in _DTYPES:
+        if not isinstance(dtype, str) or dtype not in _DTYPES:
             raise ModelFormatError(f"array {name!r} has unsupported dtype {dtype!r}")
         if (not isinstance(shape, list) or len(shape) > 4
                 or not all(type(d) is int and d >= 0 for d in shape)):
@@ -176,7 +181,7 @@ def loads(data: bytes):
         raise ModelFormatError("model header is not a cseq header")
     arrays = _read_arrays(header, memoryview(body)[_PREFIX.size + head_len:])
     classes = _estimator_classes()
-    cls = classes.get(header.get("estimator"))
+    cls = _lookup(classes, header.get("estimator"))
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
     params = header.get("params")
@@ -189,7 +194,7 @@ def loads(data: bytes):
         raise ModelFormatError(f"model header has bad hyperparameters: {exc}") from None
     if "features" in header:
         config = header["features"]
-        cls_f = _featurizer_classes().get(config.get("kind") if isinstance(config, dict) else None)
+        cls_f = _lookup(_featurizer_classes(), config.get("kind") if isinstance(config, dict) else None)
         if cls_f is None:
             raise ModelFormatError("model header has a bad features parameter")
         est.features = cls_f.from_config(config)
@@ -226,7 +231,7 @@ def loads(data: bytes):
 def _load_featurizer(meta, arrays):
     if not isinstance(meta, dict):
         raise ModelFormatError("model header has no featurizer description")
-    cls = _featurizer_classes().get(meta.get("kind"))
+    cls = _lookup(_featurizer_classes(), meta.get("kind"))
     if cls is None:
         raise ModelFormatError(f"unknown featurizer kind {meta.get('kind')!r}")
     return cls.from_state(meta, arrays)
@@ -262,5 +267,7 @@ def load(path):
     OSError
         The file cannot be read.
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InputTypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     with open(path, "rb") as f:
         return loads(f.read())
