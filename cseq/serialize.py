@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 
@@ -270,4 +271,7 @@ def load(path):
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InputTypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     with open(path, "rb") as f:
+        # A device or pipe could stream forever (/dev/zero): only files load.
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ModelFormatError(f"{os.fsdecode(path)} is not a regular file")
         return loads(f.read())
