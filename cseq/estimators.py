@@ -398,6 +398,11 @@ class CRF(_LinearChainEstimator):
 
         result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
                        callback=on_iteration)
+        if result.nit == 0 and "line search failed" in result.message:
+            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
+            raise ConvergenceError(
+                "L-BFGS could not decrease the CRF objective from its starting point "
+                f"(largest feature value {biggest:.3g}: scale feature values down)")
         params = np.ascontiguousarray(result.x, dtype=np.float64)
         if not np.isfinite(params).all():
             raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")

@@ -719,3 +719,10 @@ def test_a_loadable_crafted_file_also_round_trips(small_model_bytes):
     except ModelFormatError:
         return
     assert serialize.loads(est.to_bytes()).predict([[["a"]]]) == est.predict([[["a"]]])
+
+
+def test_crf_that_cannot_make_progress_raises_naming_the_cause():
+    X = [[{"a": 2e38}, {"b": 1.0}], [{"a": -2e38}, {"b": 2.0}]]
+    y = [["x", "y"], ["y", "x"]]
+    with pytest.raises(cseq.ConvergenceError, match="largest feature value 2e\\+38"):
+        cseq.CRF(max_iter=20).fit(X, y)

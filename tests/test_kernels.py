@@ -247,6 +247,9 @@ LONG_CASES = [
     (30_000, 1.0, 1e4),
     (30_000, 1e-3, 1e-3),
     (30_000, 20.0, 100.0),
+    # The reliability issue's bound: 10^6 tokens, scores up to +-10^6, both modes.
+    pytest.param(1_000_000, 1e6, 1e6, marks=pytest.mark.slow),
+    pytest.param(1_000_000, 1e6, 1.0, marks=pytest.mark.slow),
 ]
 
 

@@ -424,3 +424,30 @@ def test_estimators_predict_batches_like_single_sequences(Xy):
     batch = crf.predict_marginals(X)
     for x, m in zip(X, batch):
         np.testing.assert_allclose(crf.predict_marginals([x])[0], m, rtol=0, atol=1e-13)
+
+
+@pytest.mark.slow
+def test_crf_objective_on_a_million_token_sequence_stays_finite_and_consistent():
+    """The CRF objective over one 10^6-token sequence, weights up to +-10^6."""
+    rng = np.random.default_rng(7)
+    n, L = 1_000_000, 3
+    words = rng.integers(0, 50, size=n)
+    X = [[[f"w={w}", f"b={w % 7}"] for w in words.tolist()]]
+    y = [[f"L{v}" for v in rng.integers(0, L, size=n).tolist()]]
+    features = FeatureVocabulary()
+    corpus = features.fit_transform(X)
+    label_ids: dict[str, int] = {}
+    labels = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True)
+    corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
+    model = LinearChain.from_corpus(corpus, features.n_attributes, L)
+    for scale in (1.0, 1e6):
+        theta = rng.uniform(-scale, scale, size=len(model.params))
+        value, grad = CRFObjective(model, corpus, c2=0.0)(theta)
+        assert np.isfinite(value) and np.isfinite(grad).all()
+        assert value >= -1e-6 * abs(value)  # -log p(gold) >= 0
+        # Expected counts: each position's marginals sum to one.
+        expected = grad + CRFObjective(model, corpus, c2=0.0).empirical
+        n_state = model.n_state
+        assert expected[n_state:n_state + L * L].sum() == pytest.approx(n - 1, rel=1e-9)
+        assert expected[n_state + L * L:n_state + L * L + L].sum() == pytest.approx(1.0, abs=1e-9)
+        assert expected[-L:].sum() == pytest.approx(1.0, abs=1e-9)
