@@ -270,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`cseq eval ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (CSeqError, OSError) as exc:
         print(f"cseq {args.command}: error: {exc}", file=sys.stderr)
         return 1
