@@ -28,46 +28,8 @@ from pathlib import Path
 import numpy as np
 
 import cseq
+from cseq.conll import read_conll, read_conllu
 from cseq.templates import TemplateFeaturizer
-
-
-def read_conll(path: Path) -> list[list[tuple[str, ...]]]:
-    """Whitespace-separated columns, blank line between sentences; drops the last column (label)."""
-    X, cur = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            cols = line.split()
-            if not cols:
-                if cur:
-                    X.append(cur)
-                    cur = []
-                continue
-            cur.append(tuple(cols[:-1]))
-    if cur:
-        X.append(cur)
-    return X
-
-
-def read_conllu_forms(path: Path) -> list[list[str]]:
-    """FORM of each syntactic word of a CoNLL-U file (ranges and empty nodes skipped)."""
-    X, cur = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                if cur:
-                    X.append(cur)
-                    cur = []
-                continue
-            if line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            if not cols[0].isdigit():
-                continue
-            cur.append(cols[1])
-    if cur:
-        X.append(cur)
-    return X
 
 
 def best_of(fn, repeat: int) -> float:
@@ -126,9 +88,10 @@ def main(argv=None) -> None:
     conll = args.data / "conll2000" / "train.txt"
     ewt = args.data / "ud_en_ewt" / "en_ewt-ud-train.conllu"
     if conll.exists():
-        run("CoNLL-2000 train", read_conll(conll), "chunk", args.repeat)
+        run("CoNLL-2000 train", read_conll(conll)[0], "chunk", args.repeat)
     if ewt.exists():
-        run("UD EWT train", read_conllu_forms(ewt), "pos", args.repeat)
+        run("UD EWT train", [[r[0] for r in sent] for sent in read_conllu(ewt)[0]], "pos",
+            args.repeat)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from cseq import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
+from cseq.conll import read_conll
 from cseq.sequences import Sequences
 from cseq.templates import (
     PRESETS,
@@ -27,24 +28,6 @@ from cseq.templates import (
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CONLL2000 = DATA / "conll2000" / "train.txt"
-
-
-def read_conll(path: Path, n: int) -> list[list[tuple[str, ...]]]:
-    X, cur = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            cols = line.split()
-            if not cols:
-                if cur:
-                    X.append(cur)
-                    cur = []
-                    if len(X) == n:
-                        break
-                continue
-            cur.append(tuple(cols[:-1]))
-    if cur and len(X) < n:
-        X.append(cur)
-    return X
 
 
 def compiled_names(feat: TemplateFeaturizer, seqs: Sequences) -> list[list[list[str]]]:
@@ -302,7 +285,7 @@ def test_token_that_looks_like_padding_shares_its_attribute():
 @pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
 @pytest.mark.parametrize("name", ["chunk", "pos", "ner"])
 def test_compiled_matches_reference_conll2000(name):
-    X = read_conll(CONLL2000, 500)
+    X = read_conll(CONLL2000)[0][:500]
     assert len(X) == 500
     f = TemplateFeaturizer(name)
     seqs = f.fit_transform(X)
@@ -449,7 +432,7 @@ def test_state_roundtrip(name, kwargs):
 
 @pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
 def test_state_roundtrip_real_data():
-    X = read_conll(CONLL2000, 300)
+    X = read_conll(CONLL2000)[0][:300]
     f = TemplateFeaturizer("chunk", min_freq=2)
     f.fit_transform(X[:200])
     g = roundtrip(f)
