@@ -27,17 +27,9 @@ from cseq.model import LinearChain
 from cseq.objectives import CRFObjective
 
 import features as chunk_features
+from featurize import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def cpu_ghz() -> float | None:
@@ -52,20 +44,20 @@ def cpu_ghz() -> float | None:
 
 def profile(name, X, y, featurizer, repeat, iters):
     est = cseq.CRF(features=featurizer)
-    t_feat = best(lambda: est._new_featurizer().fit_transform(X), repeat)
+    t_feat = best_of(lambda: est._new_featurizer().fit_transform(X), repeat)
     fz, corpus, classes = est._pack_training(X, y)
     model = LinearChain.from_corpus(corpus, fz.n_attributes, len(classes))
     L = model.n_labels
     rng = np.random.default_rng(0)
     model.params = rng.normal(scale=0.1, size=len(model.params))
     n = corpus.n_tokens
-    t_em = best(lambda: _weights.score_corpus_emissions(
+    t_em = best_of(lambda: _weights.score_corpus_emissions(
         model.attr_ptr, model.attr_labels, model.state_weights, corpus.tok_ptr,
         corpus.attr_ids, corpus.values, 0, n, L), repeat)
-    t_dec = best(lambda: model.decode(corpus), repeat)
-    t_marg = best(lambda: model.marginals(corpus), repeat)
+    t_dec = best_of(lambda: model.decode(corpus), repeat)
+    t_marg = best_of(lambda: model.marginals(corpus), repeat)
     obj = CRFObjective(model, corpus, 1.0, 1)
-    t_obj = best(lambda: obj(model.params), repeat)
+    t_obj = best_of(lambda: obj(model.params), repeat)
     crf = cseq.CRF(max_iter=iters, tol=0.0, features=featurizer)
     t = time.perf_counter()
     crf.fit(X, y)

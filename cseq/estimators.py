@@ -90,10 +90,17 @@ class _LinearChainEstimator:
         corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
         return featurizer, corpus, classes
 
-    def _start_fit(self, X, y, X_dev, y_dev):
-        """Validate, pack the data and make a zero model; sets ``featurizer_``, ``classes_``.
+    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
+        """Train on sequences ``X`` with label sequences ``y``; returns self.
 
-        Returns the labeled corpus, the model and a dev scorer (or None).
+        Parameters
+        ----------
+        X : list of sequences (see the class docstring for token forms).
+        y : list of label-string sequences, one label per token.
+        X_dev, y_dev : optional development data, scored after every iteration.
+        callback : callable, optional
+            Called after every iteration with that iteration's record (the
+            dict appended to ``history_``).
         """
         self._validate_params()
         featurizer, corpus, classes = self._pack_training(X, y)
@@ -102,7 +109,15 @@ class _LinearChainEstimator:
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         self.history_ = []
-        return corpus, model, self._dev_scorer(X_dev, y_dev)
+        self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+        if not np.isfinite(model.params).all():
+            raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
+        self.model_ = model
+        return self
+
+    def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
+        """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
+        raise NotImplementedError
 
     def _check_fitted(self) -> None:
         if getattr(self, "model_", None) is None:
@@ -249,19 +264,7 @@ class StructuredPerceptron(_LinearChainEstimator):
         if self.random_state is not None:
             _check_number("random_state", self.random_state, low=0, integer=True)
 
-    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
-        """Train on sequences ``X`` with label sequences ``y``; returns self.
-
-        Parameters
-        ----------
-        X : list of sequences (see the class docstring for token forms).
-        y : list of label-string sequences, one label per token.
-        X_dev, y_dev : optional development data, scored after every iteration.
-        callback : callable, optional
-            Called after every iteration with that iteration's record (the
-            dict appended to ``history_``).
-        """
-        corpus, model, dev = self._start_fit(X, y, X_dev, y_dev)
+    def _train(self, corpus, model, dev, callback):
         trainer = _train.PerceptronTrainer(
             model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr, corpus.tok_ptr,
             corpus.attr_ids, corpus.values, corpus.labels)
@@ -272,20 +275,17 @@ class StructuredPerceptron(_LinearChainEstimator):
             if self.shuffle:
                 rng.shuffle(order)
             errors = trainer.train_epoch(order)
-            model.params = trainer.averaged() if self.average else trainer.weights
             record = {"iteration": it, "errors": int(errors),
                       "error_rate": errors / corpus.n_tokens,
                       "seconds": time.perf_counter() - t}
             if dev is not None:
+                model.params = trainer.averaged() if self.average else trainer.weights
                 record["dev_accuracy"] = dev(model)
             self._report(record, callback)
             if errors == 0:
                 break
+        model.params = trainer.averaged() if self.average else trainer.weights
         self.n_iter_ = len(self.history_)
-        if not np.isfinite(model.params).all():
-            raise ConvergenceError("perceptron weights became non-finite")
-        self.model_ = model
-        return self
 
 
 class CRF(_LinearChainEstimator):
@@ -356,19 +356,7 @@ class CRF(_LinearChainEstimator):
         _check_number("period", self.period, low=1, integer=True)
         resolve_n_jobs(self.n_jobs)
 
-    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
-        """Train on sequences ``X`` with label sequences ``y``; returns self.
-
-        Parameters
-        ----------
-        X : list of sequences (see the class docstring for token forms).
-        y : list of label-string sequences, one label per token.
-        X_dev, y_dev : optional development data, scored after every iteration.
-        callback : callable, optional
-            Called after every iteration with that iteration's record (the
-            dict appended to ``history_``).
-        """
-        corpus, model, dev = self._start_fit(X, y, X_dev, y_dev)
+    def _train(self, corpus, model, dev, callback):
         objective = CRFObjective(model, corpus, self.c2, self.n_jobs)
         losses: list[float] = []
         clock = [time.perf_counter()]
@@ -410,8 +398,6 @@ class CRF(_LinearChainEstimator):
         self.n_iter_ = len(losses)
         self.n_evaluations_ = objective.n_evaluations
         self.stop_reason_ = str(result.message)
-        self.model_ = model
-        return self
 
     def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
