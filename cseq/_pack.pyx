@@ -1,22 +1,367 @@
 """Packing Python token lists into the flat arrays of a corpus.
 
 This is the one compiled module that handles Python objects: it walks the
-user's lists once, interns feature strings through a dict and writes ids and
-values straight into preallocated arrays.  Kernels never see a string.
+user's lists once and writes attribute ids and values straight into
+preallocated arrays.  Kernels never see a string.
+
+Feature strings are interned in a :class:`StringTable`, a C hash table over
+the strings' own code units, rather than a ``dict``: it holds no Python
+object per attribute, and lookups run without the GIL.  ``pack_features``
+therefore works in two steps when it only looks strings up (prediction):
+with the GIL it copies each feature string's code units into a scratch
+buffer (the user's lists may change once the GIL is released, the copy may
+not), then it looks the copies up in parallel without the GIL.
 """
 
 cimport cython
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
+from cpython.sequence cimport PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.unicode cimport PyUnicode_FromKindAndData
+from cython.parallel cimport prange
 from libc.math cimport isfinite
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+from cseq._hash cimport hash_bytes
 
 import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError
 
+__all__ = ["StringTable", "count_features", "pack_features", "pack_labels"]
+
+# Ids are int32; the slot count is a power of two at most this.
+cdef int64_t MAX_SLOTS = (<int64_t> 1) << 32
+cdef int64_t MAX_ID = 2147483646
+# Arena entry: int32 id, int32 byte length, uint8 kind (1, 2 or 4), then the code units.
+cdef int64_t HEADER = 9
+
+
+cdef extern from *:
+    """
+    /* The code units of a str as CPython stores them (PEP 393), from a
+       borrowed reference: no reference count is touched.  0 if not a str. */
+    static inline int cseq_str_units(PyObject* s, int* kind, const uint8_t** data,
+                                     int64_t* nbytes) {
+        if (!PyUnicode_CheckExact(s)) return 0;
+        *kind = (int) PyUnicode_KIND(s);
+        *data = (const uint8_t*) PyUnicode_DATA(s);
+        *nbytes = (int64_t) PyUnicode_GET_LENGTH(s) * *kind;
+        return 1;
+    }
+    """
+    bint cseq_str_units(PyObject* s, int* kind, const uint8_t** data,
+                        int64_t* nbytes) noexcept
+# CPython keeps every string in the narrowest of its three widths (kind 1, 2
+# or 4 bytes per code point), so two equal strings have equal kind and equal
+# code units: the pair identifies a string.
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define cseq_prefetch(p) __builtin_prefetch((const void*) (p))
+    #else
+    #define cseq_prefetch(p) ((void) 0)
+    #endif
+    """
+    void cseq_prefetch(const void* p) noexcept nogil
+
+
+cdef struct Slot:
+    uint64_t hash
+    int64_t off     # arena offset of the entry, -1 for an empty slot
+
+
+# Strings looked up together by one thread, their memory accesses overlapped.
+cdef enum:
+    BATCH = 16
+
+
+cdef inline bint _entry_is(const uint8_t* entry, int kind, const uint8_t* data,
+                           int64_t nbytes) noexcept nogil:
+    cdef int32_t n
+    memcpy(&n, entry + 4, 4)
+    return n == nbytes and entry[8] == kind and memcmp(entry + HEADER, data, nbytes) == 0
+
+
+cdef class StringTable:
+    """Strings to dense int32 ids (0, 1, ... in order of first insertion), in C memory.
+
+    An open-addressing table with linear probing over 64-bit hashes of each
+    string's code units; a hit is confirmed by comparing the code units, so
+    distinct strings never share an id.  Strings live in one growing arena.
+    Lookups (:meth:`get`, and the parallel ones inside
+    :func:`pack_features`) may run in several threads at once; adding
+    strings while another thread looks strings up raises ``RuntimeError``.
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Number of strings to make room for.
+    """
+
+    cdef uint8_t* _arena
+    cdef int64_t _arena_size, _arena_cap
+    cdef int64_t* _entry
+    cdef int64_t _n, _entry_cap
+    cdef Slot* _slots
+    cdef uint64_t _mask
+    cdef int64_t _limit
+    cdef int64_t _readers
+
+    def __cinit__(self, Py_ssize_t capacity=1024):
+        cdef int64_t slots = 16
+        if capacity < 0:
+            raise ValueError("StringTable: capacity must be >= 0")
+        while slots * 7 // 10 < capacity:
+            slots *= 2
+        self._alloc_slots(slots)
+        self._entry_cap = max(capacity, 16)
+        self._entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
+        self._arena_cap = self._entry_cap * 24
+        self._arena = <uint8_t*> malloc(self._arena_cap)
+        if self._entry == NULL or self._arena == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self._arena)
+        free(self._entry)
+        free(self._slots)
+
+    cdef int _alloc_slots(self, int64_t slots) except -1:
+        # Load factor at most 0.7 keeps linear probing short with mixed hashes.
+        if slots > MAX_SLOTS:
+            raise MemoryError("StringTable: more than 2**31 distinct strings")
+        cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
+        cdef int64_t i
+        if table == NULL:
+            raise MemoryError()
+        for i in range(slots):
+            table[i].off = -1
+        free(self._slots)
+        self._slots = table
+        self._mask = <uint64_t> (slots - 1)
+        self._limit = slots * 7 // 10
+        return 0
+
+    cdef inline uint64_t _probe(self, uint64_t h, int kind, const uint8_t* data,
+                                int64_t nbytes) noexcept nogil:
+        """Slot holding the string, or the empty slot where it would go."""
+        # Hashes are fmix64 outputs, so their low bits are uniform.
+        cdef uint64_t i = h & self._mask
+        cdef int64_t off
+        while True:
+            off = self._slots[i].off
+            if off == -1 or (self._slots[i].hash == h
+                             and _entry_is(self._arena + off, kind, data, nbytes)):
+                return i
+            i = (i + 1) & self._mask
+
+    cdef inline int32_t _find(self, int kind, const uint8_t* data, int64_t nbytes) noexcept nogil:
+        """Id of the string, or -1."""
+        return self._id_at(self._probe(hash_bytes(data, nbytes), kind, data, nbytes))
+
+    cdef inline int32_t _id_at(self, uint64_t slot) noexcept nogil:
+        cdef int64_t off = self._slots[slot].off
+        cdef int32_t a
+        if off == -1:
+            return -1
+        memcpy(&a, self._arena + off, 4)
+        return a
+
+    cdef int32_t _add(self, int kind, const uint8_t* data, int64_t nbytes) except -1:
+        """Id of the string, inserting it when new."""
+        cdef uint64_t h = hash_bytes(data, nbytes)
+        cdef uint64_t slot = self._probe(h, kind, data, nbytes)
+        cdef int64_t off
+        cdef int32_t a = self._id_at(slot)
+        if a != -1:
+            return a
+        if self._readers:
+            raise RuntimeError("StringTable: cannot add strings while another thread "
+                               "looks strings up in the same table")
+        if self._n > MAX_ID:
+            raise InputError("more than 2**31 - 1 distinct attributes")
+        if nbytes > MAX_ID:
+            raise InputError("a feature string longer than 2**31 - 1 bytes")
+        self._reserve(nbytes)
+        off = self._arena_size
+        a = <int32_t> self._n
+        cdef int32_t n32 = <int32_t> nbytes
+        memcpy(self._arena + off, &a, 4)
+        memcpy(self._arena + off + 4, &n32, 4)
+        self._arena[off + 8] = <uint8_t> kind
+        if nbytes:
+            memcpy(self._arena + off + HEADER, data, nbytes)
+        self._arena_size += HEADER + nbytes
+        self._entry[self._n] = off
+        self._n += 1
+        self._slots[slot].hash = h
+        self._slots[slot].off = off
+        if self._n > self._limit:
+            self._rehash()
+        return a
+
+    cdef int _reserve(self, int64_t nbytes) except -1:
+        cdef int64_t need = self._arena_size + HEADER + nbytes
+        cdef int64_t cap
+        cdef void* p
+        if need > self._arena_cap:
+            cap = max(need, 2 * self._arena_cap)
+            p = realloc(self._arena, cap)
+            if p == NULL:
+                raise MemoryError()
+            self._arena = <uint8_t*> p
+            self._arena_cap = cap
+        if self._n == self._entry_cap:
+            p = realloc(self._entry, 2 * self._entry_cap * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            self._entry = <int64_t*> p
+            self._entry_cap *= 2
+        return 0
+
+    cdef int _rehash(self) except -1:
+        self._alloc_slots(2 * (<int64_t> self._mask + 1))
+        cdef int64_t i, off
+        cdef int32_t n32
+        cdef const uint8_t* e
+        cdef uint64_t h, slot
+        for i in range(self._n):
+            off = self._entry[i]
+            e = self._arena + off
+            memcpy(&n32, e + 4, 4)
+            h = hash_bytes(e + HEADER, n32)
+            slot = h & self._mask
+            while self._slots[slot].off != -1:
+                slot = (slot + 1) & self._mask
+            self._slots[slot].hash = h
+            self._slots[slot].off = off
+        return 0
+
+    def __len__(self):
+        return self._n
+
+    def add(self, str s not None) -> int:
+        """Id of ``s``, inserting it when new."""
+        cdef int kind
+        cdef const uint8_t* data
+        cdef int64_t nbytes
+        cseq_str_units(<PyObject*> s, &kind, &data, &nbytes)
+        return self._add(kind, data, nbytes)
+
+    def get(self, str s not None) -> int:
+        """Id of ``s``, or -1 when it is not in the table."""
+        cdef int kind
+        cdef const uint8_t* data
+        cdef int64_t nbytes
+        cseq_str_units(<PyObject*> s, &kind, &data, &nbytes)
+        return self._find(kind, data, nbytes)
+
+    def __contains__(self, s) -> bool:
+        return type(s) is str and self.get(s) >= 0
+
+    def names(self) -> list:
+        """Every string, in id order."""
+        cdef list out = [None] * self._n
+        cdef int64_t i
+        cdef int32_t n32
+        cdef const uint8_t* e
+        for i in range(self._n):
+            e = self._arena + self._entry[i]
+            memcpy(&n32, e + 4, 4)
+            out[i] = PyUnicode_FromKindAndData(e[8], e + HEADER, n32 // e[8])
+        return out
+
+    @classmethod
+    def from_strings(cls, strings):
+        """A table whose id ``i`` is ``strings[i]``; ValueError if a string repeats."""
+        cdef StringTable table = cls(len(strings))
+        cdef Py_ssize_t i
+        for i, s in enumerate(strings):
+            if type(s) is not str:
+                raise TypeError(f"StringTable.from_strings: item {i} is "
+                                f"{type(s).__name__}, not str")
+            if table.add(s) != i:
+                raise ValueError(f"StringTable.from_strings: item {i} repeats an earlier string")
+        return table
+
+    cdef void _find_batch(self, const uint8_t* buf, const int64_t* offs, const uint8_t* kinds,
+                          int32_t* out, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+        """``out[i]`` for scratch strings ``start <= i < end`` (at most BATCH).
+
+        Three passes over the batch, each prefetching what the next one reads
+        (slot, then arena entry), so the batch's cache misses overlap instead
+        of coming one after another.
+        """
+        cdef uint64_t hashes[BATCH]
+        cdef uint64_t slots[BATCH]
+        cdef Py_ssize_t i, k, n = end - start
+        cdef int64_t off
+        for k in range(n):
+            i = start + k
+            hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+            cseq_prefetch(&self._slots[hashes[k] & self._mask])
+        for k in range(n):
+            off = self._slots[hashes[k] & self._mask].off
+            if off != -1:
+                cseq_prefetch(self._arena + off)
+        for k in range(n):
+            i = start + k
+            slots[k] = self._probe(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
+            out[i] = self._id_at(slots[k])
+
+    cdef int _lookup_scratch(self, const uint8_t* buf, const int64_t* offs,
+                             const uint8_t* kinds, int32_t* out, Py_ssize_t n,
+                             int n_jobs) except -1:
+        """``out[i]`` = id of scratch string ``i`` or -1, in ``n_jobs`` threads."""
+        cdef Py_ssize_t b, n_batches = (n + BATCH - 1) // BATCH
+        self._readers += 1
+        try:
+            for b in prange(n_batches, nogil=True, schedule="static", num_threads=n_jobs):
+                self._find_batch(buf, offs, kinds, out, b * BATCH, min((b + 1) * BATCH, n))
+        finally:
+            self._readers -= 1
+        return 0
+
+
+cdef struct Scratch:
+    # Code units of the feature strings met while packing, back to back.
+    uint8_t* buf
+    int64_t size, cap
+    int64_t* offs    # string i is buf[offs[i]:offs[i + 1]]
+    uint8_t* kinds
+
+
+cdef int _scratch_push(Scratch* sc, Py_ssize_t i, int kind, const uint8_t* data,
+                       int64_t nbytes) except -1:
+    cdef int64_t cap
+    cdef void* p
+    if sc.size + nbytes > sc.cap:
+        cap = max(sc.size + nbytes, 2 * sc.cap)
+        p = realloc(sc.buf, cap)
+        if p == NULL:
+            raise MemoryError()
+        sc.buf = <uint8_t*> p
+        sc.cap = cap
+    if nbytes:
+        memcpy(sc.buf + sc.size, data, nbytes)
+    sc.size += nbytes
+    sc.kinds[i] = <uint8_t> kind
+    sc.offs[i + 1] = sc.size
+    return 0
+
 
 cdef inline str _describe(object obj):
     return type(obj).__name__
+
+
+cdef object _changed():
+    return InputError("X changed while it was being packed (another thread, or a "
+                      "feature value's __float__ or __format__, modified it)")
 
 
 def count_features(object X):
@@ -40,22 +385,25 @@ def count_features(object X):
     return n_tok, n_feat
 
 
-cdef inline long long _intern(dict vocab, object key, bint grow) except -2:
-    """Id of ``key`` in ``vocab``; adds it when ``grow``; -1 if unknown."""
-    cdef PyObject* hit = PyDict_GetItem(vocab, key)
-    cdef long long new_id
-    if hit != NULL:
-        return <long long><object>hit
-    if not grow:
-        return -1
-    new_id = len(vocab)
-    if new_id >= 2147483647:
-        raise InputError("more than 2**31 - 1 distinct attributes")
-    PyDict_SetItem(vocab, key, new_id)
-    return new_id
+cdef inline int _emit(StringTable vocab, bint grow, Scratch* sc, PyObject* key, Py_ssize_t k,
+                      int32_t* attr) except -1:
+    """Feature ``k`` is ``key``: intern it now (training) or copy it for the lookup.
+
+    Returns 1, or 0 when ``key`` is not a str.
+    """
+    cdef int kind
+    cdef const uint8_t* data
+    cdef int64_t nbytes
+    if not cseq_str_units(key, &kind, &data, &nbytes):
+        return 0
+    if grow:
+        attr[k] = vocab._add(kind, data, nbytes)
+    else:
+        _scratch_push(sc, k, kind, data, nbytes)
+    return 1
 
 
-def pack_features(object X, dict vocab, bint grow):
+def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1):
     """Pack feature lists or dicts into CSR arrays.
 
     Parameters
@@ -64,10 +412,10 @@ def pack_features(object X, dict vocab, bint grow):
         is a list (or tuple) of feature strings, or a dict mapping a feature
         name to a number (its value), ``True`` (value 1), ``False`` (absent) or
         a string ``v`` (the feature ``name=v`` with value 1).
-    vocab : dict mapping attribute strings to ids; extended in place when
-        ``grow`` is true.
+    vocab : the attribute table; extended in place when ``grow`` is true.
     grow : add unseen attributes to ``vocab`` (training) or drop them
         (prediction).
+    n_jobs : threads for the lookups when ``grow`` is false.
 
     Returns
     -------
@@ -77,73 +425,138 @@ def pack_features(object X, dict vocab, bint grow):
     """
     if type(X) is not list and type(X) is not tuple:
         raise InputTypeError(f"X must be a list of sequences, got {_describe(X)}")
+    if n_jobs < 1:
+        raise ValueError("pack_features: n_jobs must be >= 1")
     n_tok_total, n_feat_total = count_features(X)
     seq_ptr_np = np.empty(len(X) + 1, dtype=np.int64)
     tok_ptr_np = np.empty(n_tok_total + 1, dtype=np.int64)
     attr_np = np.empty(n_feat_total, dtype=np.int32)
     val_np = np.empty(n_feat_total, dtype=np.float32)
-    cdef long long[::1] seq_ptr = seq_ptr_np
-    cdef long long[::1] tok_ptr = tok_ptr_np
-    cdef int[::1] attr = attr_np
-    cdef float[::1] val = val_np
-    cdef Py_ssize_t i, j, n_tok = 0, n_feat = 0
-    cdef long long a
+    cdef int64_t[::1] seq_ptr = seq_ptr_np
+    cdef int64_t[::1] tok_ptr = tok_ptr_np
+    cdef int32_t[::1] attr_view = attr_np
+    cdef float[::1] val_view = val_np
+    # Raw pointers: the arrays may be empty, and the helpers write through them.
+    cdef int32_t* attr = &attr_view[0] if n_feat_total else NULL
+    cdef float* valp = &val_view[0] if n_feat_total else NULL
+    cdef Py_ssize_t i, j, k, m, n, n_tok = 0, n_feat = 0
     cdef double v
     cdef object seq, tok, key, value
-    seq_ptr[0] = 0
-    tok_ptr[0] = 0
-    for i in range(len(X)):
-        seq = X[i]
-        for j in range(len(<object>seq)):
-            tok = seq[j]
-            if type(tok) is dict:
-                for key, value in (<dict>tok).items():
-                    if type(key) is not str:
-                        raise InputTypeError(
-                            f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
-                    if value is True:
-                        v = 1.0
-                    elif value is False:
-                        continue
-                    elif isinstance(value, str):
-                        key = f"{key}={value}"
-                        v = 1.0
-                    elif isinstance(value, (int, float)) or hasattr(value, "__float__"):
-                        try:
-                            v = float(value)
-                        except (TypeError, ValueError):
+    cdef PyObject** items
+    cdef Scratch sc
+    sc.buf = NULL
+    sc.offs = NULL
+    sc.kinds = NULL
+    if not grow:
+        sc.cap = max(<int64_t> n_feat_total * 16, 64)
+        sc.size = 0
+        sc.buf = <uint8_t*> malloc(sc.cap)
+        sc.offs = <int64_t*> malloc((n_feat_total + 1) * sizeof(int64_t))
+        sc.kinds = <uint8_t*> malloc(max(<Py_ssize_t> n_feat_total, 1))
+        if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL:
+            free(sc.buf); free(sc.offs); free(sc.kinds)
+            raise MemoryError()
+        sc.offs[0] = 0
+    try:
+        seq_ptr[0] = 0
+        tok_ptr[0] = 0
+        for i in range(len(X)):
+            # X was validated by count_features, but the dict path below may
+            # run user code (__float__, __format__): every size is checked
+            # again before a write, so a changed X is an error, never an overrun.
+            seq = X[i]
+            if type(seq) is not list and type(seq) is not tuple:
+                raise _changed()
+            n = PySequence_Fast_GET_SIZE(seq)
+            if n_tok + n > n_tok_total:
+                raise _changed()
+            for j in range(n):
+                if PySequence_Fast_GET_SIZE(seq) != n:
+                    raise _changed()
+                tok = <object> PySequence_Fast_ITEMS(seq)[j]
+                if type(tok) is dict:
+                    if n_feat + len(<dict>tok) > n_feat_total:
+                        raise _changed()
+                    for key, value in (<dict>tok).items():
+                        if type(key) is not str:
                             raise InputTypeError(
-                                f"X[{i}][{j}]: value of feature {key!r} is not a number")
-                        if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
-                            raise InputError(
-                                f"X[{i}][{j}]: value of feature {key!r} is not finite "
-                                f"(or beyond float32): {value!r}")
-                    else:
-                        raise InputTypeError(
-                            f"X[{i}][{j}]: value of feature {key!r} must be a number, bool "
-                            f"or str, got {_describe(value)}")
-                    a = _intern(vocab, key, grow)
-                    if a >= 0:
-                        attr[n_feat] = <int>a
-                        val[n_feat] = <float>v
+                                f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
+                        if value is True:
+                            v = 1.0
+                        elif value is False:
+                            continue
+                        elif isinstance(value, str):
+                            key = f"{key}={value}"
+                            v = 1.0
+                        elif isinstance(value, (int, float)) or hasattr(value, "__float__"):
+                            try:
+                                v = float(value)
+                            except (TypeError, ValueError):
+                                raise InputTypeError(
+                                    f"X[{i}][{j}]: value of feature {key!r} is not a number")
+                            if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
+                                raise InputError(
+                                    f"X[{i}][{j}]: value of feature {key!r} is not finite "
+                                    f"(or beyond float32): {value!r}")
+                        else:
+                            raise InputTypeError(
+                                f"X[{i}][{j}]: value of feature {key!r} must be a number, bool "
+                                f"or str, got {_describe(value)}")
+                        if not _emit(vocab, grow, &sc, <PyObject*> key, n_feat, attr):
+                            raise _changed()
+                        valp[n_feat] = <float>v
                         n_feat += 1
-            else:
-                for key in tok:
-                    if type(key) is not str:
-                        raise InputTypeError(
-                            f"X[{i}][{j}]: features must be str, got {_describe(key)}")
-                    a = _intern(vocab, key, grow)
-                    if a >= 0:
-                        attr[n_feat] = <int>a
-                        val[n_feat] = 1.0
+                elif type(tok) is list or type(tok) is tuple:
+                    # Borrowed item pointers: no user code runs in this loop,
+                    # and the strings' reference counts are never written,
+                    # which keeps their cache lines clean.  Prefetching the
+                    # token's strings first overlaps their cache misses.
+                    items = PySequence_Fast_ITEMS(tok)
+                    m = PySequence_Fast_GET_SIZE(tok)
+                    if n_feat + m > n_feat_total:
+                        raise _changed()
+                    for k in range(m):
+                        cseq_prefetch(items[k])
+                    for k in range(m):
+                        if not _emit(vocab, grow, &sc, items[k], n_feat, attr):
+                            raise InputTypeError(
+                                f"X[{i}][{j}]: features must be str, got "
+                                f"{_describe(<object> items[k])}")
+                        valp[n_feat] = 1.0
                         n_feat += 1
-            n_tok += 1
-            tok_ptr[n_tok] = n_feat
-        seq_ptr[i + 1] = n_tok
+                else:
+                    raise _changed()
+                n_tok += 1
+                tok_ptr[n_tok] = n_feat
+            seq_ptr[i + 1] = n_tok
+        if n_tok != n_tok_total:
+            raise _changed()
+        if not grow:
+            vocab._lookup_scratch(sc.buf, sc.offs, sc.kinds, attr, n_feat, n_jobs)
+            n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
+    finally:
+        free(sc.buf); free(sc.offs); free(sc.kinds)
     if n_feat < n_feat_total:
         attr_np = attr_np[:n_feat].copy()
         val_np = val_np[:n_feat].copy()
     return seq_ptr_np, tok_ptr_np, attr_np, val_np
+
+
+cdef Py_ssize_t _drop_unknown(int64_t[::1] tok_ptr, int32_t* attr, float* val,
+                              Py_ssize_t n_tok) noexcept:
+    """Remove features with id -1 in place, fixing ``tok_ptr``; the new feature count."""
+    cdef Py_ssize_t t, k, start = 0, end, n = 0
+    with nogil:
+        for t in range(n_tok):
+            end = tok_ptr[t + 1]
+            for k in range(start, end):
+                if attr[k] >= 0:
+                    attr[n] = attr[k]
+                    val[n] = val[k]
+                    n += 1
+            tok_ptr[t + 1] = n
+            start = end
+    return n
 
 
 def pack_labels(object y, const long long[::1] seq_ptr, dict label_index, bint grow):

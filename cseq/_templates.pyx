@@ -20,58 +20,16 @@ features); see ``docs/templates.md``.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 
+from cython.parallel cimport prange
+
+from cseq._hash cimport combine, hash_bytes
+
 import numpy as np
 
 __all__ = ["hash_strings", "extract_keys", "hash_rows", "KeyTable"]
 
 # Largest table: ids are int32, and the slot count is a power of two.
 cdef Py_ssize_t MAX_SLOTS = (<Py_ssize_t> 1) << 32
-
-cdef uint64_t _K1 = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio, odd
-cdef uint64_t _K2 = 0xC2B2AE3D27D4EB4FULL  # xxHash prime 2, odd
-cdef uint64_t _STRING_SEED = 0x243F6A8885A308D3ULL  # pi, so "" does not hash to 0
-
-
-cdef inline uint64_t fmix64(uint64_t k) noexcept nogil:
-    """MurmurHash3's 64-bit finalizer: a bijection with full avalanche."""
-    k ^= k >> 33
-    k *= 0xFF51AFD7ED558CCDULL
-    k ^= k >> 33
-    k *= 0xC4CEB9FE1A85EC53ULL
-    k ^= k >> 33
-    return k
-
-
-cdef inline uint64_t combine(uint64_t h, uint64_t v) noexcept nogil:
-    """Fold one 64-bit word into a running hash (order matters).
-
-    ``v`` is multiplied by an odd constant (a bijection) and added to a
-    rotation of ``h`` before the finalizer, so for a fixed prefix ``h``
-    distinct words ``v`` always give distinct results.
-    """
-    return fmix64(((h << 23) | (h >> 41)) + v * _K1 + _K2)
-
-
-cdef uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """64-bit hash of a byte string, independent of the machine's endianness."""
-    cdef uint64_t h = _STRING_SEED ^ (<uint64_t> n * _K2)
-    cdef uint64_t w
-    cdef Py_ssize_t i = 0, j
-    while i + 8 <= n:
-        w = 0
-        for j in range(8):
-            w |= (<uint64_t> p[i + j]) << (8 * j)
-        h = combine(h, w)
-        i += 8
-    if i < n:
-        w = 0
-        j = 0
-        while i < n:
-            w |= (<uint64_t> p[i]) << (8 * j)
-            i += 1
-            j += 1
-        h = combine(h, w)
-    return fmix64(h)
 
 
 def hash_strings(strings):
@@ -417,20 +375,21 @@ cdef class KeyTable:
                 pos += 1
         return pos
 
-    def lookup(self, const uint64_t[:, ::1] keys not None):
-        """Id of each key, or -1 for keys not in the table.
+    def lookup(self, const uint64_t[:, ::1] keys not None, int n_jobs=1):
+        """Id of each key, or -1 for keys not in the table, in ``n_jobs`` threads.
 
         Returns
         -------
         ndarray of int32, same shape as ``keys``
         """
         cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1], r, c
+        if n_jobs < 1:
+            raise ValueError("KeyTable.lookup: n_jobs must be >= 1")
         out = np.empty((n_rows, n_cols), dtype=np.int32)
         cdef int32_t[:, ::1] o = out
-        with nogil:
-            for r in range(n_rows):
-                for c in range(n_cols):
-                    o[r, c] = self._svals[_probe(self._skeys, self._svals, self._mask, keys[r, c])]
+        for r in prange(n_rows, nogil=True, schedule="static", num_threads=n_jobs):
+            for c in range(n_cols):
+                o[r, c] = self._svals[_probe(self._skeys, self._svals, self._mask, keys[r, c])]
         return out
 
     @property

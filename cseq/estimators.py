@@ -123,9 +123,9 @@ class _LinearChainEstimator:
         if getattr(self, "model_", None) is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
-    def _transform(self, X) -> Sequences:
+    def _transform(self, X, n_jobs: int = 1) -> Sequences:
         self._check_fitted()
-        return self.featurizer_.transform(X)
+        return self.featurizer_.transform(X, n_jobs=resolve_n_jobs(n_jobs))
 
     def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
         bounds = corpus.seq_ptr
@@ -138,14 +138,14 @@ class _LinearChainEstimator:
         Parameters
         ----------
         X : list of sequences, in the form given to :meth:`fit`.
-        n_jobs : threads to decode with (``-1``: all cores). The whole batch
-            runs without the GIL.
+        n_jobs : threads to use (``-1``: all cores). Feature lookup and
+            decoding run without the GIL, split over sequences.
 
         Returns
         -------
         list of list of str
         """
-        corpus = self._transform(X)
+        corpus = self._transform(X, n_jobs)
         ids = self.model_.decode(corpus, n_jobs)
         names = np.asarray(self.classes_, dtype=object)[ids]
         return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
@@ -156,7 +156,7 @@ class _LinearChainEstimator:
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
         when there are no tokens.
         """
-        corpus = self._transform(X)
+        corpus = self._transform(X, n_jobs)
         label_ids = {name: i for i, name in enumerate(self.classes_)}
         gold = self._gold_ids(y, corpus, label_ids)
         if len(gold) == 0:
@@ -401,7 +401,7 @@ class CRF(_LinearChainEstimator):
 
     def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
-        corpus = self._transform(X)
+        corpus = self._transform(X, n_jobs)
         return self._split(self.model_.marginals(corpus, n_jobs), corpus)
 
 

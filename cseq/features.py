@@ -58,7 +58,7 @@ class FeatureVocabulary:
     kind = "vocabulary"
 
     def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
+        self._table = _pack.StringTable()
 
     def get_config(self) -> dict:
         """JSON-able configuration (no fitted state)."""
@@ -75,24 +75,28 @@ class FeatureVocabulary:
 
     def fit_transform(self, X) -> Sequences:
         """Learn the attributes of ``X`` (extending the vocabulary) and pack it."""
-        return Sequences(*_pack.pack_features(X, self._ids, True))
+        return Sequences(*_pack.pack_features(X, self._table, True))
 
-    def transform(self, X) -> Sequences:
-        """Pack ``X``, dropping attributes not in the vocabulary."""
-        return Sequences(*_pack.pack_features(X, self._ids, False))
+    def transform(self, X, *, n_jobs: int = 1) -> Sequences:
+        """Pack ``X``, dropping attributes not in the vocabulary.
+
+        The feature strings are copied with the GIL held and then looked up
+        without it, in ``n_jobs`` threads.
+        """
+        return Sequences(*_pack.pack_features(X, self._table, False, n_jobs))
 
     @property
     def n_attributes(self) -> int:
         """Number of known attributes."""
-        return len(self._ids)
+        return len(self._table)
 
     def attribute_names(self) -> list[str]:
         """Attribute strings in id order."""
-        return list(self._ids)
+        return self._table.names()
 
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """JSON-able metadata and arrays that :meth:`from_state` restores."""
-        return {"kind": self.kind}, encode_strings(list(self._ids))
+        return {"kind": self.kind}, encode_strings(self._table.names())
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FeatureVocabulary:
@@ -101,7 +105,8 @@ class FeatureVocabulary:
             raise ModelFormatError("feature vocabulary: expected arrays 'blob' and 'offsets'")
         names = decode_strings(arrays["blob"], arrays["offsets"], "feature vocabulary")
         self = cls()
-        self._ids = {name: i for i, name in enumerate(names)}
-        if len(self._ids) != len(names):
-            raise ModelFormatError("feature vocabulary: duplicate attribute names")
+        try:
+            self._table = _pack.StringTable.from_strings(names)
+        except ValueError:
+            raise ModelFormatError("feature vocabulary: duplicate attribute names") from None
         return self

@@ -132,8 +132,8 @@ def _suffix(n: int) -> Callable[[str], str]:
 #: through a function: ``%x[-1,0:lower]`` on the first token reads ``_B-1``.
 TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "lower": str.lower,
-    **{f"prefix{n}": _prefix(n) for n in range(1, 5)},
-    **{f"suffix{n}": _suffix(n) for n in range(1, 5)},
+    **{f"prefix{n}": _prefix(n) for n in range(1, 7)},
+    **{f"suffix{n}": _suffix(n) for n in range(1, 7)},
     "shape": _shape,
     "shortshape": _short_shape,
     "istitle": _is_title,
@@ -890,18 +890,18 @@ class TemplateFeaturizer:
     def _bucket(self, keys: np.ndarray) -> np.ndarray:
         return (keys % np.uint64(self.n_buckets)).astype(np.int32)
 
-    def transform(self, X) -> Sequences:
+    def transform(self, X, *, n_jobs: int = 1) -> Sequences:
         """Pack ``X`` with the fitted attribute table.
 
         Attributes not in the table are dropped.  In hashing mode nothing is
-        dropped and no fit is needed.
+        dropped and no fit is needed.  ``n_jobs`` threads look the keys up.
         """
         if self.n_buckets is not None:
             data = self._intern(X)
             return self._pack(self._bucket(data.keys), data.seq_ptr)
         self._check_fitted()
         data = self._intern(X)
-        return self._pack(self._table.lookup(data.keys), data.seq_ptr)
+        return self._pack(self._table.lookup(data.keys, n_jobs), data.seq_ptr)
 
     def _check_fitted(self) -> None:
         if self.n_buckets is None and self._table is None:
