@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from cseq import _pack, _train
-from cseq.exceptions import ConvergenceError, InputError, NotFittedError
+from cseq.exceptions import ConvergenceError, CSeqError, InputError, NotFittedError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.objectives import CRFObjective
@@ -23,6 +24,11 @@ from cseq.optimize import lbfgs
 from cseq.sequences import Sequences
 
 __all__ = ["StructuredPerceptron", "CRF"]
+
+# Blocks of sequences per thread in predict/score: enough that a thread's
+# reading of the user's lists overlaps the others' decoding, few enough that
+# per-block costs stay small.
+_BLOCKS_PER_THREAD = 8
 
 
 def _check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
@@ -123,9 +129,35 @@ class _LinearChainEstimator:
         if getattr(self, "model_", None) is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
-    def _transform(self, X, n_jobs: int = 1) -> Sequences:
+    def _map_blocks(self, X, n_jobs, work) -> list:
+        """``[work(corpus, start, stop), ...]`` over consecutive blocks of sequences of ``X``.
+
+        ``corpus`` is the featurized block ``X[start:stop]``.  With one thread
+        all of ``X`` is one block.  With more, the blocks go to ``n_jobs``
+        Python threads: featurizing a block holds the GIL only while it reads
+        the user's lists and then looks attributes up and decodes without it,
+        so one thread's reading overlaps the others' lookups and decoding.
+        Results do not depend on the blocks.  An error in a block is raised
+        again from one pass over all of ``X``, so its indices refer to ``X``.
+        """
         self._check_fitted()
-        return self.featurizer_.transform(X, n_jobs=resolve_n_jobs(n_jobs))
+        n_jobs = resolve_n_jobs(n_jobs)
+        transform = self.featurizer_.transform
+        n_blocks = 1
+        if n_jobs > 1 and (type(X) is list or type(X) is tuple):
+            n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
+        if n_blocks <= 1:
+            return [work(transform(X), 0, len(X) if hasattr(X, "__len__") else 0)]
+        bounds = np.linspace(0, len(X), n_blocks + 1).astype(np.int64).tolist()
+
+        def run(k: int):
+            a, b = bounds[k], bounds[k + 1]
+            return work(transform(X[a:b]), a, b)
+        try:
+            with ThreadPoolExecutor(min(n_jobs, n_blocks)) as pool:
+                return list(pool.map(run, range(n_blocks)))
+        except CSeqError:
+            return [work(transform(X), 0, len(X))]
 
     def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
         bounds = corpus.seq_ptr
@@ -138,17 +170,21 @@ class _LinearChainEstimator:
         Parameters
         ----------
         X : list of sequences, in the form given to :meth:`fit`.
-        n_jobs : threads to use (``-1``: all cores). Feature lookup and
-            decoding run without the GIL, split over sequences.
+        n_jobs : threads to use (``-1``: all cores).  Attribute lookup and
+            decoding run without the GIL; with several threads, reading one
+            block of ``X`` overlaps decoding the others.
 
         Returns
         -------
         list of list of str
         """
-        corpus = self._transform(X, n_jobs)
-        ids = self.model_.decode(corpus, n_jobs)
-        names = np.asarray(self.classes_, dtype=object)[ids]
-        return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
+        self._check_fitted()
+        labels = np.asarray(self.classes_, dtype=object)
+
+        def work(corpus, start, stop):
+            names = labels[self.model_.decode(corpus)]
+            return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
+        return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
 
     def score(self, X, y, *, n_jobs: int = 1) -> float:
         """Token accuracy of :meth:`predict` on ``X`` against ``y``.
@@ -156,12 +192,19 @@ class _LinearChainEstimator:
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
         when there are no tokens.
         """
-        corpus = self._transform(X, n_jobs)
+        self._check_fitted()
         label_ids = {name: i for i, name in enumerate(self.classes_)}
-        gold = self._gold_ids(y, corpus, label_ids)
-        if len(gold) == 0:
-            return 0.0
-        return float(np.mean(self.model_.decode(corpus, n_jobs) == gold))
+        if not (isinstance(X, (list, tuple)) and isinstance(y, (list, tuple))
+                and len(y) == len(X)):
+            n_jobs = 1  # one block: the error will name indices of the whole X
+
+        def work(corpus, start, stop):
+            gold = self._gold_ids(y if stop - start == len(X) else y[start:stop], corpus,
+                                  label_ids)
+            return int(np.sum(self.model_.decode(corpus) == gold)), len(gold)
+        counts = self._map_blocks(X, n_jobs, work)
+        total = sum(n for _, n in counts)
+        return sum(c for c, _ in counts) / total if total else 0.0
 
     @staticmethod
     def _gold_ids(y, corpus: Sequences, label_ids: dict[str, int]) -> np.ndarray:
@@ -401,8 +444,9 @@ class CRF(_LinearChainEstimator):
 
     def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
-        corpus = self._transform(X, n_jobs)
-        return self._split(self.model_.marginals(corpus, n_jobs), corpus)
+        def work(corpus, start, stop):
+            return self._split(self.model_.marginals(corpus), corpus)
+        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 
 
 def _format_record(record: dict) -> str:

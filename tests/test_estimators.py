@@ -726,3 +726,33 @@ def test_crf_that_cannot_make_progress_raises_naming_the_cause():
     y = [["x", "y"], ["y", "x"]]
     with pytest.raises(cseq.ConvergenceError, match="largest feature value 2e\\+38"):
         cseq.CRF(max_iter=20).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("n_jobs", [2, 3, -1])
+def test_threaded_blocks_give_the_serial_results(Est, n_jobs):
+    X, y = make_corpus(5, n_seqs=200)
+    est = Est(max_iter=5).fit(X[:100], y[:100])
+    assert est.predict(X, n_jobs=n_jobs) == est.predict(X)
+    assert est.score(X, y, n_jobs=n_jobs) == est.score(X, y)
+    if hasattr(est, "predict_marginals"):
+        for a, b in zip(est.predict_marginals(X, n_jobs=n_jobs), est.predict_marginals(X)):
+            np.testing.assert_array_equal(a, b)
+    tiny = [X[0]]
+    assert est.predict(tiny, n_jobs=n_jobs) == est.predict(tiny)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_errors_in_a_late_block_name_indices_of_the_whole_x(n_jobs):
+    X, y = make_corpus(6, n_seqs=200)
+    est = cseq.StructuredPerceptron(max_iter=2).fit(X, y)
+    bad = copy.deepcopy(X)
+    bad[187] = [["w=1", b"bytes"]]
+    with pytest.raises(InputTypeError, match=re.escape("X[187][0]")):
+        est.predict(bad, n_jobs=n_jobs)
+    bad_y = copy.deepcopy(y)
+    bad_y[150] = bad_y[150] + ["n"]
+    with pytest.raises(InputError, match="sequence 150"):
+        est.score(X, bad_y, n_jobs=n_jobs)
+    with pytest.raises(InputError, match="X has 201 sequences but y has 200"):
+        est.score(X, y[:-1], n_jobs=n_jobs)
