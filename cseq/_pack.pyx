@@ -7,10 +7,11 @@ preallocated arrays.  Kernels never see a string.
 Feature strings are interned in a :class:`StringTable`, a C hash table over
 the strings' own code units, rather than a ``dict``: it holds no Python
 object per attribute, and lookups run without the GIL.  ``pack_features``
-therefore works in two steps when it only looks strings up (prediction):
-with the GIL it copies each feature string's code units into a scratch
-buffer (the user's lists may change once the GIL is released, the copy may
-not), then it looks the copies up in parallel without the GIL.
+copies the code units of each feature string into a small scratch buffer
+(with the GIL; the user's lists may change once it is released, the copy
+may not) and every 65,536 strings interns them (training) or looks them up
+in parallel without the GIL (prediction), in batches whose cache misses
+overlap.
 """
 
 cimport cython
@@ -25,6 +26,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
 from cseq._hash cimport hash_bytes
+from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
 
@@ -57,17 +59,6 @@ cdef extern from *:
 # CPython keeps every string in the narrowest of its three widths (kind 1, 2
 # or 4 bytes per code point), so two equal strings have equal kind and equal
 # code units: the pair identifies a string.
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define cseq_prefetch(p) __builtin_prefetch((const void*) (p))
-    #else
-    #define cseq_prefetch(p) ((void) 0)
-    #endif
-    """
-    void cseq_prefetch(const void* p) noexcept nogil
 
 
 cdef struct Slot:
@@ -172,9 +163,8 @@ cdef class StringTable:
         memcpy(&a, self._arena + off, 4)
         return a
 
-    cdef int32_t _add(self, int kind, const uint8_t* data, int64_t nbytes) except -1:
-        """Id of the string, inserting it when new."""
-        cdef uint64_t h = hash_bytes(data, nbytes)
+    cdef int32_t _add(self, uint64_t h, int kind, const uint8_t* data, int64_t nbytes) except -1:
+        """Id of the string whose hash is ``h``, inserting it when new."""
         cdef uint64_t slot = self._probe(h, kind, data, nbytes)
         cdef int64_t off
         cdef int32_t a = self._id_at(slot)
@@ -251,7 +241,7 @@ cdef class StringTable:
         cdef const uint8_t* data
         cdef int64_t nbytes
         cseq_str_units(<PyObject*> s, &kind, &data, &nbytes)
-        return self._add(kind, data, nbytes)
+        return self._add(hash_bytes(data, nbytes), kind, data, nbytes)
 
     def get(self, str s not None) -> int:
         """Id of ``s``, or -1 when it is not in the table."""
@@ -314,6 +304,26 @@ cdef class StringTable:
             slots[k] = self._probe(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
             out[i] = self._id_at(slots[k])
 
+    cdef int _add_scratch(self, const uint8_t* buf, const int64_t* offs, const uint8_t* kinds,
+                          int32_t* out, Py_ssize_t n) except -1:
+        """``out[i]`` = id of scratch string ``i``, inserting new strings in order.
+
+        Batched like :meth:`_find_batch`: hashes and slot prefetches for a
+        batch first, then the insertions one by one, in order.
+        """
+        cdef uint64_t hashes[BATCH]
+        cdef Py_ssize_t start, i, k, m
+        for start in range(0, n, BATCH):
+            m = min(BATCH, n - start)
+            for k in range(m):
+                i = start + k
+                hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+                cseq_prefetch(&self._slots[hashes[k] & self._mask])
+            for k in range(m):
+                i = start + k
+                out[i] = self._add(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
+        return 0
+
     cdef int _lookup_scratch(self, const uint8_t* buf, const int64_t* offs,
                              const uint8_t* kinds, int32_t* out, Py_ssize_t n,
                              int n_jobs) except -1:
@@ -329,17 +339,71 @@ cdef class StringTable:
 
 
 cdef struct Scratch:
-    # Code units of the feature strings met while packing, back to back.
+    # Code units of up to SCRATCH_STRINGS feature strings, back to back:
+    # string i (0 <= i < n) is buf[offs[i]:offs[i + 1]], feature base + i.
     uint8_t* buf
     int64_t size, cap
-    int64_t* offs    # string i is buf[offs[i]:offs[i + 1]]
+    int64_t* offs
     uint8_t* kinds
+    Py_ssize_t n, base
+    # Where flushed ids go, and how.
+    PyObject* vocab   # borrowed: the caller holds the table
+    int32_t* attr
+    bint grow
+    int n_jobs
 
 
-cdef int _scratch_push(Scratch* sc, Py_ssize_t i, int kind, const uint8_t* data,
-                       int64_t nbytes) except -1:
+cdef enum:
+    # Strings copied before they are interned or looked up: a few MB of
+    # scratch that stays in cache, however large the corpus.
+    SCRATCH_STRINGS = 1 << 16
+
+
+cdef int _scratch_init(Scratch* sc, StringTable vocab, int32_t* attr, bint grow,
+                       int n_jobs) except -1:
+    sc.cap = SCRATCH_STRINGS * 16
+    sc.size = 0
+    sc.n = 0
+    sc.base = 0
+    sc.buf = <uint8_t*> malloc(sc.cap)
+    sc.offs = <int64_t*> malloc((SCRATCH_STRINGS + 1) * sizeof(int64_t))
+    sc.kinds = <uint8_t*> malloc(SCRATCH_STRINGS)
+    if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL:
+        _scratch_free(sc)
+        raise MemoryError()
+    sc.offs[0] = 0
+    sc.vocab = <PyObject*> vocab
+    sc.attr = attr
+    sc.grow = grow
+    sc.n_jobs = n_jobs
+    return 0
+
+
+cdef void _scratch_free(Scratch* sc) noexcept:
+    free(sc.buf); free(sc.offs); free(sc.kinds)
+    sc.buf = NULL
+    sc.offs = NULL
+    sc.kinds = NULL
+
+
+cdef int _scratch_flush(Scratch* sc) except -1:
+    """Intern or look up the copied strings, writing their ids to ``attr[base:base + n]``."""
+    cdef StringTable vocab = <StringTable> <object> sc.vocab
+    if sc.grow:
+        vocab._add_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n)
+    else:
+        vocab._lookup_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n, sc.n_jobs)
+    sc.base += sc.n
+    sc.n = 0
+    sc.size = 0
+    return 0
+
+
+cdef int _scratch_push(Scratch* sc, int kind, const uint8_t* data, int64_t nbytes) except -1:
     cdef int64_t cap
     cdef void* p
+    if sc.n == SCRATCH_STRINGS:
+        _scratch_flush(sc)
     if sc.size + nbytes > sc.cap:
         cap = max(sc.size + nbytes, 2 * sc.cap)
         p = realloc(sc.buf, cap)
@@ -350,8 +414,9 @@ cdef int _scratch_push(Scratch* sc, Py_ssize_t i, int kind, const uint8_t* data,
     if nbytes:
         memcpy(sc.buf + sc.size, data, nbytes)
     sc.size += nbytes
-    sc.kinds[i] = <uint8_t> kind
-    sc.offs[i + 1] = sc.size
+    sc.kinds[sc.n] = <uint8_t> kind
+    sc.n += 1
+    sc.offs[sc.n] = sc.size
     return 0
 
 
@@ -385,21 +450,14 @@ def count_features(object X):
     return n_tok, n_feat
 
 
-cdef inline int _emit(StringTable vocab, bint grow, Scratch* sc, PyObject* key, Py_ssize_t k,
-                      int32_t* attr) except -1:
-    """Feature ``k`` is ``key``: intern it now (training) or copy it for the lookup.
-
-    Returns 1, or 0 when ``key`` is not a str.
-    """
+cdef inline int _emit(Scratch* sc, PyObject* key) except -1:
+    """Copy the code units of the next feature, ``key``; returns 1, or 0 when it is not a str."""
     cdef int kind
     cdef const uint8_t* data
     cdef int64_t nbytes
     if not cseq_str_units(key, &kind, &data, &nbytes):
         return 0
-    if grow:
-        attr[k] = vocab._add(kind, data, nbytes)
-    else:
-        _scratch_push(sc, k, kind, data, nbytes)
+    _scratch_push(sc, kind, data, nbytes)
     return 1
 
 
@@ -444,19 +502,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
     cdef object seq, tok, key, value
     cdef PyObject** items
     cdef Scratch sc
-    sc.buf = NULL
-    sc.offs = NULL
-    sc.kinds = NULL
-    if not grow:
-        sc.cap = max(<int64_t> n_feat_total * 16, 64)
-        sc.size = 0
-        sc.buf = <uint8_t*> malloc(sc.cap)
-        sc.offs = <int64_t*> malloc((n_feat_total + 1) * sizeof(int64_t))
-        sc.kinds = <uint8_t*> malloc(max(<Py_ssize_t> n_feat_total, 1))
-        if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL:
-            free(sc.buf); free(sc.offs); free(sc.kinds)
-            raise MemoryError()
-        sc.offs[0] = 0
+    _scratch_init(&sc, vocab, attr, grow, n_jobs)
     try:
         seq_ptr[0] = 0
         tok_ptr[0] = 0
@@ -502,7 +548,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                             raise InputTypeError(
                                 f"X[{i}][{j}]: value of feature {key!r} must be a number, bool "
                                 f"or str, got {_describe(value)}")
-                        if not _emit(vocab, grow, &sc, <PyObject*> key, n_feat, attr):
+                        if not _emit(&sc, <PyObject*> key):
                             raise _changed()
                         valp[n_feat] = <float>v
                         n_feat += 1
@@ -518,7 +564,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                     for k in range(m):
                         cseq_prefetch(items[k])
                     for k in range(m):
-                        if not _emit(vocab, grow, &sc, items[k], n_feat, attr):
+                        if not _emit(&sc, items[k]):
                             raise InputTypeError(
                                 f"X[{i}][{j}]: features must be str, got "
                                 f"{_describe(<object> items[k])}")
@@ -531,11 +577,11 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
             seq_ptr[i + 1] = n_tok
         if n_tok != n_tok_total:
             raise _changed()
+        _scratch_flush(&sc)
         if not grow:
-            vocab._lookup_scratch(sc.buf, sc.offs, sc.kinds, attr, n_feat, n_jobs)
             n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
     finally:
-        free(sc.buf); free(sc.offs); free(sc.kinds)
+        _scratch_free(&sc)
     if n_feat < n_feat_total:
         attr_np = attr_np[:n_feat].copy()
         val_np = val_np[:n_feat].copy()

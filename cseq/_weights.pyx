@@ -12,6 +12,7 @@ from libc.string cimport memset
 
 import numpy as np
 
+from cseq._prefetch cimport cseq_prefetch
 from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
 
 
@@ -27,6 +28,18 @@ cdef void score_emissions(const StateIndex* index, const weight_t* w, const Corp
     memset(out, 0, <size_t>((t1 - t0) * n_labels) * sizeof(weight_t))
     for t in range(t0, t1):
         row = out + (t - t0) * n_labels
+        # Each feature costs up to three cache misses in a row (its range in
+        # attr_ptr, then its labels and weights).  Prefetching the ranges
+        # two tokens ahead and the labels and weights one token ahead lets
+        # the misses of different features overlap.
+        if t + 2 < t1:
+            for f in range(corpus.tok_ptr[t + 2], corpus.tok_ptr[t + 3]):
+                cseq_prefetch(&index.attr_ptr[corpus.attr_ids[f]])
+        if t + 1 < t1:
+            for f in range(corpus.tok_ptr[t + 1], corpus.tok_ptr[t + 2]):
+                k = index.attr_ptr[corpus.attr_ids[f]]
+                cseq_prefetch(&index.attr_labels[k])
+                cseq_prefetch(&w[k])
         for f in range(corpus.tok_ptr[t], corpus.tok_ptr[t + 1]):
             v = corpus.values[f]
             k1 = index.attr_ptr[corpus.attr_ids[f] + 1]
