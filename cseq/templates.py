@@ -380,6 +380,28 @@ U26:%x[0,0:shortshape]
 U27:%x[0,0:ispunct]
 U28:%x[0,0:len]
 U29:%x[-1,0:shortshape]/%x[0,0:shortshape]/%x[1,0:shortshape]
+# Word pairs and a trigram in the window.
+U40:%x[-1,0:lower]/%x[0,0:suffix3]
+U41:%x[0,0:suffix3]/%x[1,0:lower]
+U42:%x[-1,0:lower]/%x[1,0:lower]
+U43:%x[-2,0:lower]/%x[-1,0:lower]
+U44:%x[1,0:lower]/%x[2,0:lower]
+U45:%x[-2,0:lower]/%x[0,0:lower]
+U46:%x[0,0:lower]/%x[2,0:lower]
+U47:%x[-1,0:lower]/%x[0,0:lower]/%x[1,0:lower]
+# Longer affixes, for unknown words.
+U50:%x[0,0:suffix5]
+U51:%x[0,0:suffix6]
+U52:%x[0,0:prefix5]
+# Capitalisation in context (PROPN against NOUN), shape with suffix.
+U60:%x[-1,0:lower]/%x[0,0:istitle]
+U61:%x[0,0:istitle]/%x[1,0:istitle]
+U62:%x[-1,0:istitle]/%x[0,0:istitle]
+U63:%x[0,0:shape]/%x[0,0:suffix3]
+U64:%x[-1,0:shortshape]/%x[0,0:lower]
+U65:%x[0,0:lower]/%x[1,0:shortshape]
+U66:%x[-1,0:suffix2]/%x[0,0:lower]
+U67:%x[0,0:lower]/%x[1,0:suffix2]
 # Label prior.
 U99:bias
 B

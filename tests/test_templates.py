@@ -316,6 +316,18 @@ def test_transform_drops_unknown_attributes():
     assert set(names) == {"U0:cat", "U1:t", "U0:dog", "U1:g"}
 
 
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_transform_threads_give_the_serial_arrays(n_jobs):
+    rng = np.random.default_rng(n_jobs)
+    words = ["cat", "dog", "emu", "gnu", "Cow", "a-b", "42", ""]
+    X = [[words[k] for k in rng.integers(0, len(words), rng.integers(0, 9))] for _ in range(300)]
+    f = TemplateFeaturizer("pos")
+    f.fit_transform(X[:100])
+    a, b = f.transform(X), f.transform(X, n_jobs=n_jobs)
+    for name in ("seq_ptr", "tok_ptr", "attr_ids", "values"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
 def test_fit_transform_refits():
     f = TemplateFeaturizer("U0:%x[0,0]")
     f.fit_transform([["a"]])
