@@ -92,7 +92,7 @@ cdef class PerceptronTrainer:
         self.tr.end = &self._w[self.n_state + L * L + L]
         self.tr.n_labels = L
         self.em = <weight_t*>malloc(self.max_len * L * sizeof(weight_t))
-        self.delta = <weight_t*>malloc(2 * L * sizeof(weight_t))
+        self.delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
         self.back = <label_t*>malloc(self.max_len * L * sizeof(label_t))
         self.pred = <label_t*>malloc(self.max_len * sizeof(label_t))
         if self.em == NULL or self.delta == NULL or self.back == NULL or self.pred == NULL:

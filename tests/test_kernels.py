@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
+from cseq import _decode
 from cseq.exceptions import CSeqError, InputError, InputTypeError
 
 from oracle import (
@@ -76,6 +79,50 @@ def test_viterbi_ties_go_to_lower_label_ids(n, L, data):
     best, argmaxes = brute_viterbi(E, T, start, end)
     assert score == best
     assert tuple(path.tolist()) == kernel_tie_break(argmaxes)
+
+
+@contextlib.contextmanager
+def viterbi_step(avx2: bool):
+    """Run Viterbi with the AVX2 step on or off (skips when the CPU has no AVX2)."""
+    if _decode._set_avx2(avx2) != avx2:
+        _decode._set_avx2(True)
+        pytest.skip("this CPU has no AVX2")
+    try:
+        yield
+    finally:
+        _decode._set_avx2(True)
+
+
+@pytest.mark.parametrize("avx2", [False, True])
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(1, 11), st.data())
+def test_both_viterbi_steps_match_brute_force_with_ties(avx2, n, L, data):
+    # L up to 11 covers the 4-wide vector body and every tail length.
+    ints = st.integers(-2, 2).map(float)
+    E = data.draw(hnp.arrays(np.float64, (n, L), elements=ints))
+    T = data.draw(hnp.arrays(np.float64, (L, L), elements=ints))
+    start = data.draw(hnp.arrays(np.float64, (L,), elements=ints))
+    end = data.draw(hnp.arrays(np.float64, (L,), elements=ints))
+    with viterbi_step(avx2):
+        path, score = cseq.viterbi(E, T, start, end)
+    best, argmaxes = brute_viterbi(E, T, start, end)
+    assert score == best
+    assert tuple(path.tolist()) == kernel_tie_break(argmaxes)
+
+
+@pytest.mark.parametrize("L", [1, 3, 4, 5, 17, 22, 50])
+def test_avx2_and_scalar_viterbi_steps_agree_exactly(L):
+    rng = np.random.default_rng(L)
+    for _ in range(20):
+        n = int(rng.integers(1, 40))
+        E, T = rng.normal(size=(n, L)), rng.normal(size=(L, L))
+        start, end = rng.normal(size=L), rng.normal(size=L)
+        T[rng.random((L, L)) < 0.3] = -1e3  # nearly forbidden transitions
+        with viterbi_step(False):
+            scalar = cseq.viterbi(E, T, start, end)
+        with viterbi_step(True):
+            vector = cseq.viterbi(E, T, start, end)
+        assert scalar[0].tolist() == vector[0].tolist() and scalar[1] == vector[1]
 
 
 def test_viterbi_all_tied_gives_label_zero_everywhere():
