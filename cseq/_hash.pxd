@@ -47,3 +47,26 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
             j += 1
         h = combine(h, w)
     return fmix64(h)
+
+
+# Open-addressing tables (templates' KeyTable, packing's StringTable): slot
+# counts are powers of two, at most 2**32 (ids are int32), filled to at most
+# 70% so that linear probing stays short with well-mixed hashes.
+cdef enum:
+    MIN_SLOTS = 16
+
+cdef inline Py_ssize_t max_slots() noexcept nogil:
+    return (<Py_ssize_t> 1) << 32
+
+
+cdef inline Py_ssize_t slot_limit(Py_ssize_t slots) noexcept nogil:
+    """Most entries a table of ``slots`` slots holds before it must grow."""
+    return slots * 7 // 10
+
+
+cdef inline Py_ssize_t slots_for(Py_ssize_t n) noexcept nogil:
+    """Fewest slots (a power of two, at least MIN_SLOTS) that hold ``n`` entries."""
+    cdef Py_ssize_t slots = MIN_SLOTS
+    while slot_limit(slots) < n:
+        slots *= 2
+    return slots

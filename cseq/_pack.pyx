@@ -14,7 +14,6 @@ in parallel without the GIL (prediction), in batches whose cache misses
 overlap.
 """
 
-cimport cython
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
@@ -25,7 +24,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
-from cseq._hash cimport hash_bytes
+from cseq._hash cimport hash_bytes, max_slots, slot_limit, slots_for
 from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
@@ -34,8 +33,6 @@ from cseq.exceptions import InputError, InputTypeError
 
 __all__ = ["StringTable", "count_features", "pack_features", "pack_labels"]
 
-# Ids are int32; the slot count is a power of two at most this.
-cdef int64_t MAX_SLOTS = (<int64_t> 1) << 32
 cdef int64_t MAX_ID = 2147483646
 # Arena entry: int32 id, int32 byte length, uint8 kind (1, 2 or 4), then the code units.
 cdef int64_t HEADER = 9
@@ -104,12 +101,9 @@ cdef class StringTable:
     cdef int64_t _readers
 
     def __cinit__(self, Py_ssize_t capacity=1024):
-        cdef int64_t slots = 16
         if capacity < 0:
             raise ValueError("StringTable: capacity must be >= 0")
-        while slots * 7 // 10 < capacity:
-            slots *= 2
-        self._alloc_slots(slots)
+        self._alloc_slots(slots_for(capacity))
         self._entry_cap = max(capacity, 16)
         self._entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
         self._arena_cap = self._entry_cap * 24
@@ -123,8 +117,7 @@ cdef class StringTable:
         free(self._slots)
 
     cdef int _alloc_slots(self, int64_t slots) except -1:
-        # Load factor at most 0.7 keeps linear probing short with mixed hashes.
-        if slots > MAX_SLOTS:
+        if slots > max_slots():
             raise MemoryError("StringTable: more than 2**31 distinct strings")
         cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
         cdef int64_t i
@@ -135,7 +128,7 @@ cdef class StringTable:
         free(self._slots)
         self._slots = table
         self._mask = <uint64_t> (slots - 1)
-        self._limit = slots * 7 // 10
+        self._limit = slot_limit(slots)
         return 0
 
     cdef inline uint64_t _probe(self, uint64_t h, int kind, const uint8_t* data,
@@ -339,13 +332,13 @@ cdef class StringTable:
 
 
 cdef struct Scratch:
-    # Code units of up to SCRATCH_STRINGS feature strings, back to back:
+    # Code units of up to `room` feature strings, back to back:
     # string i (0 <= i < n) is buf[offs[i]:offs[i + 1]], feature base + i.
     uint8_t* buf
     int64_t size, cap
     int64_t* offs
     uint8_t* kinds
-    Py_ssize_t n, base
+    Py_ssize_t n, base, room
     # Where flushed ids go, and how.
     PyObject* vocab   # borrowed: the caller holds the table
     int32_t* attr
@@ -359,15 +352,17 @@ cdef enum:
     SCRATCH_STRINGS = 1 << 16
 
 
-cdef int _scratch_init(Scratch* sc, StringTable vocab, int32_t* attr, bint grow,
-                       int n_jobs) except -1:
-    sc.cap = SCRATCH_STRINGS * 16
+cdef int _scratch_init(Scratch* sc, Py_ssize_t n_strings, StringTable vocab, int32_t* attr,
+                       bint grow, int n_jobs) except -1:
+    """Scratch for ``n_strings`` strings, or SCRATCH_STRINGS at a time if there are more."""
+    sc.room = max(1, min(n_strings, <Py_ssize_t> SCRATCH_STRINGS))
+    sc.cap = sc.room * 16
     sc.size = 0
     sc.n = 0
     sc.base = 0
     sc.buf = <uint8_t*> malloc(sc.cap)
-    sc.offs = <int64_t*> malloc((SCRATCH_STRINGS + 1) * sizeof(int64_t))
-    sc.kinds = <uint8_t*> malloc(SCRATCH_STRINGS)
+    sc.offs = <int64_t*> malloc((sc.room + 1) * sizeof(int64_t))
+    sc.kinds = <uint8_t*> malloc(sc.room)
     if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL:
         _scratch_free(sc)
         raise MemoryError()
@@ -402,7 +397,7 @@ cdef int _scratch_flush(Scratch* sc) except -1:
 cdef int _scratch_push(Scratch* sc, int kind, const uint8_t* data, int64_t nbytes) except -1:
     cdef int64_t cap
     cdef void* p
-    if sc.n == SCRATCH_STRINGS:
+    if sc.n == sc.room:
         _scratch_flush(sc)
     if sc.size + nbytes > sc.cap:
         cap = max(sc.size + nbytes, 2 * sc.cap)
@@ -502,7 +497,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
     cdef object seq, tok, key, value
     cdef PyObject** items
     cdef Scratch sc
-    _scratch_init(&sc, vocab, attr, grow, n_jobs)
+    _scratch_init(&sc, n_feat_total, vocab, attr, grow, n_jobs)
     try:
         seq_ptr[0] = 0
         tok_ptr[0] = 0

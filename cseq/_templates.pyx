@@ -22,14 +22,11 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 
 from cython.parallel cimport prange
 
-from cseq._hash cimport combine, hash_bytes
+from cseq._hash cimport combine, hash_bytes, max_slots, slot_limit, slots_for
 
 import numpy as np
 
 __all__ = ["hash_strings", "extract_keys", "hash_rows", "KeyTable"]
-
-# Largest table: ids are int32, and the slot count is a power of two.
-cdef Py_ssize_t MAX_SLOTS = (<Py_ssize_t> 1) << 32
 
 
 def hash_strings(strings):
@@ -247,19 +244,15 @@ cdef class KeyTable:
     cdef Py_ssize_t _size, _limit
 
     def __cinit__(self, Py_ssize_t capacity=1024):
-        cdef Py_ssize_t slots = 16
         if capacity < 0:
             raise ValueError("KeyTable: capacity must be >= 0")
-        while slots * 7 // 10 < capacity:
-            slots *= 2
         self._size = 0
-        self._allocate(slots)
+        self._allocate(slots_for(capacity))
 
     cdef _allocate(self, Py_ssize_t slots):
-        # Load factor at most 0.7: linear probing stays short with mixed keys.
-        if slots > MAX_SLOTS:
+        if slots > max_slots():
             raise MemoryError("KeyTable: more than 2**31 distinct keys")
-        cdef Py_ssize_t limit = slots * 7 // 10
+        cdef Py_ssize_t limit = slot_limit(slots)
         self._skeys_arr = np.zeros(slots, dtype=np.uint64)
         self._svals_arr = np.full(slots, -1, dtype=np.int32)
         cdef uint64_t[::1] sk = self._skeys_arr

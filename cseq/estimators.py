@@ -130,10 +130,11 @@ class _LinearChainEstimator:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
     def _map_blocks(self, X, n_jobs, work) -> list:
-        """``[work(corpus, start, stop), ...]`` over consecutive blocks of sequences of ``X``.
+        """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
 
-        ``corpus`` is the featurized block ``X[start:stop]``.  With one thread
-        all of ``X`` is one block.  With more, the blocks go to ``n_jobs``
+        ``corpus`` is the featurized ``X[block]`` (``block`` a slice), or all
+        of ``X`` when ``block`` is None.  With one thread all of ``X`` is one
+        block.  With more, the blocks go to ``n_jobs``
         Python threads: featurizing a block holds the GIL only while it reads
         the user's lists and then looks attributes up and decodes without it,
         so one thread's reading overlaps the others' lookups and decoding.
@@ -147,17 +148,17 @@ class _LinearChainEstimator:
         if n_jobs > 1 and (type(X) is list or type(X) is tuple):
             n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
         if n_blocks <= 1:
-            return [work(transform(X), 0, len(X) if hasattr(X, "__len__") else 0)]
+            return [work(transform(X), None)]
         bounds = np.linspace(0, len(X), n_blocks + 1).astype(np.int64).tolist()
 
         def run(k: int):
-            a, b = bounds[k], bounds[k + 1]
-            return work(transform(X[a:b]), a, b)
+            block = slice(bounds[k], bounds[k + 1])
+            return work(transform(X[block]), block)
         try:
             with ThreadPoolExecutor(min(n_jobs, n_blocks)) as pool:
                 return list(pool.map(run, range(n_blocks)))
         except CSeqError:
-            return [work(transform(X), 0, len(X))]
+            return [work(transform(X), None)]
 
     def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
         bounds = corpus.seq_ptr
@@ -181,7 +182,7 @@ class _LinearChainEstimator:
         self._check_fitted()
         labels = np.asarray(self.classes_, dtype=object)
 
-        def work(corpus, start, stop):
+        def work(corpus, block):
             names = labels[self.model_.decode(corpus)]
             return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
         return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
@@ -198,9 +199,8 @@ class _LinearChainEstimator:
                 and len(y) == len(X)):
             n_jobs = 1  # one block: the error will name indices of the whole X
 
-        def work(corpus, start, stop):
-            gold = self._gold_ids(y if stop - start == len(X) else y[start:stop], corpus,
-                                  label_ids)
+        def work(corpus, block):
+            gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
             return int(np.sum(self.model_.decode(corpus) == gold)), len(gold)
         counts = self._map_blocks(X, n_jobs, work)
         total = sum(n for _, n in counts)
@@ -444,7 +444,7 @@ class CRF(_LinearChainEstimator):
 
     def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
-        def work(corpus, start, stop):
+        def work(corpus, block):
             return self._split(self.model_.marginals(corpus), corpus)
         return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 
