@@ -58,6 +58,12 @@ cdef extern from *:
 # code units: the pair identifies a string.
 
 
+cdef int _units_of(object s, int* kind, const uint8_t** data, int64_t* nbytes) except -1:
+    if not cseq_str_units(<PyObject*> s, kind, data, nbytes):
+        raise TypeError(f"StringTable: expected str, got {type(s).__name__}")
+    return 0
+
+
 cdef struct Slot:
     uint64_t hash
     int64_t off     # arena offset of the entry, -1 for an empty slot
@@ -228,20 +234,20 @@ cdef class StringTable:
     def __len__(self):
         return self._n
 
-    def add(self, str s not None) -> int:
-        """Id of ``s``, inserting it when new."""
+    def add(self, s) -> int:
+        """Id of ``s`` (a str, not a subclass), inserting it when new."""
         cdef int kind
         cdef const uint8_t* data
         cdef int64_t nbytes
-        cseq_str_units(<PyObject*> s, &kind, &data, &nbytes)
+        _units_of(s, &kind, &data, &nbytes)
         return self._add(hash_bytes(data, nbytes), kind, data, nbytes)
 
-    def get(self, str s not None) -> int:
-        """Id of ``s``, or -1 when it is not in the table."""
+    def get(self, s) -> int:
+        """Id of ``s`` (a str, not a subclass), or -1 when it is not in the table."""
         cdef int kind
         cdef const uint8_t* data
         cdef int64_t nbytes
-        cseq_str_units(<PyObject*> s, &kind, &data, &nbytes)
+        _units_of(s, &kind, &data, &nbytes)
         return self._find(kind, data, nbytes)
 
     def __contains__(self, s) -> bool:

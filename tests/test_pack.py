@@ -52,6 +52,17 @@ def test_from_strings_refuses_repeats_and_non_strings():
         _pack.StringTable.from_strings(["a", b"b"])
     with pytest.raises(ValueError):
         _pack.StringTable(capacity=-1)
+
+    class Sub(str):
+        pass
+
+    table = _pack.StringTable()
+    for bad in (Sub("a"), b"a", None, 1):
+        with pytest.raises(TypeError, match="expected str"):
+            table.add(bad)
+        with pytest.raises(TypeError, match="expected str"):
+            table.get(bad)
+    assert Sub("a") not in table and len(table) == 0
     assert 3 not in _pack.StringTable()
 
 
