@@ -2,15 +2,16 @@
 
 Token metrics (:func:`accuracy`, :func:`sequence_accuracy`,
 :func:`confusion_matrix`) work on any hashable labels.  Chunk metrics
-(:func:`chunks`, :func:`chunk_scores`, :func:`chunk_f1`) reproduce the
-``conlleval`` script of the CoNLL-2000 shared task exactly, including its
-handling of ill-formed tag sequences.
+(:func:`chunks`, :func:`chunk_scores`, :func:`chunk_f1`) follow the
+``conlleval`` script of the CoNLL-2000 shared task for IOB1 and IOB2,
+including its handling of ill-formed tag sequences, and seqeval's default
+(lenient) mode for BIOES; the section below says exactly where each scheme
+comes from and where it departs from ``conlleval``.
 
 Every function takes ``y_true`` and ``y_pred`` as an iterable of sentences,
 each sentence a sequence of labels (``[["B-NP", "I-NP", "O"], ...]``), and
 checks that both hold the same number of sentences of the same lengths.
-Everything runs on integer label ids with numpy, so a corpus of 200,000
-tokens is scored in well under a second.
+Everything runs on integer label ids with numpy.
 
 Scores are **fractions** in ``[0, 1]``; only :func:`classification_report`
 prints percentages, as ``conlleval`` does.  When there is nothing to score
@@ -21,18 +22,26 @@ Chunk schemes
 -------------
 A chunk label is ``"O"`` or ``PREFIX-TYPE`` (split at the first hyphen, so
 ``B-creative-work`` has type ``creative-work``; a bare ``B`` has the empty
-type).  The scheme says which prefixes are allowed:
+type).  ``conlleval`` instead keeps only the text between the first and the
+second hyphen (type ``creative``); this is the one place where the IOB
+schemes depart from it.  The scheme says which prefixes are allowed:
 
 ``"iob2"`` (default) and ``"iob1"``
-    ``B``, ``I``.  ``conlleval`` uses one set of rules for both
-    representations, so the two give the same chunks; the scheme only checks
-    the prefixes.  A chunk starts at ``B``, at ``I`` after ``O`` and at a
-    type change; it ends before ``B``, ``O`` or a type change.
+    ``B``, ``I``.  These are ``conlleval``'s start and end rules, which are
+    the same for both representations, so the two give the same chunks; the
+    scheme only checks the prefixes.  A chunk starts at ``B``, at ``I`` after
+    ``O`` and at a type change; it ends before ``B``, ``O`` or a type change.
+    The test suite checks the counts against a token-by-token
+    reimplementation of ``conlleval``'s main loop and, for IOB2, against
+    seqeval (default mode on any input, strict mode on well-formed input).
 ``"bioes"`` (alias ``"iobes"``)
-    ``B``, ``I``, ``E``, ``S``.  The rules are ``conlleval``'s extended with
-    ``S`` (a one-token chunk) and ``E`` (the last token): a chunk also
-    starts at ``S``, and at ``I`` or ``E`` after ``E`` or ``S``; it also ends
-    after ``E`` and ``S``.
+    ``B``, ``I``, ``E``, ``S``.  **Not** ``conlleval``: it has no ``S`` rule
+    and no chunk start at ``B`` after ``E``, so for it ``B-X E-X B-X E-X`` is
+    one chunk.  cseq uses the rules of seqeval's default mode (which extends
+    ``conlleval``'s with ``S`` and ``E``): a chunk also starts at ``S``, and
+    at ``I`` or ``E`` after ``E`` or ``S``; it also ends after ``E`` and
+    ``S``.  On well-formed input these are also seqeval's strict ``IOBES``
+    chunks.  The test suite checks both against seqeval.
 
 A predicted chunk is correct when a gold chunk has the same start, end and
 type.
@@ -282,7 +291,7 @@ def _split_label(label: Any, allowed: frozenset[str], scheme: str) -> tuple[str,
 
 
 def _starts(prev: str, prev_type: str, tag: str, tag_type: str) -> bool:
-    """conlleval's startOfChunk for validated prefixes (B, I, E, S, O)."""
+    """conlleval's startOfChunk for B, I, O; seqeval's default mode for E and S."""
     if tag == _OUTSIDE:
         return False
     if tag in ("B", "S"):
@@ -292,7 +301,7 @@ def _starts(prev: str, prev_type: str, tag: str, tag_type: str) -> bool:
 
 
 def _ends(prev: str, prev_type: str, tag: str, tag_type: str) -> bool:
-    """conlleval's endOfChunk for validated prefixes (B, I, E, S, O)."""
+    """conlleval's endOfChunk for B, I, O; seqeval's default mode for E and S."""
     if prev == _OUTSIDE:
         return False
     if prev in ("E", "S"):
@@ -353,7 +362,7 @@ def _chunk_arrays(ids: np.ndarray, offsets: np.ndarray, start, end, ltype):
 
 
 def chunks(labels: Sequence[str], scheme: str = "iob2") -> list[tuple[str, int, int]]:
-    """Chunks of one label sequence, as ``conlleval`` finds them.
+    """Chunks of one label sequence (``conlleval``'s rules for IOB, seqeval's for BIOES).
 
     Parameters
     ----------
@@ -399,7 +408,7 @@ def chunk_scores(
     y_pred: Sequence[Sequence[str]],
     scheme: str = "iob2",
 ) -> dict[str, Any]:
-    """Chunk precision, recall and F1, overall and per chunk type (conlleval).
+    """Chunk precision, recall and F1, overall and per chunk type.
 
     Parameters
     ----------
@@ -432,7 +441,10 @@ def chunk_scores(
     ----------
     E. F. Tjong Kim Sang and S. Buchholz (2000). Introduction to the
     CoNLL-2000 shared task: chunking.  The ``conlleval`` script, version
-    2004-01-26.
+    2004-01-26 (IOB1, IOB2).
+
+    H. Nakayama (2018). seqeval: a Python framework for sequence labeling
+    evaluation, default mode (BIOES).
 
     Examples
     --------
@@ -495,7 +507,7 @@ def chunk_f1(
     y_pred: Sequence[Sequence[str]],
     scheme: str = "iob2",
 ) -> float:
-    """Overall chunk F1 as a fraction in ``[0, 1]``, as ``conlleval`` computes it.
+    """Overall chunk F1 as a fraction in ``[0, 1]``.
 
     See :func:`chunk_scores` for the parameters and errors.
 
@@ -549,8 +561,8 @@ def classification_report(
         Gold and predicted labels, one sequence per sentence, aligned.
     scheme : {None, "iob2", "iob1", "bioes", "iobes"}, default None
         ``None`` reports per-label token precision, recall and F1 (for POS
-        tagging); a scheme reports per-chunk-type scores exactly as
-        ``conlleval`` prints them.
+        tagging); a scheme reports per-chunk-type scores laid out as
+        ``conlleval`` prints them (counted as :func:`chunk_scores` does).
 
     Returns
     -------

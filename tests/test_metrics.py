@@ -1,4 +1,4 @@
-"""Tests of cseq.metrics against hand-worked conlleval results and a reference."""
+"""Tests of cseq.metrics against hand-worked results, a conlleval reimplementation and seqeval."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from seqeval.metrics import sequence_labeling as seqeval_labeling
+from seqeval.scheme import IOB2 as SEQEVAL_IOB2
+from seqeval.scheme import IOBES as SEQEVAL_IOBES
+from seqeval.scheme import Entities as SeqevalEntities
 
 from cseq.exceptions import InputError, InputTypeError
 from cseq.metrics import (
@@ -22,41 +26,44 @@ from cseq.metrics import (
 )
 
 # ---------------------------------------------------------------------------
-# A line-by-line reference of conlleval's main loop (written from the rules of
-# the CoNLL-2000 script, extended with S- for BIOES), deliberately unlike the
-# vectorised implementation: it walks tokens one at a time, with a sentence
-# boundary treated as an "O" token, and counts chunks with the ``inCorrect``
-# flag the script uses.
+# Independent references.
+#
+# 1. conlleval (IOB1, IOB2).  A token-by-token reimplementation of the main
+#    loop of the CoNLL-2000 ``conlleval`` script, written from its
+#    specification, deliberately unlike the vectorised implementation: a label
+#    is split at *every* hyphen (Perl's ``split(/-/)``, keeping the first two
+#    fields), a sentence boundary is an "O" token, and chunks are counted with
+#    the script's ``inCorrect`` flag.  Its start and end rules know B, I, E and
+#    O; they have no S.
+# 2. seqeval (IOB2, IOBES), a test-only dependency: its default mode (lenient,
+#    conlleval-like, extended with S and E) on any sequence, and its strict
+#    mode on well-formed sequences, where the two modes must agree.
+
+def _conlleval_split(label):
+    fields = label.split("-")
+    return fields[0], (fields[1] if len(fields) > 1 else "")
 
 
-def _ref_split(label):
-    if "-" in label:
-        tag, _, ctype = label.partition("-")
-        return tag, ctype
-    return label, ""
+def _conlleval_end(prev, tag, prev_type, tag_type):
+    # conlleval's endOfChunk: a chunk ended between the previous and this token
+    pairs = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"),
+             ("E", "E"), ("E", "I"), ("E", "O")}
+    if (prev, tag) in pairs:
+        return True
+    return prev != "O" and prev != "." and prev_type != tag_type
 
 
-def _ref_end(pt, t, ptype, ctype):
-    end = False
-    end |= pt == "B" and t in ("B", "O", "S")
-    end |= pt == "I" and t in ("B", "O", "S")
-    end |= pt == "E" and t in ("E", "I", "O", "S", "B")
-    end |= pt == "S" and t in ("E", "I", "O", "S", "B")
-    end |= pt != "O" and ptype != ctype
-    return end
+def _conlleval_start(prev, tag, prev_type, tag_type):
+    # conlleval's startOfChunk: a chunk started at this token
+    pairs = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"),
+             ("E", "E"), ("E", "I"), ("O", "E")}
+    if (prev, tag) in pairs:
+        return True
+    return tag != "O" and tag != "." and prev_type != tag_type
 
 
-def _ref_start(pt, t, ptype, ctype):
-    start = False
-    start |= t == "B" and pt in ("B", "I", "O", "S", "E")
-    start |= t == "S" and pt in ("B", "I", "O", "S", "E")
-    start |= t == "I" and pt in ("O", "S", "E")
-    start |= t == "E" and pt in ("O", "S", "E")
-    start |= t != "O" and ptype != ctype
-    return start
-
-
-def _reference(y_true, y_pred):
+def _conlleval_counts(y_true, y_pred):
+    """Per-type (found in gold, found in prediction, correct), as conlleval counts."""
     stream = []
     for t, p in zip(y_true, y_pred):
         stream.extend(zip(t, p))
@@ -65,12 +72,12 @@ def _reference(y_true, y_pred):
     in_correct = False
     lc, lct, lg, lgt = "O", "", "O", ""
     for gold, guess in stream:
-        c, ct = _ref_split(gold)
-        g, gt = _ref_split(guess)
-        end_c = _ref_end(lc, c, lct, ct)
-        end_g = _ref_end(lg, g, lgt, gt)
-        start_c = _ref_start(lc, c, lct, ct)
-        start_g = _ref_start(lg, g, lgt, gt)
+        c, ct = _conlleval_split(gold)
+        g, gt = _conlleval_split(guess)
+        end_c = _conlleval_end(lc, c, lct, ct)
+        end_g = _conlleval_end(lg, g, lgt, gt)
+        start_c = _conlleval_start(lc, c, lct, ct)
+        start_g = _conlleval_start(lg, g, lgt, gt)
         if in_correct:
             if end_c and end_g and lgt == lct:
                 in_correct = False
@@ -84,22 +91,53 @@ def _reference(y_true, y_pred):
         if start_g:
             found_pred[gt] = found_pred.get(gt, 0) + 1
         lc, lct, lg, lgt = c, ct, g, gt
+    if in_correct:  # the stream ends with a boundary, which closed every chunk
+        raise AssertionError("unreachable: the last token is a boundary")
     return found_gold, found_pred, correct
 
 
-def _assert_matches_reference(y_true, y_pred, scheme):
-    gold, pred, corr = _reference(y_true, y_pred)
-    s = chunk_scores(y_true, y_pred, scheme)
+def _assert_counts(s, gold, pred, corr):
     assert s["support"] == sum(gold.values())
     assert s["predicted"] == sum(pred.values())
     assert s["correct"] == sum(corr.values())
-    for ctype in set(gold) | set(pred):
-        d = s["per_type"][ctype]
+    assert set(s["per_type"]) == set(gold) | set(pred)
+    for ctype, d in s["per_type"].items():
         assert d["support"] == gold.get(ctype, 0)
         assert d["predicted"] == pred.get(ctype, 0)
         assert d["correct"] == corr.get(ctype, 0)
-    assert set(s["per_type"]) == set(gold) | set(pred)
 
+
+def _assert_matches_conlleval(y_true, y_pred, scheme):
+    _assert_counts(chunk_scores(y_true, y_pred, scheme), *_conlleval_counts(y_true, y_pred))
+
+
+def _seqeval_sets(y, strict_scheme=None):
+    """Chunks of a corpus as {(sentence, type, start, end)} found by seqeval."""
+    if strict_scheme is None:
+        out = set()
+        for i, s in enumerate(y):
+            for ctype, a, b in seqeval_labeling.get_entities(list(s)):
+                out.add((i, ctype, a, b + 1))
+        return out
+    ents = SeqevalEntities([list(s) for s in y], strict_scheme)
+    return {(e.sent_id, e.tag, e.start, e.end) for sent in ents.entities for e in sent}
+
+
+def _counts_from_sets(gold, pred):
+    count = {}
+    for name, chunks_ in (("gold", gold), ("pred", pred), ("corr", gold & pred)):
+        d = count.setdefault(name, {})
+        for _, ctype, _, _ in chunks_:
+            d[ctype] = d.get(ctype, 0) + 1
+    return count["gold"], count["pred"], count["corr"]
+
+
+def _assert_matches_seqeval(y_true, y_pred, scheme, strict_scheme=None):
+    gold = _seqeval_sets(y_true, strict_scheme)
+    pred = _seqeval_sets(y_pred, strict_scheme)
+    mine = {(i, *c) for i, s in enumerate(y_true) for c in chunks(s, scheme)}
+    assert mine == gold
+    _assert_counts(chunk_scores(y_true, y_pred, scheme), *_counts_from_sets(gold, pred))
 
 # ---------------------------------------------------------------------------
 # chunks(): hand-worked conlleval segmentations
@@ -209,7 +247,8 @@ def test_chunk_scores_hand_worked_iob2():
     assert s["per_type"]["PP"]["f1"] == 1.0
     assert s["per_type"]["VP"]["predicted"] == 2
     assert chunk_f1(y_true, y_pred) == pytest.approx(s["f1"])
-    _assert_matches_reference(y_true, y_pred, "iob2")
+    _assert_matches_conlleval(y_true, y_pred, "iob2")
+    _assert_matches_seqeval(y_true, y_pred, "iob2")
 
 
 def test_chunk_scores_wrong_type_same_span():
@@ -232,7 +271,7 @@ def test_chunk_scores_hand_worked_bioes():
         "precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1, "predicted": 2, "correct": 0
     }
     assert s["f1"] == pytest.approx(2 * (2 / 4) * (2 / 3) / (2 / 4 + 2 / 3))
-    _assert_matches_reference(y_true, y_pred, "bioes")
+    _assert_matches_seqeval(y_true, y_pred, "bioes")
 
 
 def test_no_chunks_scores_zero():
@@ -368,6 +407,8 @@ def test_labels_must_fit_the_scheme():
 # properties
 
 IOB_LABELS = ["O", "B-A", "I-A", "B-B", "I-B", "B-long-type", "I-long-type"]
+# conlleval keeps only the first two hyphen-separated fields of a label
+CONLLEVAL_LABELS = ["O", "B-A", "I-A", "B-B", "I-B"]
 BIOES_LABELS = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
 
 
@@ -385,18 +426,85 @@ def _aligned_pair(draw, labels):
 
 
 @settings(max_examples=300, deadline=None)
-@given(_aligned_pair(IOB_LABELS))
-def test_matches_reference_iob(pair):
+@given(_aligned_pair(CONLLEVAL_LABELS))
+def test_iob_matches_conlleval(pair):
     y_true, y_pred = pair
-    _assert_matches_reference(y_true, y_pred, "iob2")
-    _assert_matches_reference(y_true, y_pred, "iob1")
+    _assert_matches_conlleval(y_true, y_pred, "iob2")
+    _assert_matches_conlleval(y_true, y_pred, "iob1")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_aligned_pair(IOB_LABELS))
+def test_iob2_matches_seqeval_default_mode(pair):
+    y_true, y_pred = pair
+    _assert_matches_seqeval(y_true, y_pred, "iob2")
 
 
 @settings(max_examples=300, deadline=None)
 @given(_aligned_pair(BIOES_LABELS))
-def test_matches_reference_bioes(pair):
+def test_bioes_matches_seqeval_default_mode(pair):
     y_true, y_pred = pair
-    _assert_matches_reference(y_true, y_pred, "bioes")
+    _assert_matches_seqeval(y_true, y_pred, "bioes")
+
+
+@st.composite
+def _well_formed_pair(draw, scheme):
+    """Aligned gold and predicted corpora, every sentence a well-formed chunking."""
+
+    def sentence():
+        labels = []
+        for _ in range(draw(st.integers(0, 5))):
+            kind = draw(st.sampled_from(["O", "A", "B", "long-type"]))
+            if kind == "O":
+                labels.append("O")
+                continue
+            n = draw(st.integers(1, 3))
+            if scheme == "iob2":
+                labels += [f"B-{kind}"] + [f"I-{kind}"] * (n - 1)
+            elif n == 1:
+                labels.append(f"S-{kind}")
+            else:
+                labels += [f"B-{kind}"] + [f"I-{kind}"] * (n - 2) + [f"E-{kind}"]
+        return labels
+
+    y_true, y_pred = [], []
+    for _ in range(draw(st.integers(0, 4))):
+        t = sentence()
+        p = sentence()
+        # align lengths by padding the shorter one with O
+        n = max(len(t), len(p))
+        y_true.append(t + ["O"] * (n - len(t)))
+        y_pred.append(p + ["O"] * (n - len(p)))
+    return y_true, y_pred
+
+
+@settings(max_examples=200, deadline=None)
+@given(_well_formed_pair("iob2"))
+def test_iob2_matches_seqeval_strict_mode_on_well_formed_input(pair):
+    y_true, y_pred = pair
+    _assert_matches_seqeval(y_true, y_pred, "iob2", SEQEVAL_IOB2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_well_formed_pair("bioes"))
+def test_bioes_matches_seqeval_strict_mode_on_well_formed_input(pair):
+    y_true, y_pred = pair
+    _assert_matches_seqeval(y_true, y_pred, "bioes", SEQEVAL_IOBES)
+
+
+def test_where_cseq_departs_from_conlleval():
+    # conlleval has no S- and does not start a chunk at B- after E-: for it
+    # "B-X E-X B-X E-X" is one chunk.  cseq (and seqeval) find two.
+    y = [["B-X", "E-X", "B-X", "E-X"]]
+    gold, pred, corr = _conlleval_counts(y, y)
+    assert gold == {"X": 1}
+    assert chunks(y[0], "bioes") == [("X", 0, 2), ("X", 2, 4)]
+    assert chunk_scores(y, y, "bioes")["support"] == 2
+    # conlleval keeps only the text between the first and second hyphen as the
+    # type; cseq splits at the first hyphen only.
+    y = [["B-creative-work", "I-creative-work"]]
+    assert _conlleval_counts(y, y)[0] == {"creative": 1}
+    assert chunks(y[0]) == [("creative-work", 0, 2)]
 
 
 @settings(max_examples=200, deadline=None)
