@@ -205,6 +205,23 @@ class Template:
         return "\x00".join(self.parts)
 
 
+def _bounded_int(text: str) -> int | None:
+    """``int(text)`` for a macro number, or None when it has more than 18 digits.
+
+    Python refuses ``int()`` of more than 4,300 digits with a bare ValueError,
+    and no valid offset or column is anywhere near that long.
+    """
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 18:
+        return None
+    return sign * int(digits)
+
+
+def _abbrev(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
+
+
 def _parse_line(line: str, line_no: int) -> Template:
     parts: list[str] = []
     cells: list[Cell] = []
@@ -221,13 +238,16 @@ def _parse_line(line: str, line_no: int) -> Template:
                 f"template line {line_no}: malformed macro at {bad!r} in {line!r}; "
                 "expected %x[row,col] or %x[row,col:function]"
             )
-        row, col, func = int(m.group(1)), int(m.group(2)), m.group(3)
-        if abs(row) > MAX_OFFSET:
+        row, col, func = _bounded_int(m.group(1)), _bounded_int(m.group(2)), m.group(3)
+        if row is None or abs(row) > MAX_OFFSET:
             raise InputError(
-                f"template line {line_no}: row offset {row} is beyond +/-{MAX_OFFSET}"
+                f"template line {line_no}: row offset {_abbrev(m.group(1))} is beyond "
+                f"+/-{MAX_OFFSET}"
             )
-        if col > MAX_COLUMN:
-            raise InputError(f"template line {line_no}: column {col} is beyond {MAX_COLUMN}")
+        if col is None or col > MAX_COLUMN:
+            raise InputError(
+                f"template line {line_no}: column {_abbrev(m.group(2))} is beyond {MAX_COLUMN}"
+            )
         if func is not None and func not in TOKEN_FUNCTIONS:
             known = ", ".join(TOKEN_FUNCTIONS)
             raise InputError(
@@ -1085,18 +1105,24 @@ class TemplateFeaturizer:
             raise bad("'name_cells' out of range")
         # The keys must be exactly what the names hash to: catches corruption
         # and a template text that does not belong to these keys.
-        width = int(obj._n_cells.max(initial=0))
-        values = np.zeros((n_attr, max(width, 1)), dtype=np.uint64)
-        if n_attr and width:
-            hashes = _templates.hash_strings(strings)
-            ptr = np.zeros(n_attr + 1, dtype=np.int64)
-            np.cumsum(counts, out=ptr[1:])
-            rows = np.repeat(np.arange(n_attr), counts)
-            cols = np.arange(len(cells)) - ptr[rows]
-            values[rows, cols] = hashes[cells]
-        recomputed = _templates.hash_rows(
-            np.ascontiguousarray(obj._seeds[tmpl]), values, np.ascontiguousarray(counts, np.int32)
-        )
+        # Checked one template line at a time, so the work arrays hold as many
+        # values as 'name_cells' does, whatever the widest line of the text.
+        hashes = _templates.hash_strings(strings) if len(cells) else np.zeros(0, np.uint64)
+        ptr = np.zeros(n_attr + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        recomputed = np.empty(n_attr, dtype=np.uint64)
+        order = np.argsort(tmpl, kind="stable")
+        used, first = np.unique(tmpl[order], return_index=True)
+        for t, rows in zip(used.tolist(), np.split(order, first[1:])):
+            width = int(obj._n_cells[t])
+            at = ptr[rows][:, None] + np.arange(width, dtype=np.int64)
+            values = np.zeros((len(rows), max(width, 1)), dtype=np.uint64)
+            values[:, :width] = hashes[cells[at]]
+            recomputed[rows] = _templates.hash_rows(
+                np.full(len(rows), obj._seeds[t], dtype=np.uint64),
+                values,
+                np.full(len(rows), width, dtype=np.int32),
+            )
         if not np.array_equal(recomputed, keys):
             raise bad("attribute keys do not match their names (corrupted or wrong templates)")
         try:

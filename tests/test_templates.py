@@ -669,3 +669,48 @@ def test_extract_keys_validates():
     for change in bad:
         with pytest.raises(ValueError):
             _templates.extract_keys(**{**ok, **change})
+
+
+def test_from_state_validates_before_allocating():
+    # One unused template line with 100,000 macros and a million attributes of
+    # a one-macro template: sizing the key check by the widest template line
+    # asked for 10^6 x 10^5 x 8 bytes.  The check must cost memory in
+    # proportion to the stored arrays, and the bad keys give ModelFormatError.
+    import tracemalloc
+
+    n = 1_000_000
+    text = "U0:%x[0,0]\nU1:" + "%x[0,0]" * 100_000
+    meta = {"kind": "templates", "format": 1, "hash": "fnv1a64-combine1", "templates": text,
+            "min_freq": 1, "n_buckets": None, "n_attributes": n, "bigram": False}
+    meta.update({k: v for k, v in _state()[0].items() if k in ("format", "hash")})
+    arrays = {
+        "keys": np.arange(n, dtype=np.uint64),
+        "name_template": np.zeros(n, np.int32),
+        "name_cells": np.zeros(n, np.int32),
+        "strings": np.frombuffer(b"a", np.uint8).copy(),
+        "string_ptr": np.array([0, 1], np.int64),
+    }
+    stored = sum(a.nbytes for a in arrays.values())
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFormatError, match="do not match"):
+            TemplateFeaturizer.from_state(meta, arrays)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * stored + (16 << 20), peak
+
+
+@pytest.mark.parametrize("digits", [5000, 20000])
+def test_huge_row_offset_names_the_line(digits):
+    # Python refuses int() of more than 4300 digits with a bare ValueError.
+    text = "U0:%x[0,0]\nU1:%x[" + "9" * digits + ",0]"
+    with pytest.raises(InputError, match="template line 2: row offset") as info:
+        Templates(text)
+    with pytest.raises(InputError, match="template line 2: column"):
+        Templates("U0:%x[0,0]\nU1:%x[0," + "7" * digits + "]")
+    # loads() of a model whose featurizer holds such a text: ModelFormatError
+    meta, arrays = _state()
+    meta["templates"] = text
+    with pytest.raises(ModelFormatError, match="template line 2"):
+        TemplateFeaturizer.from_state(meta, arrays)
