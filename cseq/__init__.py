@@ -2,9 +2,12 @@
 
 The public names: the estimators :class:`CRF` and
 :class:`StructuredPerceptron`, the kernels :func:`viterbi` and
-:func:`forward_backward`, :func:`load`, and the exceptions.
+:func:`forward_backward`, :func:`load`, and the exceptions; the modules
+:mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
+:mod:`cseq.templates` come with ``import cseq``.
 """
 
+from cseq import conll, metrics, templates
 from cseq._decode import openmp_enabled
 from cseq.estimators import CRF, StructuredPerceptron
 from cseq.exceptions import (

@@ -1,39 +1,106 @@
-"""The ``cseq`` command line: train, tag, eval, info and demo over CoNLL files.
+"""The ``cseq`` command line: train, tag, eval, info and demo.
 
-Built on the public Python API only (estimators, templates, readers,
-metrics).  Every command has ``--help``; bad arguments and bad files give a
-one-line message on stderr and a non-zero exit code (2 for usage, 1 for
-data and model errors).
+Built on the public Python API (estimators, templates, readers, metrics) and
+the streaming readers and writers of :mod:`cseq._streams`.  Every command has
+``--help``; bad arguments give a usage message and exit code 2, bad files and
+models a one-line message naming the file (and line) and exit code 1.
+
+Learners are listed in one table, :data:`LEARNERS`: a new learner is one entry
+(its estimator class, default iterations, and which command-line options set
+which of its hyperparameters).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
 
-import numpy as np
+from cseq.exceptions import CSeqError, InputError
 
-from cseq.exceptions import CSeqError
+__all__ = ["main", "LEARNERS", "Learner"]
 
-__all__ = ["main"]
+
+@dataclass(frozen=True)
+class Learner:
+    """One ``--algorithm`` of ``cseq train``.
+
+    Attributes
+    ----------
+    estimator : str
+        Name of the estimator class in the ``cseq`` namespace.
+    max_iter : int
+        Iterations when ``--max-iter`` is not given.
+    options : dict of str to str
+        Command-line option (its argparse ``dest``) to hyperparameter name.
+        Options not listed are refused for this learner.
+    description : str
+        One line for ``--help``.
+    defaults : dict of str to Any
+        Hyperparameters the command line sets unless an option does (e.g. a
+        fixed seed, so that the same command gives the same model).
+    """
+
+    estimator: str
+    max_iter: int
+    options: dict[str, str] = field(default_factory=dict)
+    description: str = ""
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+#: The learners of ``cseq train --algorithm``.  ``max_iter`` and ``features``
+#: are set for every learner; ``options`` maps the other options.
+LEARNERS: dict[str, Learner] = {
+    "crf": Learner("CRF", 100, {"c2": "c2", "n_jobs": "n_jobs"},
+                   "linear-chain CRF, L-BFGS (options --c2, --n-jobs)"),
+    "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state"},
+                          "averaged structured perceptron (option --seed)",
+                          {"random_state": 0}),
+}
+
+#: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
+_LEARNER_OPTIONS = {"c2": "--c2", "n_jobs": "--n-jobs", "seed": "--seed"}
+
+_PRESET_HELP = ("presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
+                "and 1 (POS tag); 'ner' reads column 0 (the word)")
+
+
+def _learner_of(est: Any) -> str | None:
+    for name, learner in LEARNERS.items():
+        if type(est).__name__ == learner.estimator:
+            return name
+    return None
+
+
+# ----------------------------------------------------------------------------
+# progress
 
 
 class _Progress:
-    """One status line per iteration: on a terminal it rewrites itself, else silent."""
+    """Training progress on stderr.
 
-    def __init__(self, total: int, stream=sys.stderr) -> None:
+    On a terminal one status line rewrites itself; elsewhere (logs, CI,
+    notebooks) a line is printed every ``every`` seconds, or after every
+    iteration with ``verbose``; ``quiet`` prints nothing.
+    """
+
+    def __init__(self, total: int, stream: IO[str] | None = None, *, quiet: bool = False,
+                 verbose: bool = False, every: float = 5.0) -> None:
         self.total = total
-        self.stream = stream
-        self.enabled = stream.isatty()
-        self.start = time.perf_counter()
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) and not verbose
+        self.verbose = verbose
+        self.every = every
+        self.start = self.last = time.perf_counter()
+        self.shown = False
 
-    def __call__(self, record: dict) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
+    def line(self, record: dict[str, Any], elapsed: float) -> str:
         it = record["iteration"]
         eta = elapsed / it * max(self.total - it, 0)
         parts = [f"iter {it}/{self.total}"]
@@ -41,60 +108,180 @@ class _Progress:
             parts.append(f"loss {record['loss']:.5g}")
         if "errors" in record:
             parts.append(f"errors {record['errors']}")
+        if "dev_f1" in record:
+            parts.append(f"dev span F1 {100 * record['dev_f1']:.2f}%")
         if "dev_accuracy" in record:
             parts.append(f"dev acc {100 * record['dev_accuracy']:.2f}%")
         parts.append(f"elapsed {elapsed:.1f}s")
         parts.append(f"eta <= {eta:.0f}s")
-        self.stream.write("\r" + "  ".join(parts) + "\x1b[K")
+        return "  ".join(parts)
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        now = time.perf_counter()
+        text = self.line(record, now - self.start)
+        if self.tty:
+            self.stream.write("\r" + text + "\x1b[K")
+            self.shown = True
+        elif self.verbose or now - self.last >= self.every:
+            self.stream.write(text + "\n")
+            self.last = now
+        else:
+            return
         self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
+        if self.shown:
             self.stream.write("\n")
+            self.stream.flush()
 
 
-def _read_labeled(path: str, args) -> tuple[list, list]:
-    from cseq.conll import read_conll, read_conllu
-    if _is_conllu(path, args):
-        return read_conllu(path, label=args.label)
-    return read_conll(path, sep=args.sep)
+# ----------------------------------------------------------------------------
+# reading
 
 
-def _read_unlabeled(path: str, args) -> list:
-    from cseq.conll import read_conll, read_conllu
-    if _is_conllu(path, args):
-        return read_conllu(path, label=None)[0]
-    return read_conll(path, sep=args.sep, label_column=-1 if args.labeled else None)[0]
+def _label_column(args: argparse.Namespace, fmt: str) -> str | int:
+    value = args.label_column
+    if fmt == "conllu":
+        if value is None:
+            return "upos"
+        if re.fullmatch(r"-?\d+", value):
+            raise InputError(f"a CoNLL-U label column is a name (upos or xpos), got {value}")
+        return value.lower()
+    if value is None:
+        return -1
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError(f"a CoNLL label column is a number (0 is the first, -1 the last), "
+                         f"got {value!r}") from None
 
 
-def _is_conllu(path: str, args) -> bool:
-    fmt = getattr(args, "format", "auto")
-    return fmt == "conllu" or (fmt == "auto" and str(path).endswith(".conllu"))
+def _columns(args: argparse.Namespace, fmt: str) -> list[Any] | None:
+    if args.columns is None:
+        return None
+    parts = [p.strip() for p in args.columns.split(",") if p.strip()]
+    if fmt == "conllu":
+        return parts
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise InputError(f"CoNLL --columns are numbers (e.g. 0,1), got {args.columns!r}") from None
 
 
-def _make_estimator(args):
-    import cseq
-    from cseq.templates import TemplateFeaturizer, Templates
-    spec = args.template
-    if spec in ("pos", "chunk", "ner"):
-        templates = spec
+def _read_labeled(path: str, args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
+    """All sentences of a labeled file: X, y and the format read."""
+    from cseq._streams import open_reader
+    with open_reader(path, args.format, sep=args.sep) as reader:
+        fmt = reader.format
+        if fmt == "text":
+            raise InputError(f"{reader.name}: plain text has no labels; give a CoNLL or "
+                             "CoNLL-U file")
+        X, y = [], []
+        for item in reader.items(label=_label_column(args, fmt), columns=_columns(args, fmt)):
+            if item.x is not None:
+                X.append(item.x)
+                y.append(item.gold)
+    if not X:
+        raise InputError(f"{reader.name}: no sentences (the file has no token lines)")
+    return X, y, fmt
+
+
+def _check_columns(est: Any, width: int, where: str, fmt: str, labeled_flag: bool) -> None:
+    """Refuse input whose number of columns is not what the model was trained on."""
+    featurizer = est.featurizer_
+    trained = getattr(featurizer, "n_columns_", None)
+    templates = getattr(featurizer, "templates", None)
+    need = templates.n_columns if templates is not None else 1
+    fix = ("--columns" if fmt != "conllu" else
+           "--columns (CoNLL-U column names, e.g. form,upos)")
+    if trained is not None and width == trained + 1 and fmt == "conll" and not labeled_flag:
+        raise InputError(
+            f"{where}: the input has {width} columns but the model was trained on {trained}; "
+            "the last column looks like gold labels: pass --labeled to drop it "
+            f"(or {fix} to choose the columns, or --format text for plain text, one "
+            "sentence per line)")
+    if trained is not None and width != trained:
+        raise InputError(
+            f"{where}: the input gives the model {width} column(s) but it was trained on "
+            f"{trained}; choose the columns with {fix}")
+    if width < need:
+        raise InputError(
+            f"{where}: the input gives the model {width} column(s) but its templates read "
+            f"column {need - 1}; choose the columns with {fix}")
+
+
+# ----------------------------------------------------------------------------
+# commands
+
+
+def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: str
+                     ) -> str:
+    """The preset for data of this shape, with a message saying why."""
+    width = len(X[0][0])
+    labels = {lab for seq in y[:2000] for lab in seq}
+    if fmt == "conllu" or width == 1:
+        name = "ner" if _scheme_of(labels) else "pos"
+        why = f"one input column{' and BIO labels' if name == 'ner' else ''}"
     else:
-        templates = Templates.from_file(spec)
-    features = TemplateFeaturizer(templates, min_freq=args.min_freq)
-    if args.algorithm == "crf":
-        return cseq.CRF(c2=args.c2, max_iter=args.max_iter or 100, n_jobs=args.n_jobs,
-                        features=features)
-    return cseq.StructuredPerceptron(max_iter=args.max_iter or 10, random_state=args.seed,
-                                     features=features)
+        name = "chunk"
+        why = f"{width} input columns (word, POS tag, ...)"
+    print(f"cseq train: no --template given: using the '{name}' preset ({why}); "
+          "pass --template to choose", file=sys.stderr)
+    return name
 
 
-def _cmd_train(args) -> int:
-    X, y = _read_labeled(args.train, args)
+def _templates(spec: str) -> Any:
+    from cseq.templates import PRESETS, Templates
+    if spec in PRESETS:
+        return spec
+    if not os.path.exists(spec) and re.fullmatch(r"[\w-]+", spec):
+        raise InputError(f"unknown template preset {spec!r} and no such file; presets are "
+                         f"{', '.join(PRESETS)}")
+    return Templates.from_file(spec)
+
+
+def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
+    """The estimator of ``--algorithm`` with the options the table maps for it."""
+    import cseq
+    from cseq.templates import TemplateFeaturizer
+    learner = LEARNERS[args.algorithm]
+    params: dict[str, Any] = dict(learner.defaults)
+    for dest, option in _LEARNER_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if dest not in learner.options:
+            raise InputError(f"{option} does not apply to --algorithm {args.algorithm}")
+        params[learner.options[dest]] = value
+    params["max_iter"] = args.max_iter if args.max_iter is not None else learner.max_iter
+    params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+    return getattr(cseq, learner.estimator)(**params)
+
+
+def _check_output_path(path: str) -> None:
+    """Fail before training if the model file cannot be written."""
+    if os.path.isdir(path):
+        raise InputError(f"cannot write the model to {path}: it is a directory")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError(f"cannot write the model to {path}: no directory {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write the model to {path}: {directory} is not writable")
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    _check_output_path(args.output)
+    templates = _templates(args.template) if args.template is not None else None
+    X, y, fmt = _read_labeled(args.train, args)
     X_dev = y_dev = None
     if args.dev:
-        X_dev, y_dev = _read_labeled(args.dev, args)
-    est = _make_estimator(args)
-    progress = _Progress(est.max_iter)
+        X_dev, y_dev, _ = _read_labeled(args.dev, args)
+    if templates is None:
+        templates = _template_choice(args, X, y, fmt)
+    est = _make_estimator(args, templates)
+    progress = _Progress(est.max_iter, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
         est.fit(X, y, X_dev, y_dev, callback=progress)
@@ -106,52 +293,151 @@ def _cmd_train(args) -> int:
            f"({est.n_iter_} iterations, {est.featurizer_.n_attributes} attributes, "
            f"{len(est.classes_)} labels)")
     if X_dev is not None:
-        msg += f"; dev accuracy {100 * est.score(X_dev, y_dev):.2f}%"
+        msg += "; dev " + _summary(est, X_dev, y_dev, args.n_jobs or 1)
     print(msg)
     print(f"model written to {args.output}")
     return 0
 
 
-def _load(path: str):
+def _summary(est: Any, X: list[Any], y: list[Any], n_jobs: int) -> str:
+    from cseq.metrics import accuracy, chunk_f1
+    pred = est.predict(X, n_jobs=n_jobs)
+    acc = f"accuracy {100 * accuracy(y, pred):.2f}%"
+    scheme = _scheme_of({lab for seq in y for lab in seq})
+    if scheme is None:
+        return acc
+    return f"span F1 {100 * chunk_f1(y, pred, scheme):.2f}% ({scheme}), token {acc}"
+
+
+def _scheme_of(labels: set[str]) -> str | None:
+    """``"iob2"`` or ``"bioes"`` when every label is O or PREFIX-TYPE of that scheme."""
+    prefixes = set()
+    for lab in labels:
+        if lab == "O":
+            continue
+        head, dash, _ = lab.partition("-")
+        if not dash or head not in ("B", "I", "E", "S"):
+            return None
+        prefixes.add(head)
+    if not prefixes:
+        return None
+    return "bioes" if prefixes & {"E", "S"} else "iob2"
+
+
+def _load(path: str) -> Any:
     import cseq
     return cseq.load(path)
 
 
-def _cmd_tag(args) -> int:
-    from cseq.conll import write_conll
+def _cmd_tag(args: argparse.Namespace) -> int:
+    from cseq._streams import check_labels, open_output, open_reader, write_items
     est = _load(args.model)
-    X = _read_unlabeled(args.input, args)
-    labels = est.predict(X, n_jobs=args.n_jobs)
-    marginals = None
-    if args.marginals:
-        if not hasattr(est, "predict_marginals"):
-            raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF")
-        index = {c: i for i, c in enumerate(est.classes_)}
-        marginals = [m[np.arange(len(lab)), [index[c] for c in lab]]
+    templates = getattr(est.featurizer_, "templates", None)
+    n_cols = getattr(est.featurizer_, "n_columns_", None) or (
+        templates.n_columns if templates is not None else None)
+    if args.marginals and not hasattr(est, "predict_marginals"):
+        raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF")
+    with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
+                     allow_text=True) as reader:
+        fmt_in = reader.format
+        fmt_out = args.output_format or fmt_in
+        if fmt_out == "conllu" and fmt_in != "conllu":
+            raise InputError("--output-format conllu needs CoNLL-U input (it keeps the other "
+                             f"columns); {reader.name} is {fmt_in}")
+        if fmt_out == "conllu" and args.marginals:
+            raise InputError("CoNLL-U output has no column for marginals; use "
+                             "--output-format conll or jsonl")
+        label = _label_column(args, fmt_in) if (fmt_in == "conllu" or args.labeled) else None
+        check_labels(est.classes_, fmt_out)
+        items = reader.items(label=label if fmt_in != "conllu" else None,
+                             columns=_columns(args, fmt_in), drop_label=True)
+        with open_output(args.output) as out:
+            _tag_stream(est, items, out, args, fmt_in, fmt_out, label)
+    return 0
+
+
+def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fmt_in: str,
+                fmt_out: str, label: Any) -> None:
+    """Read, tag and write batches of about ``--batch-tokens`` tokens."""
+    import numpy as np
+
+    from cseq._streams import write_items
+    index = {c: i for i, c in enumerate(est.classes_)}
+    batch: list[Any] = []
+    n_tok = 0
+    checked = False
+
+    def flush() -> None:
+        X = [item.x for item in batch if item.x is not None]
+        labels = est.predict(X, n_jobs=args.n_jobs) if X else []
+        confs = None
+        if args.marginals and X:
+            confs = [m[np.arange(len(lab)), [index[c] for c in lab]]
                      for m, lab in zip(est.predict_marginals(X, n_jobs=args.n_jobs), labels)]
-    out = args.output if args.output else sys.stdout
-    write_conll(out, X, labels, marginals=marginals)
-    return 0
+        write_items(out, batch, labels, confs, fmt_out, label)
+
+    for item in items:
+        if item.x is not None:
+            if not checked:
+                _check_columns(est, len(item.x[0]), f"{_name(args.input)}:{item.line}",
+                               fmt_in, args.labeled)
+                checked = True
+            n_tok += len(item.x)
+        batch.append(item)
+        if n_tok >= args.batch_tokens:
+            flush()
+            batch, n_tok = [], 0
+    if batch:
+        flush()
 
 
-def _cmd_eval(args) -> int:
-    from cseq.metrics import classification_report
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from cseq.metrics import chunk_scores, classification_report
     est = _load(args.model)
-    X, y = _read_labeled(args.test, args)
+    X, y, fmt = _read_labeled(args.test, args)
+    _check_columns(est, len(X[0][0]), f"{_name(args.test)}", fmt, True)
+    known = set(est.classes_)
+    gold = {lab for seq in y for lab in seq}
+    if not gold & known:
+        col = _label_column(args, fmt)
+        print(f"cseq eval: warning: none of the labels in {_name(args.test)} (column {col}: "
+              f"{', '.join(sorted(gold)[:5])}{', ...' if len(gold) > 5 else ''}) is a label "
+              f"of the model ({', '.join(est.classes_[:5])}"
+              f"{', ...' if len(est.classes_) > 5 else ''}); check --label-column",
+              file=sys.stderr)
     pred = est.predict(X, n_jobs=args.n_jobs)
-    scheme = None if args.scheme == "none" else args.scheme
-    print(classification_report(y, pred, scheme=scheme))
+    scheme = _scheme_of(gold) if args.scheme == "auto" else (
+        None if args.scheme == "none" else args.scheme)
+    if scheme is not None:
+        s = chunk_scores(y, pred, scheme)
+        print(f"span F1: {100 * s['f1']:.2f}% (precision {100 * s['precision']:.2f}%, "
+              f"recall {100 * s['recall']:.2f}%, {scheme}); token accuracy "
+              f"{100 * s['accuracy']:.2f}%")
+    print(classification_report(y, pred, scheme=scheme), end="")
     return 0
 
 
-def _cmd_info(args) -> int:
+def _cmd_info(args: argparse.Namespace) -> int:
+    import numpy as np
     est = _load(args.model)
-    print(f"estimator: {type(est).__name__}")
-    print(f"parameters: {est.get_params()}")
+    learner = _learner_of(est)
+    print(f"learner: {learner or '?'} ({type(est).__name__})")
+    params = est.get_params()
+    features = params.pop("features", None)
+    print("parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+    if features is not None:
+        print(f"features: {features!r}")
     if getattr(est, "model_", None) is None:
         print("not fitted")
         return 0
     model, classes = est.model_, est.classes_
+    n_cols = getattr(est.featurizer_, "n_columns_", None)
+    if n_cols is not None:
+        print(f"input columns: {n_cols}")
     print(f"labels ({len(classes)}): {' '.join(classes)}")
     print(f"attributes: {model.n_attributes}  state weights: {model.n_state}  "
           f"iterations: {est.n_iter_}")
@@ -175,8 +461,10 @@ def _cmd_info(args) -> int:
     return 0
 
 
-def _cmd_demo(args) -> int:
+def _cmd_demo(args: argparse.Namespace) -> int:
     import cseq
+    if args.output:
+        _check_output_path(args.output)
     from cseq.conll import read_conll
     from cseq.data import sample_path
     from cseq.templates import TemplateFeaturizer
@@ -197,70 +485,141 @@ def _cmd_demo(args) -> int:
     sentence = args.sentence.split()
     tags = est.predict([[(w,) for w in sentence]])[0]
     print("tagged: " + " ".join(f"{w}/{t}" for w, t in zip(sentence, tags)))
+    if args.output:
+        est.save(args.output)
+        print(f"model written to {args.output} (tag your text: cseq tag {args.output} FILE)")
     return 0
 
 
+# ----------------------------------------------------------------------------
+# arguments
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = "int"
+    return parse
+
+
+def _n_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of threads or -1, "
+                                         f"got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cseq", description="Train and apply sequence labelers "
-                                "(CRF, averaged perceptron) on CoNLL files.")
+    from cseq import __version__
+    p = argparse.ArgumentParser(
+        prog="cseq", description="Train and apply sequence labelers (CRF, averaged "
+        "perceptron) on CoNLL, CoNLL-U and plain-text files.")
+    p.add_argument("--version", action="version", version=f"cseq {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    def reading(q, labeled_flag=False):
-        q.add_argument("--format", choices=["auto", "conll", "conllu"], default="auto",
-                       help="input format (auto: .conllu files are CoNLL-U)")
-        q.add_argument("--label", choices=["upos", "xpos"], default="upos",
-                       help="CoNLL-U column used as the label (default upos)")
+    def reading(q: argparse.ArgumentParser, *, text: bool = False, labeled: bool = False
+                ) -> None:
+        formats = ["auto", "conll", "conllu"] + (["text"] if text else [])
+        q.add_argument("--format", choices=formats, default="auto",
+                       help="input format; auto (default) tells CoNLL-U (10 TAB-separated "
+                       "columns, integer IDs) from CoNLL (one token per line, columns) "
+                       + ("and plain text (one sentence per line) " if text else "")
+                       + "by the content")
+        q.add_argument("--label-column", "--label", dest="label_column", metavar="COL",
+                       help="the label column: CoNLL, its index (default -1, the last); "
+                       "CoNLL-U, upos (default) or xpos")
+        q.add_argument("--columns", metavar="COLS",
+                       help="the model's input columns, comma-separated: CoNLL, indices "
+                       "among the columns left after the label (default: all); CoNLL-U, "
+                       "names (default: form)")
         q.add_argument("--sep", default=None,
                        help="CoNLL column separator (default: any whitespace)")
-        if labeled_flag:
+        if labeled:
             q.add_argument("--labeled", action="store_true",
-                           help="the CoNLL input has a label column last; drop it")
+                           help="the CoNLL input has a label column (--label-column); drop it")
 
-    t = sub.add_parser("train", help="train a model on a CoNLL or CoNLL-U file")
-    t.add_argument("train", help="training file")
-    t.add_argument("--template", default="pos",
-                   help="feature templates: pos, chunk, ner or a CRF++ template file")
-    t.add_argument("--algorithm", choices=["crf", "perceptron"], default="crf")
+    learners = "; ".join(f"{k}: {v.description}" for k, v in LEARNERS.items())
+    t = sub.add_parser(
+        "train", help="train a model on a CoNLL or CoNLL-U file",
+        description="Train a model. The label is the last CoNLL column (or the CoNLL-U UPOS "
+        "column); the other columns are the model's input (CoNLL-U: the FORM). "
+        + _PRESET_HELP + ".")
+    t.add_argument("train", help="training file (- for standard input)")
+    t.add_argument("--template", default=None,
+                   help="feature templates: pos, chunk, ner or a CRF++ template file; "
+                   "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
+    t.add_argument("--algorithm", choices=list(LEARNERS), default="crf", help=learners)
     t.add_argument("--dev", help="development file, scored after every iteration")
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")
-    t.add_argument("--max-iter", type=int, default=None,
-                   help="iterations (default 100 for crf, 10 for perceptron)")
-    t.add_argument("--c2", type=float, default=1.0, help="CRF L2 strength (default 1.0)")
-    t.add_argument("--min-freq", type=int, default=1, help="drop rarer attributes")
-    t.add_argument("--n-jobs", type=int, default=1, help="threads (-1: all cores)")
-    t.add_argument("--seed", type=int, default=0, help="perceptron shuffling seed")
+    t.add_argument("--max-iter", type=_int_at_least(1), default=None,
+                   help="iterations (default: " + ", ".join(
+                       f"{v.max_iter} for {k}" for k, v in LEARNERS.items()) + ")")
+    t.add_argument("--c2", type=float, default=None, help="CRF L2 strength (default 1.0)")
+    t.add_argument("--min-freq", type=_int_at_least(1), default=1,
+                   help="drop attributes seen fewer times (default 1)")
+    t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
+    t.add_argument("--seed", type=_int_at_least(0), default=None,
+                   help="perceptron shuffling seed (default 0)")
+    shown = t.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true", help="no progress")
+    shown.add_argument("--verbose", action="store_true", help="a progress line per iteration")
     reading(t)
     t.set_defaults(func=_cmd_train)
 
-    g = sub.add_parser("tag", help="label a CoNLL or CoNLL-U file, CoNLL out")
+    g = sub.add_parser(
+        "tag", help="label a CoNLL, CoNLL-U or plain-text file",
+        description="Label a file, streaming (constant memory). Output: CoNLL in, CoNLL "
+        "out (input columns, then the label); CoNLL-U in, CoNLL-U out (the label in UPOS, "
+        "or XPOS with --label-column xpos; everything else kept); plain text (one sentence "
+        "per line) in, one sentence per line out as word/TAG. --output-format conll writes "
+        "word<TAB>TAG lines, jsonl one JSON object per sentence.")
     g.add_argument("model")
-    g.add_argument("input")
-    g.add_argument("-o", "--output", help="output file (default stdout)")
+    g.add_argument("input", help="input file (- for standard input)")
+    g.add_argument("-o", "--output", help="output file (default: standard output)")
+    g.add_argument("--output-format", choices=["conll", "conllu", "text", "jsonl"],
+                   default=None, help="default: the input's format")
     g.add_argument("--marginals", action="store_true",
-                   help="add the probability of each label (CRF models)")
-    g.add_argument("--n-jobs", type=int, default=1, help="threads (-1: all cores)")
-    reading(g, labeled_flag=True)
+                   help="add the probability of each label (CRF models): a last CoNLL "
+                   "column, 'confidence' in JSON lines")
+    g.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
+    g.add_argument("--batch-tokens", type=_int_at_least(1), default=50_000,
+                   help="tokens read, tagged and written at a time (default 50000)")
+    reading(g, text=True, labeled=True)
     g.set_defaults(func=_cmd_tag)
 
-    e = sub.add_parser("eval", help="score a model on a labeled file")
+    e = sub.add_parser("eval", help="score a model on a labeled file",
+                       description="Score a model. BIO-labeled files report span F1 first.")
     e.add_argument("model")
     e.add_argument("test")
-    e.add_argument("--scheme", choices=["none", "iob2", "iob1", "bioes", "iobes"],
-                   default="none", help="chunk scheme for span F1 (default: per-label)")
-    e.add_argument("--n-jobs", type=int, default=1, help="threads (-1: all cores)")
+    e.add_argument("--scheme", choices=["auto", "none", "iob2", "iob1", "bioes", "iobes"],
+                   default="auto", help="chunk scheme for span F1 (default auto: iob2 or "
+                   "bioes when every label is O or B-/I-/E-/S-TYPE, else per-label)")
+    e.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
     reading(e)
     e.set_defaults(func=_cmd_eval)
 
     i = sub.add_parser("info", help="describe a model file")
     i.add_argument("model")
-    i.add_argument("--top", type=int, default=5, help="features shown per label")
+    i.add_argument("--top", type=_int_at_least(0), default=5, help="features shown per label")
     i.set_defaults(func=_cmd_info)
 
     d = sub.add_parser("demo", help="train and evaluate a POS tagger on the bundled sample")
-    d.add_argument("--max-iter", type=int, default=5, help="perceptron iterations (5)")
+    d.add_argument("--max-iter", type=_int_at_least(1), default=5,
+                   help="perceptron iterations (5)")
     d.add_argument("--sentence", default="The quick brown fox jumps over the lazy dog .",
                    help="sentence to tag at the end")
+    d.add_argument("-o", "--output", help="also save the demo's tagger to this model file")
     d.set_defaults(func=_cmd_demo)
     return p
 
@@ -269,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
-        return args.func(args)
+        return int(args.func(args))
     except BrokenPipeError:
         # The reader went away (`cseq eval ... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

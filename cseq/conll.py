@@ -35,6 +35,15 @@ __all__ = [
     "iter_conllu",
     "read_conllu",
     "write_conll",
+    "iter_text",
+    "read_text",
+    "FORMATS",
+    "detect_format",
+    "sniff_format",
+    "conll_events",
+    "conllu_blocks",
+    "ConlluBlock",
+    "text_lines",
 ]
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes]]
@@ -233,36 +242,66 @@ def iter_conll(
         If the path cannot be opened.
     """
     _check_sep(sep)
-    name = _source_name(source)
     with _open_lines(source, encoding) as lines:
-        ncol = 0
-        first_line = 0
-        rows: list[tuple[str, ...]] = []
-        start = 0
-        for lineno, line in lines:
-            if not line.strip():
-                if rows:
-                    yield Sentence(rows, start, name)
-                    rows = []
-                continue
-            fields = tuple(line.split(sep))
-            if docstart and fields[0] == _DOCSTART:
-                if rows:
-                    yield Sentence(rows, start, name)
-                    rows = []
-                continue
-            if ncol == 0:
-                ncol, first_line = len(fields), lineno
-            elif len(fields) != ncol:
-                raise InputError(
-                    f"{name}:{lineno}: expected {ncol} columns, found {len(fields)} "
-                    f"(line {first_line} has {ncol})"
-                )
-            if not rows:
-                start = lineno
-            rows.append(fields)
-        if rows:
-            yield Sentence(rows, start, name)
+        for event in conll_events(lines, _source_name(source), sep=sep, docstart=docstart):
+            if isinstance(event, Sentence):
+                yield event
+
+
+def conll_events(
+    lines: Iterable[tuple[int, str]], name: str, *, sep: str | None = None, docstart: bool = True
+) -> Iterator[Sentence | tuple[int, str]]:
+    """The sentences of CoNLL lines, and the ``-DOCSTART-`` lines between them.
+
+    The engine of :func:`iter_conll`, for writers that keep the document
+    separators (``cseq tag``).
+
+    Parameters
+    ----------
+    lines : iterable of (int, str)
+        Line numbers and lines without their line ends.
+    name : str
+        File name for messages.
+    sep : str, optional
+        As for :func:`iter_conll`.
+    docstart : bool, default True
+        Treat ``-DOCSTART-`` lines as document separators: each ends the
+        current sentence and is yielded as ``(line number, line)``.
+
+    Yields
+    ------
+    Sentence or tuple of (int, str)
+        Sentences, and ``-DOCSTART-`` lines in file order.
+    """
+    ncol = 0
+    first_line = 0
+    rows: list[tuple[str, ...]] = []
+    start = 0
+    for lineno, line in lines:
+        if not line.strip():
+            if rows:
+                yield Sentence(rows, start, name)
+                rows = []
+            continue
+        fields = tuple(line.split(sep))
+        if docstart and fields[0] == _DOCSTART:
+            if rows:
+                yield Sentence(rows, start, name)
+                rows = []
+            yield lineno, line
+            continue
+        if ncol == 0:
+            ncol, first_line = len(fields), lineno
+        elif len(fields) != ncol:
+            raise InputError(
+                f"{name}:{lineno}: expected {ncol} columns, found {len(fields)} "
+                f"(line {first_line} has {ncol})"
+            )
+        if not rows:
+            start = lineno
+        rows.append(fields)
+    if rows:
+        yield Sentence(rows, start, name)
 
 
 def read_conll(
@@ -379,35 +418,90 @@ def iter_conllu(source: Source, *, encoding: str = "utf-8") -> Iterator[Sentence
     OSError
         If the path cannot be opened.
     """
-    name = _source_name(source)
     with _open_lines(source, encoding) as lines:
-        rows: list[tuple[str, ...]] = []
-        comments: list[str] = []
-        start = 0
-        for lineno, line in lines:
-            if not line.strip():
-                if rows:
-                    yield Sentence(rows, start, name, tuple(comments))
-                rows, comments = [], []
-                continue
-            if line.startswith("#"):
-                comments.append(line[1:].strip())
-                continue
-            fields = tuple(line.split("\t"))
-            if len(fields) != 10:
-                raise InputError(
-                    f"{name}:{lineno}: expected 10 TAB-separated columns, found {len(fields)}"
-                )
-            kind = _is_word_id(fields[0])
-            if kind is None:
-                raise InputError(f"{name}:{lineno}: invalid ID {fields[0]!r}")
-            if not kind:
-                continue
-            if not rows:
-                start = lineno
-            rows.append(fields)
-        if rows:
-            yield Sentence(rows, start, name, tuple(comments))
+        for block in conllu_blocks(lines, _source_name(source)):
+            if block.sentence is not None:
+                yield block.sentence
+
+
+@dataclass(frozen=True)
+class ConlluBlock:
+    """Every line of one CoNLL-U sentence, for writers that keep them all.
+
+    Attributes
+    ----------
+    lines : list of str
+        The lines as read (comments, multiword-token ranges, empty nodes and
+        words), without line ends.
+    words : list of int
+        Index in ``lines`` of each syntactic word, in order.
+    sentence : Sentence or None
+        The syntactic words, as :func:`iter_conllu` yields them; None for a
+        block of comments only.
+    """
+
+    lines: list[str]
+    words: list[int]
+    sentence: Sentence | None
+
+
+def conllu_blocks(lines: Iterable[tuple[int, str]], name: str) -> Iterator[ConlluBlock]:
+    """The sentences of CoNLL-U lines with all their lines (the engine of :func:`iter_conllu`).
+
+    Parameters
+    ----------
+    lines : iterable of (int, str)
+        Line numbers and lines without their line ends.
+    name : str
+        File name for messages.
+
+    Yields
+    ------
+    ConlluBlock
+        One per blank-line-separated block.
+
+    Raises
+    ------
+    InputError
+        As :func:`iter_conllu`.
+    """
+    raw: list[str] = []
+    words: list[int] = []
+    rows: list[tuple[str, ...]] = []
+    comments: list[str] = []
+    start = 0
+
+    def block() -> ConlluBlock:
+        sent = Sentence(rows, start, name, tuple(comments)) if rows else None
+        return ConlluBlock(raw, words, sent)
+
+    for lineno, line in lines:
+        if not line.strip():
+            if raw:
+                yield block()
+            raw, words, rows, comments = [], [], [], []
+            continue
+        if line.startswith("#"):
+            comments.append(line[1:].strip())
+            raw.append(line)
+            continue
+        fields = tuple(line.split("\t"))
+        if len(fields) != 10:
+            raise InputError(
+                f"{name}:{lineno}: expected 10 TAB-separated columns, found {len(fields)}"
+            )
+        kind = _is_word_id(fields[0])
+        if kind is None:
+            raise InputError(f"{name}:{lineno}: invalid ID {fields[0]!r}")
+        raw.append(line)
+        if not kind:
+            continue
+        if not rows:
+            start = lineno
+        words.append(len(raw) - 1)
+        rows.append(fields)
+    if raw:
+        yield block()
 
 
 def read_conllu(
@@ -465,6 +559,176 @@ def read_conllu(
         if y is not None:
             y.append([row[li] for row in sent.rows])
     return X, y
+
+
+# ----------------------------------------------------------------------------
+# plain text
+
+
+def text_lines(
+    lines: Iterable[tuple[int, str]], name: str
+) -> Iterator[Sentence | tuple[int, str]]:
+    """Sentences of plain-text lines, and the blank lines between them.
+
+    The engine of :func:`iter_text`, for writers that keep the blank lines
+    (``cseq tag`` writes one output line per input line).
+
+    Yields
+    ------
+    Sentence or tuple of (int, str)
+        A Sentence (rows of one column, the tokens) per non-blank line;
+        ``(line number, line)`` for a blank or whitespace-only line.
+    """
+    for lineno, line in lines:
+        tokens = line.split()
+        if tokens:
+            yield Sentence([(t,) for t in tokens], lineno, name)
+        else:
+            yield lineno, line
+
+
+def iter_text(source: Source, *, encoding: str = "utf-8") -> Iterator[Sentence]:
+    """Stream plain text: one sentence per line, tokens separated by whitespace.
+
+    Blank lines are skipped.  Text is not tokenized here: ``"dog."`` stays
+    one token, as in the file.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or file object
+        Path, or a file open in text or binary mode.
+    encoding : str, default "utf-8"
+        Encoding of paths and binary files.
+
+    Yields
+    ------
+    Sentence
+        Rows of one column (the token), ``line`` the line number.
+
+    Examples
+    --------
+    >>> import io
+    >>> [s.rows for s in iter_text(io.StringIO("The dog barked .\\n\\nIt ran\\n"))]
+    [[('The',), ('dog',), ('barked',), ('.',)], [('It',), ('ran',)]]
+    """
+    with _open_lines(source, encoding) as lines:
+        for item in text_lines(lines, _source_name(source)):
+            if isinstance(item, Sentence):
+                yield item
+
+
+def read_text(source: Source, *, encoding: str = "utf-8") -> list[list[str]]:
+    """Read plain text (one sentence per line) as lists of tokens, blank lines skipped.
+
+    Examples
+    --------
+    >>> import io
+    >>> read_text(io.StringIO("The dog barked .\\nIt ran\\n"))
+    [['The', 'dog', 'barked', '.'], ['It', 'ran']]
+    """
+    return [sent.column(0) for sent in iter_text(source, encoding=encoding)]
+
+
+# ----------------------------------------------------------------------------
+# format detection
+
+#: Formats :func:`detect_format` tells apart.
+FORMATS: tuple[str, ...] = ("conll", "conllu", "text")
+
+
+def sniff_format(
+    lines: Sequence[str], *, sep: str | None = None, n_columns: int | None = None
+) -> str | None:
+    """Guess the format of a file from its first lines (see :func:`detect_format`).
+
+    Parameters
+    ----------
+    lines : sequence of str
+        The first lines of the file (a few hundred suffice), without line ends.
+    sep : str, optional
+        CoNLL column separator (None: any whitespace).
+    n_columns : int, optional
+        Number of columns a CoNLL reader of this file expects (e.g. what a
+        model was trained on).  Without it, only CoNLL-U and CoNLL are told
+        apart, except a file of one line of several tokens, which is text.
+
+    Returns
+    -------
+    str or None
+        ``"conllu"``, ``"conll"`` or ``"text"``; None if there is no data line.
+    """
+    data = [line for line in lines if line.strip()]
+    if not data:
+        return None
+    first = next((line for line in data if not line.startswith("#")), None)
+    if first is None:
+        return "conllu"  # comments only: only CoNLL-U has comment lines
+    fields = first.split("\t")
+    if len(fields) == 10 and _is_word_id(fields[0]) is not None:
+        return "conllu"
+    counts = [len(line.split(sep)) for line in data if line.split()[0] != _DOCSTART]
+    if not counts:
+        return "conll"
+    mode = max(set(counts), key=counts.count)
+    # A column file has (almost) the same number of columns on every line; a
+    # bad row is left for the CoNLL reader to report with its line number.
+    if counts.count(mode) < 0.9 * len(counts):
+        return "text"
+    multi_line = any(a.strip() and b.strip() for a, b in zip(lines, lines[1:]))
+    if n_columns is not None:
+        # One more column than the model reads may be a label column.
+        return "conll" if mode in (n_columns, n_columns + 1) else "text"
+    return "conll" if multi_line or mode == 1 else "text"
+
+
+def detect_format(
+    source: str | os.PathLike[str],
+    *,
+    sep: str | None = None,
+    n_columns: int | None = None,
+    encoding: str = "utf-8",
+    max_lines: int = 200,
+) -> str | None:
+    """Guess whether a file is CoNLL-U, CoNLL or plain text, from its content.
+
+    CoNLL-U: the first line that is not a ``#`` comment has ten TAB-separated
+    columns and an integer, range or decimal ID (whatever the file name).
+    Plain text: lines hold different numbers of tokens (one sentence per
+    line), or, when ``n_columns`` is given, a number of columns that is
+    neither ``n_columns`` nor one more.  CoNLL otherwise.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        Path of the file.
+    sep : str, optional
+        CoNLL column separator (None: any whitespace).
+    n_columns : int, optional
+        Columns a model reads (see :func:`sniff_format`).
+    encoding : str, default "utf-8"
+    max_lines : int, default 200
+        Lines read.
+
+    Returns
+    -------
+    str or None
+        ``"conllu"``, ``"conll"`` or ``"text"``; None for a file without data.
+
+    Examples
+    --------
+    >>> import io
+    >>> sniff_format(["The dog barked .", "It ran"])
+    'text'
+    >>> sniff_format(["The DT", "dog NN", "", "It PRP"])
+    'conll'
+    """
+    head: list[str] = []
+    with _open_lines(source, encoding) as lines:
+        for _, line in lines:
+            head.append(line)
+            if len(head) >= max_lines:
+                break
+    return sniff_format(head, sep=sep, n_columns=n_columns)
 
 
 # ----------------------------------------------------------------------------

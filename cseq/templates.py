@@ -536,6 +536,15 @@ def _check_corpus(X) -> list:
     return X
 
 
+def _n_columns(X: list) -> int | None:
+    """Columns per token of the first token of ``X`` (None if it cannot be seen cheaply)."""
+    for sent in X:
+        if isinstance(sent, (list, tuple)) and sent:
+            tok = sent[0]
+            return 1 if isinstance(tok, str) else len(tok) if isinstance(tok, (tuple, list)) else None
+    return None
+
+
 def _sentence_rows(sent, si: int, need: int) -> list[tuple]:
     """Validate one sentence and return its tokens as tuples of column strings."""
     if isinstance(sent, (str, bytes)) or not hasattr(sent, "__iter__"):
@@ -652,6 +661,13 @@ class TemplateFeaturizer:
         stored (bounded memory; distinct attributes may share a bucket).
         ``min_freq`` must then be 1.
 
+    Attributes
+    ----------
+    n_columns_ : int or None
+        Columns per token of the training data (``fit_transform``), kept in
+        model files: ``cseq tag`` uses it to notice a label column left in its
+        input.  None before fitting, or for models saved without it.
+
     Notes
     -----
     Attribute identity is a 64-bit hash of the template's literal text and the
@@ -697,6 +713,7 @@ class TemplateFeaturizer:
         self._name_cells = None  # int32, the cells of each attribute, concatenated
         self._name_strings = None  # list of str the cells index
         self._names = None  # cached attribute_names()
+        self.n_columns_: int | None = None  # columns per token in training, once fitted
 
     def get_config(self) -> dict:
         """JSON-able configuration (no fitted state); :meth:`from_config` rebuilds it."""
@@ -873,6 +890,8 @@ class TemplateFeaturizer:
         Sequences
             ``labels`` is None.
         """
+        X = _check_corpus(X)
+        self.n_columns_ = _n_columns(X)
         data = self._intern(X)
         if self.n_buckets is not None:
             self._names = None
@@ -1012,6 +1031,7 @@ class TemplateFeaturizer:
             "min_freq": self.min_freq,
             "n_buckets": self.n_buckets,
             "bigram": self.templates.bigram,
+            "n_columns": self.n_columns_,
         }
         if self.n_buckets is not None:
             meta["n_attributes"] = self.n_buckets
@@ -1060,10 +1080,15 @@ class TemplateFeaturizer:
         n_buckets = meta.get("n_buckets")
         if n_buckets is not None and (isinstance(n_buckets, bool) or not isinstance(n_buckets, int)):
             raise bad("'n_buckets' must be an int or null")
+        n_columns = meta.get("n_columns")  # optional: files before 0.1 lack it
+        if n_columns is not None and (isinstance(n_columns, bool) or not isinstance(n_columns, int)
+                                      or n_columns < 1):
+            raise bad("'n_columns' must be a positive int or null")
         try:
             obj = cls(text, min_freq=meta["min_freq"], n_buckets=n_buckets)
         except (InputError, InputTypeError) as exc:
             raise bad(str(exc)) from exc
+        obj.n_columns_ = n_columns
         n_attr = meta["n_attributes"]
         if n_buckets is not None:
             if arrays:

@@ -48,7 +48,7 @@ def test_train_tag_eval_info(files, algorithm):
     r = run("train", str(train), "--template", "chunk", "--algorithm", algorithm,
             "--dev", str(train), "-o", str(model), "--max-iter", "20")
     assert r.returncode == 0, r.stderr
-    assert "dev accuracy" in r.stdout and model.exists()
+    assert "dev span F1" in r.stdout and model.exists()
     est = cseq.load(model)
     assert est.classes_ == ["B-NP", "B-VP", "I-NP", "O"]
 

@@ -1,0 +1,396 @@
+"""The command line on the files people have (issue 15): plain text, CoNLL-U in and out,
+format detection by content, explicit columns, streaming, errors that name the file.
+
+Every test runs ``python -m cseq`` as a subprocess, on real corpora from
+``../shared/data`` (``CSEQ_SHARED_DATA`` overrides the place) and on generated files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cseq
+from cseq.conll import CONLLU_COLUMNS, read_conll
+from cseq.data import sample_path
+
+DATA = Path(os.environ.get("CSEQ_SHARED_DATA",
+                           Path(__file__).resolve().parents[2] / "shared" / "data"))
+EWT_DEV = DATA / "ud_en_ewt" / "en_ewt-ud-dev.conllu"
+CONLL2000 = DATA / "conll2000" / "train.txt"
+WNUT_DEV = DATA / "wnut17" / "emerging.dev.conll"
+needs = pytest.mark.skipif(not EWT_DEV.exists() or not CONLL2000.exists()
+                           or not WNUT_DEV.exists(), reason=f"{DATA} is not present")
+
+
+def run(*args, stdin=None, cwd=None):
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "cseq", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=600, input=stdin)
+
+
+def head_sentences(path: Path, n: int, out: Path) -> Path:
+    """The first ``n`` blank-line-separated blocks of a real file."""
+    blocks = path.read_text(encoding="utf-8").split("\n\n")[:n]
+    out.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def pos_model(tmp_path_factory):
+    """A POS tagger trained by the CLI on the bundled sample (perceptron, 2 passes)."""
+    path = tmp_path_factory.mktemp("models") / "pos.cseq"
+    r = run("train", sample_path(), "--template", "pos", "--algorithm", "perceptron",
+            "--max-iter", "2", "-o", path, "--quiet")
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+@pytest.fixture(scope="module")
+def chunk_model(tmp_path_factory):
+    """A chunker trained by the CLI on 300 sentences of CoNLL-2000."""
+    if not CONLL2000.exists():
+        pytest.skip(f"{CONLL2000} is not present")
+    tmp = tmp_path_factory.mktemp("chunk")
+    train = head_sentences(CONLL2000, 300, tmp / "train.txt")
+    path = tmp / "chunk.cseq"
+    r = run("train", train, "--template", "chunk", "--algorithm", "perceptron",
+            "--max-iter", "3", "-o", path, "--quiet")
+    assert r.returncode == 0, r.stderr
+    return path, train
+
+
+# ---------------------------------------------------------------------------
+# 1. plain text
+
+
+def test_plain_text_is_tagged_line_by_line(pos_model, tmp_path):
+    text = tmp_path / "raw.txt"
+    text.write_text("The dog barked at the mailman .\nIt ran home .\n\nA cat sat on the mat\n")
+    r = run("tag", pos_model, text)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[2] == "" and lines[4] == ""  # the blank input line is kept; nothing after
+    tokens = [[w.rsplit("/", 1) for w in line.split()] for line in lines if line]
+    assert [[w for w, _ in s] for s in tokens] == [
+        "The dog barked at the mailman .".split(), "It ran home .".split(),
+        "A cat sat on the mat".split()]
+    assert all(t in cseq.load(pos_model).classes_ for s in tokens for _, t in s)
+    assert tokens[0][0][1] == "DET" and tokens[0][-1][1] == "PUNCT"
+    # the same labels as the API gives for the same tokens
+    api = cseq.load(pos_model).predict([[(w,) for w, _ in s] for s in tokens])
+    assert [[t for _, t in s] for s in tokens] == api
+
+
+def test_single_line_of_text_is_one_sentence(pos_model):
+    r = run("tag", pos_model, "-", stdin="The dog barked\n")
+    assert r.returncode == 0, r.stderr
+    assert [w.split("/")[0] for w in r.stdout.split()] == ["The", "dog", "barked"]
+
+
+def test_text_output_as_word_tab_tag(pos_model, tmp_path):
+    text = tmp_path / "raw.txt"
+    text.write_text("The dog barked .\nIt ran .\n")
+    r = run("tag", pos_model, text, "--output-format", "conll")
+    assert r.returncode == 0, r.stderr
+    rows, labels = read_conll(r.stdout.encode() and _as_file(tmp_path, r.stdout), sep="\t")
+    assert rows == [[("The",), ("dog",), ("barked",), (".",)], [("It",), ("ran",), (".",)]]
+    assert len(labels[0]) == 4
+
+
+def _as_file(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "out.txt"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+# ---------------------------------------------------------------------------
+# 2. a label column left in the input
+
+
+def test_labeled_input_without_labeled_is_refused(chunk_model):
+    model, train = chunk_model
+    r = run("tag", model, train)
+    assert r.returncode == 1
+    assert "--labeled" in r.stderr and "train.txt:1" in r.stderr
+    assert "trained on 2" in r.stderr
+    r = run("tag", model, train, "--labeled")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.split("\n")[0].split("\t")
+    assert first[:2] == ["Confidence", "NN"] and len(first) == 3
+
+
+def test_model_file_records_its_input_columns(chunk_model, pos_model):
+    assert cseq.load(chunk_model[0]).featurizer_.n_columns_ == 2
+    assert cseq.load(pos_model).featurizer_.n_columns_ == 1
+
+
+# ---------------------------------------------------------------------------
+# 3. CoNLL-U detected by content
+
+
+@needs
+def test_conllu_not_named_conllu_is_read_as_conllu(tmp_path):
+    src = head_sentences(EWT_DEV, 60, tmp_path / "ewt_head.txt")
+    model = tmp_path / "m.cseq"
+    r = run("train", src, "--template", "pos", "--algorithm", "perceptron", "--max-iter", "1",
+            "-o", model, "--quiet")
+    assert r.returncode == 0, r.stderr
+    est = cseq.load(model)
+    assert "NOUN" in est.classes_ and "_" not in est.classes_  # UPOS, not MISC
+    assert est.featurizer_.n_columns_ == 1
+
+
+# ---------------------------------------------------------------------------
+# 6. CoNLL-U in, CoNLL-U out; -DOCSTART- kept; JSON lines
+
+
+def _conllu_with_everything() -> str:
+    return ("# sent_id = 1\n# text = Don't go.\n"
+            "1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+            "1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_\n"
+            "2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_\n"
+            "3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No\n"
+            "3.1\tgone\t_\t_\t_\t_\t_\t_\t3:ref\t_\n"
+            "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_\n\n")
+
+
+def _check_conllu_round_trip(src: str, out: str, column: int, classes) -> int:
+    """Every line equal except the label column of word lines; returns the words seen."""
+    a, b = src.rstrip("\n").split("\n"), out.rstrip("\n").split("\n")
+    assert len(a) == len(b)
+    words = 0
+    for x, y in zip(a, b):
+        fx, fy = x.split("\t"), y.split("\t")
+        if x.startswith("#") or len(fx) != 10 or not fx[0].isdigit():
+            assert x == y
+            continue
+        words += 1
+        assert fx[:column] == fy[:column] and fx[column + 1:] == fy[column + 1:]
+        assert fy[column] in classes
+    return words
+
+
+def test_conllu_round_trip_keeps_everything(pos_model, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(_conllu_with_everything())
+    classes = cseq.load(pos_model).classes_
+    for flag, col in ((None, 3), ("xpos", 4)):
+        extra = ["--label-column", flag] if flag else []
+        r = run("tag", pos_model, src, *extra)
+        assert r.returncode == 0, r.stderr
+        assert _check_conllu_round_trip(src.read_text(), r.stdout, col, classes) == 4
+        assert "1-2\tDon't" in r.stdout and "3.1\tgone" in r.stdout
+        assert "# text = Don't go." in r.stdout
+
+
+@needs
+def test_conllu_round_trip_on_ewt_dev(pos_model, tmp_path):
+    out = tmp_path / "dev.tagged.conllu"
+    r = run("tag", pos_model, EWT_DEV, "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    n = _check_conllu_round_trip(EWT_DEV.read_text(encoding="utf-8"), text, 3,
+                                 cseq.load(pos_model).classes_)
+    assert n > 20000
+    # and it reads back as CoNLL-U, with the API's predictions in UPOS
+    X, y = cseq.conll.read_conllu(out)
+    assert y[:50] == cseq.load(pos_model).predict(X[:50])
+
+
+def test_docstart_lines_are_kept(chunk_model, tmp_path):
+    model, _ = chunk_model
+    src = tmp_path / "doc.txt"
+    src.write_text("-DOCSTART- -X-\n\nHe PRP\nran VBD\n\n-DOCSTART- -X-\n\nShe PRP\n")
+    r = run("tag", model, src)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0] == "-DOCSTART- -X-" and lines[1] == ""
+    assert lines[2].startswith("He\tPRP\t") and lines[5] == "-DOCSTART- -X-"
+    assert lines[7].startswith("She\tPRP\t")
+
+
+def test_jsonl_output_with_confidence(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("The DT B-NP\ndog NN I-NP\nbarks VBZ B-VP\n\nA DT B-NP\ncat NN I-NP\n\n")
+    model = tmp_path / "crf.cseq"
+    assert run("train", train, "--template", "chunk", "-o", model, "--quiet").returncode == 0
+    src = tmp_path / "in.txt"
+    src.write_text("The DT\ncat NN\n\n")
+    r = run("tag", model, src, "--output-format", "jsonl", "--marginals")
+    assert r.returncode == 0, r.stderr
+    (record,) = [json.loads(line) for line in r.stdout.splitlines()]
+    assert record["tokens"] == ["The", "cat"]
+    assert record["labels"] == cseq.load(model).predict([[("The", "DT"), ("cat", "NN")]])[0]
+    assert all(0.0 <= c <= 1.0 for c in record["confidence"]) and len(record["confidence"]) == 2
+    r = run("tag", model, src, "--output-format", "jsonl")
+    assert "confidence" not in json.loads(r.stdout)
+
+
+# ---------------------------------------------------------------------------
+# 7. streaming: standard input and output, constant memory
+
+
+def test_stdin_and_stdout(pos_model, tmp_path):
+    text = "The dog barked .\n"
+    a = run("tag", pos_model, "-", "-o", "-", stdin=text)
+    src = tmp_path / "a.txt"
+    src.write_text(text)
+    b = run("tag", pos_model, src)
+    assert a.returncode == 0 and a.stdout == b.stdout != ""
+
+
+_PEAK_RSS = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _peak_rss_kb(*args) -> int:
+    r = subprocess.run([sys.executable, "-c", _PEAK_RSS, sys.executable, "-m", "cseq",
+                        *map(str, args)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)
+
+
+@pytest.mark.slow
+def test_tag_streams_in_constant_memory(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("a DT\ndog NN\n\nthe DT\ncat NN\n\n")
+    template = tmp_path / "words.tpl"
+    template.write_text("U00:%x[0,0]\nB\n")
+    model = tmp_path / "m.cseq"
+    r = run("train", train, "--template", template, "--algorithm", "perceptron",
+            "-o", model, "--quiet")
+    assert r.returncode == 0, r.stderr
+    rng = random.Random(0)
+    words = ["a", "the", "dog", "cat", "x" * 12, "y"]
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    small.write_text("a dog\n")
+    line = " ".join(rng.choice(words) for _ in range(40)) + "\n"
+    with open(big, "w") as f:
+        for _ in range(16):
+            f.write(line * 10_000)  # 160,000 sentences, 6.4M tokens
+    size_kb = big.stat().st_size // 1024
+    opts = ("--format", "text", "--batch-tokens", "20000")
+    base = _peak_rss_kb("tag", model, small, "-o", tmp_path / "o1", *opts)
+    peak = _peak_rss_kb("tag", model, big, "-o", tmp_path / "o2", *opts)
+    assert size_kb > 30_000
+    # Holding the file, or its tokens as Python strings, would take several times its size.
+    assert peak - base < size_kb // 4, (base, peak, size_kb)
+    assert (tmp_path / "o2").stat().st_size > big.stat().st_size
+
+
+# ---------------------------------------------------------------------------
+# 8. explicit columns and the preset chosen from the data
+
+
+def test_label_and_feature_columns(tmp_path):
+    # label first, then word and POS
+    train = tmp_path / "t.txt"
+    train.write_text("B-NP The DT\nI-NP dog NN\nB-VP barks VBZ\n\nB-NP A DT\nI-NP cat NN\n\n")
+    model = tmp_path / "m.cseq"
+    r = run("train", train, "--label-column", "0", "--template", "chunk", "-o", model,
+            "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert cseq.load(model).classes_ == ["B-NP", "B-VP", "I-NP"]
+    # only the word column (index 0 after removing the label)
+    model1 = tmp_path / "m1.cseq"
+    r = run("train", train, "--label-column", "0", "--columns", "0", "--template", "pos",
+            "-o", model1, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert cseq.load(model1).featurizer_.n_columns_ == 1
+
+
+def test_template_chosen_from_data_with_a_message(tmp_path):
+    chunky = tmp_path / "chunk.txt"
+    chunky.write_text("The DT B-NP\ndog NN I-NP\nbarks VBZ B-VP\n\n")
+    r = run("train", chunky, "-o", tmp_path / "a.cseq", "--max-iter", "2")
+    assert r.returncode == 0, r.stderr
+    assert "'chunk' preset" in r.stderr
+    assert cseq.load(tmp_path / "a.cseq").features.templates.n_columns == 2
+    ner = tmp_path / "ner.txt"
+    ner.write_text("Paris B-LOC\nis O\nnice O\n\n")
+    r = run("train", ner, "-o", tmp_path / "b.cseq", "--max-iter", "2")
+    assert r.returncode == 0 and "'ner' preset" in r.stderr
+    pos = tmp_path / "pos.txt"
+    pos.write_text("Paris PROPN\nis AUX\n\n")
+    r = run("train", pos, "-o", tmp_path / "c.cseq", "--max-iter", "2")
+    assert r.returncode == 0 and "'pos' preset" in r.stderr
+
+
+def test_train_help_names_the_columns():
+    r = run("train", "--help")
+    text = " ".join(r.stdout.split())
+    assert "label is the last CoNLL column" in text
+    assert "'chunk' reads columns 0 (word) and 1 (POS tag)" in text
+    assert "--label-column" in text and "--columns" in text
+
+
+# ---------------------------------------------------------------------------
+# 5 and 10. arguments and errors that name the file
+
+
+@pytest.mark.parametrize("args", [["--max-iter", "0"], ["--max-iter", "-3"], ["--min-freq", "0"],
+                                  ["--n-jobs", "0"]])
+def test_bad_numbers_are_usage_errors(tmp_path, args):
+    r = run("train", tmp_path / "x.txt", *args)
+    assert r.returncode == 2 and "must be" in r.stderr
+
+
+def test_errors_name_the_file(tmp_path, chunk_model):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    r = run("train", empty, "--template", "pos")
+    assert r.returncode == 1 and "empty.txt" in r.stderr and "no sentences" in r.stderr
+    r = run("train", empty, "--template", "chnk")
+    assert r.returncode == 1 and "pos, chunk, ner" in r.stderr
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(_conllu_with_everything())
+    r = run("tag", chunk_model[0], conllu)
+    assert r.returncode == 1 and "in.conllu:4" in r.stderr and "--columns" in r.stderr
+
+
+def test_learner_option_that_does_not_apply(tmp_path):
+    train = tmp_path / "t.txt"
+    train.write_text("a DT\n\n")
+    r = run("train", train, "--algorithm", "perceptron", "--c2", "0.5")
+    assert r.returncode == 1 and "--c2 does not apply" in r.stderr
+
+
+def test_output_path_checked_before_training(tmp_path):
+    train = tmp_path / "t.txt"
+    train.write_text("a DT\n\n")
+    r = run("train", train, "-o", tmp_path / "no" / "such" / "dir" / "m.cseq")
+    assert r.returncode == 1 and "no directory" in r.stderr and "trained" not in r.stdout
+
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"cseq {cseq.__version__}"
+
+
+def test_info_names_the_learner(chunk_model):
+    r = run("info", chunk_model[0])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("learner: perceptron (StructuredPerceptron)")
+    assert "max_iter=3" in r.stdout and "input columns: 2" in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# 14. modules reachable from `import cseq`
+
+
+def test_modules_come_with_import_cseq():
+    code = ("import cseq, io; X, y = cseq.conll.read_conll(io.StringIO('a B\\n')); "
+            "print(cseq.metrics.accuracy(y, y), cseq.templates.PRESETS.keys() >= {'pos'})")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1.0", "True"]
