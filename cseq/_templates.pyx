@@ -1,7 +1,7 @@
 """Compiled feature templates: 64-bit feature keys and a key -> id table.
 
-The Python layer (:mod:`cseq.templates`) interns every distinct cell string
-once and hands this module integer arrays.  From there on no Python object is
+:mod:`cseq._tokens` interns every distinct cell string and token function
+value once and hands this module integer arrays.  From there on no Python object is
 created per token or per feature:
 
 * :func:`hash_strings` gives each distinct string a 64-bit hash of its UTF-8

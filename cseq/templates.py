@@ -16,10 +16,11 @@ replaced by the values read, e.g. ``U05:of/the``.  ``docs/templates.md`` is the
 full reference.
 
 :class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.sequences.Sequences`
-through the compiled path (:mod:`cseq._templates`): cell strings are interned
-once per distinct value, token functions run once per distinct value, and each
-attribute becomes a 64-bit key combined in C and mapped to an id through a C
-hash table, so no Python string is built per feature.  :func:`expand` is the
+through the compiled path: :mod:`cseq._tokens` interns cell strings in a C
+table and runs the token functions in C once per distinct cell, then (in
+:mod:`cseq._templates`) each attribute becomes a 64-bit key combined in C and
+mapped to an id through a C hash table, so no Python string is built per
+feature.  :func:`expand` is the
 plain-Python reference that builds the same attributes as strings.
 """
 
@@ -27,13 +28,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from cseq import _templates
+from cseq import _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings
@@ -128,7 +128,8 @@ def _suffix(n: int) -> Callable[[str], str]:
 
 
 #: Token functions usable as ``%x[row,col:name]``.  Each maps a cell string to
-#: a string; flags give ``"1"`` or ``"0"``.  Padding cells are never passed
+#: a string; flags give ``"1"`` or ``"0"``.  These are the definitions:
+#: :mod:`cseq._tokens` computes the same in C, and the tests compare the two.  Padding cells are never passed
 #: through a function: ``%x[-1,0:lower]`` on the first token reads ``_B-1``.
 TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "lower": str.lower,
@@ -637,7 +638,7 @@ def expand(templates, sentence, *, _si: int = 0) -> list[list[str]]:
 class _Interned:
     """One corpus as interned cells: what the compiled kernels and names need."""
 
-    __slots__ = ("strings", "slot_ids", "seq_ptr", "pad_before", "pad_after", "keys")
+    __slots__ = ("values", "slot_ids", "seq_ptr", "pad_before", "pad_after", "keys")
 
 
 def _le(dtype) -> np.dtype:
@@ -749,6 +750,11 @@ class TemplateFeaturizer:
             ptr.append(len(rows))
         self._slots = list(slots)  # (column, function) of each slot
         self._columns = sorted({col for col, _ in self._slots})
+        self._col_index = np.asarray(self._columns, dtype=np.int32)
+        self._slot_col = np.asarray([self._columns.index(c) for c, _ in self._slots], np.int32)
+        self._slot_func = np.asarray(
+            [-1 if f is None else _tokens.FUNCTIONS.index(f) for _, f in self._slots], np.int32
+        )
         self._cell_row = np.asarray(rows, dtype=np.int32)
         self._cell_slot = np.asarray(cell_slots, dtype=np.int32)
         self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
@@ -761,81 +767,12 @@ class TemplateFeaturizer:
 
     def _intern(self, X) -> _Interned:
         X = _check_corpus(X)
-        need = self._need
-        columns = self._columns
-        vocab: defaultdict = defaultdict()
-        vocab.default_factory = vocab.__len__  # a new string gets the next id
-        col_ids: list[list[int]] = [[] for _ in columns]
-        lengths = np.empty(len(X), dtype=np.int64)
-        tuple_types = {tuple, list}  # the common case, checked without a loop
-        for si, sent in enumerate(X):
-            filled = [len(ids) for ids in col_ids]
-            try:
-                if isinstance(sent, (str, bytes)):
-                    raise InputTypeError
-                n = len(sent)
-                lengths[si] = n
-                if n == 0:
-                    continue
-                types = set(map(type, sent))
-                if types == {str} or all(issubclass(t, str) for t in types):
-                    if need > 1:
-                        raise InputError
-                    if columns:
-                        col_ids[0].extend([vocab[w] for w in sent])
-                elif types <= tuple_types or all(issubclass(t, (tuple, list)) for t in types):
-                    widths = set(map(len, sent))
-                    if len(widths) != 1 or widths.pop() < need:
-                        raise InputError
-                    for k, c in enumerate(columns):
-                        col_ids[k].extend([vocab[tok[c]] for tok in sent])
-                else:
-                    raise InputTypeError
-            except Exception:
-                # An unusual sentence (mixed token types, a generator, a bad
-                # cell): the checking path names any error precisely, or gives
-                # rows to intern one by one.
-                for ids, n in zip(col_ids, filled):
-                    del ids[n:]
-                rows = _sentence_rows(sent, si, need)
-                lengths[si] = len(rows)
-                for k, c in enumerate(columns):
-                    col_ids[k].extend([vocab[row[c]] for row in rows])
-        strings = list(vocab)
-        if any(type(s) is not str for s in strings) and not all(
-            isinstance(s, str) for s in strings
-        ):
-            for si, sent in enumerate(X):
-                _sentence_rows(sent, si, need)
-        n_tok = int(lengths.sum())
-        base = [np.asarray(ids, dtype=np.int32) for ids in col_ids]
-
-        # Token functions: once per distinct string of the column they read.
-        slot_ids = np.zeros((n_tok, max(len(self._slots), 1)), dtype=np.int32)
-        distinct: dict[int, tuple[np.ndarray, list[str]]] = {}
-        for s, (col, func) in enumerate(self._slots):
-            ids = base[columns.index(col)]
-            if func is None:
-                slot_ids[:, s] = ids
-                continue
-            if col not in distinct:
-                present = np.zeros(len(strings), dtype=bool)
-                present[ids] = True
-                uniq = np.flatnonzero(present)
-                distinct[col] = (uniq, [strings[u] for u in uniq.tolist()])
-            uniq, words = distinct[col]
-            fn = TOKEN_FUNCTIONS[func]
-            mapping = np.zeros(len(strings), dtype=np.int32)
-            mapping[uniq] = [vocab[fn(w)] for w in words]
-            slot_ids[:, s] = mapping[ids]
-        m = self._max_offset
-        pad_before = np.asarray([vocab[_pad(k)] for k in range(1, m + 1)], dtype=np.int32)
-        pad_after = np.asarray([vocab[_pad(-k)] for k in range(1, m + 1)], dtype=np.int32)
-        strings = list(vocab)
-        hashes = _templates.hash_strings(strings)
-
+        values, slot_ids, lengths, pad_before, pad_after = _tokens.intern_columns(
+            X, self._need, self._col_index, self._slot_col, self._slot_func,
+            self._max_offset, _sentence_rows,
+        )
         out = _Interned()
-        out.strings = strings
+        out.values = values
         out.slot_ids = slot_ids
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         np.cumsum(lengths, out=out.seq_ptr[1:])
@@ -843,7 +780,7 @@ class TemplateFeaturizer:
         out.pad_after = pad_after
         out.keys = _templates.extract_keys(
             slot_ids,
-            hashes,
+            values.hashes(),
             out.seq_ptr,
             self._tmpl_ptr,
             self._cell_row,
@@ -946,7 +883,7 @@ class TemplateFeaturizer:
         used, cells = np.unique(cells, return_inverse=True)
         self._name_template = tmpl
         self._name_cells = cells.astype(np.int32).reshape(-1)
-        self._name_strings = [data.strings[u] for u in used.tolist()]
+        self._name_strings = data.values.strings(used.tolist())
 
     def _bucket(self, keys: np.ndarray) -> np.ndarray:
         return (keys % np.uint64(self.n_buckets)).astype(np.int32)

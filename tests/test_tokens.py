@@ -1,0 +1,167 @@
+"""The compiled token functions and column interning (cseq._tokens) against
+their Python definitions: cseq.templates.TOKEN_FUNCTIONS and expand()."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cseq import _templates, _tokens
+from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, _sentence_rows, expand
+
+# Characters where the Python definitions have edge cases: title case letters
+# (U+01C5 is neither upper nor lower), the final sigma and dotted capital I of
+# str.lower, full case mappings, digits that are not decimal, other scripts'
+# digits, symbols and punctuation outside ASCII, combining marks, astral
+# characters and lone surrogates.
+EDGE = "ǅǈǋᾈΣσςİıßẞﬁǰŉ²³¹٣൧①⁴Ⅻⅰᵃ–—…¿¡€$%+‐‑·׳、。「」a\u0301\u200d🙂𝐀𝟘\ud800\udfff\x00 \t-_.'"
+_chars = st.one_of(
+    st.characters(),
+    st.sampled_from(EDGE),
+    st.integers(0xD800, 0xDFFF).map(chr),
+    st.integers(0, 127).map(chr),
+)
+words = st.one_of(
+    st.text(_chars, max_size=12),
+    st.sampled_from(["", "The", "THE", "Mr.", "U.S.", "ΑΣ", "ΑΣ Α", "İstanbul", "ǅemal", "1,234",
+                     "--", "$", "well-known", "McDonald's-2", "Ünïcode9", "\ud800x"]),
+)
+
+
+def test_the_compiled_functions_are_the_python_ones():
+    assert _tokens.FUNCTIONS == tuple(TOKEN_FUNCTIONS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(strings=st.lists(words, max_size=8))
+def test_functions_match_python_on_random_unicode(strings):
+    for name, fn in TOKEN_FUNCTIONS.items():
+        assert _tokens.apply_function(name, strings) == [fn(w) for w in strings], name
+
+
+def test_functions_on_every_edge_character():
+    singles = list(EDGE) + [c + c for c in EDGE] + [c + "a" for c in EDGE] + ["A" + c for c in EDGE]
+    for name, fn in TOKEN_FUNCTIONS.items():
+        assert _tokens.apply_function(name, singles) == [fn(w) for w in singles], name
+
+
+@pytest.mark.slow
+def test_functions_on_every_code_point():
+    # Each code point alone and after an upper-case letter, in every function.
+    chars = [chr(c) for c in range(0x110000)]
+    pairs = ["A" + c for c in chars[::7]]
+    for name, fn in TOKEN_FUNCTIONS.items():
+        got = _tokens.apply_function(name, chars)
+        assert got == [fn(c) for c in chars], name
+        assert _tokens.apply_function(name, pairs) == [fn(w) for w in pairs], name
+
+
+def test_apply_function_refuses_non_str():
+    with pytest.raises(TypeError):
+        _tokens.apply_function("lower", [b"x"])
+    with pytest.raises(ValueError):
+        _tokens.apply_function("nope", ["x"])
+
+
+# ---------------------------------------------------------------- interning
+
+
+def test_values_hash_like_hash_strings():
+    X = [["The", "naïve", "日本", "😀", "\ud800x", ""]]
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]\nU2:%x[-1,0:shape]")
+    vals, slot_ids, lengths, before, after = _tokens.intern_columns(
+        X, f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset, _sentence_rows)
+    strings = vals.strings()
+    assert len(strings) == len(set(strings)) == len(vals)
+    assert np.array_equal(vals.hashes(), _templates.hash_strings(strings))
+    assert lengths.tolist() == [6]
+    assert [strings[i] for i in before] == ["_B-1"] and [strings[i] for i in after] == ["_B+1"]
+    # Slots: (0, None), (0, lower), (0, shape).
+    assert f._slots == [(0, None), (0, "lower"), (0, "shape")]
+    for j, w in enumerate(X[0]):
+        assert [strings[i] for i in slot_ids[j]] == [w, w.lower(), TOKEN_FUNCTIONS["shape"](w)]
+    with pytest.raises(IndexError):
+        vals.strings([len(vals)])
+
+
+def reference_ids(templates, X, min_freq=1):
+    """Attribute ids by their definition: distinct attribute strings of expand(),
+    numbered in order of first appearance (token by token, template by
+    template), keeping those seen at least min_freq times."""
+    rows = [expand(templates, sent) for sent in X]
+    counts = Counter(a for sent in rows for tok in sent for a in tok)
+    ids: dict[str, int] = {}
+    for sent in rows:
+        for tok in sent:
+            for a in tok:
+                if counts[a] >= min_freq and a not in ids:
+                    ids[a] = len(ids)
+    return rows, ids
+
+
+_cells = st.tuples(st.integers(-2, 2), st.integers(0, 1),
+                   st.sampled_from([None, *TOKEN_FUNCTIONS]))
+_specs = st.lists(st.lists(_cells, max_size=3), min_size=1, max_size=5)
+
+
+def _text(spec) -> str:
+    return "\n".join(
+        f"U{i}:" + "/".join(f"%x[{r},{c}{':' + fn if fn else ''}]" for r, c, fn in cells)
+        for i, cells in enumerate(spec)
+    )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=_specs, X=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1,
+                                 max_size=4),
+       min_freq=st.integers(1, 2))
+def test_featurization_ids_and_names_match_expand(spec, X, min_freq):
+    text = _text(spec)
+    f = TemplateFeaturizer(text, min_freq=min_freq)
+    seqs = f.fit_transform(X)
+    rows, ids = reference_ids(text, X, min_freq)
+    names = f.attribute_names()
+    assert names == list(ids)
+    k = 0
+    for sent in rows:
+        for tok in sent:
+            want = [ids[a] for a in tok if a in ids]
+            assert seqs.attr_ids[seqs.tok_ptr[k]:seqs.tok_ptr[k + 1]].tolist() == want
+            k += 1
+    assert k == seqs.n_tokens
+    # transform gives the same ids, and drops only unknown attributes.
+    again = f.transform(X)
+    assert np.array_equal(again.attr_ids, seqs.attr_ids)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(X=st.lists(st.lists(words, max_size=8), min_size=1, max_size=5))
+def test_presets_ids_and_names_match_expand(X):
+    for name in ("pos", "ner"):
+        f = TemplateFeaturizer(name)
+        seqs = f.fit_transform(X)
+        rows, ids = reference_ids(name, X)
+        assert f.attribute_names() == list(ids)
+        flat = [ids[a] for sent in rows for tok in sent for a in tok]
+        assert seqs.attr_ids.tolist() == flat
+
+
+def test_unusual_containers_intern_like_lists():
+    # Generators, numpy strings and str subclasses go through the checking
+    # path and give the same ids as plain lists of str.
+    class S(str):
+        pass
+
+    plain = [["The", "cat", "naïve"], ["a"]]
+    f = TemplateFeaturizer("pos")
+    base = f.fit_transform(plain)
+    for X in ([(w for w in s) for s in plain],
+              [np.array(s) for s in plain],
+              [[S(w) for w in s] for s in plain],
+              [tuple(s) for s in plain],
+              [[(w,) for w in s] for s in plain]):
+        assert np.array_equal(f.transform(X).attr_ids, base.attr_ids)
