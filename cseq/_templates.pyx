@@ -23,10 +23,11 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from cython.parallel cimport prange
 
 from cseq._hash cimport combine, hash_bytes, max_slots, slot_limit, slots_for
+from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
 
-__all__ = ["hash_strings", "extract_keys", "hash_rows", "KeyTable"]
+__all__ = ["hash_strings", "extract_keys", "hash_rows", "name_cells", "KeyTable"]
 
 
 def hash_strings(strings):
@@ -211,14 +212,126 @@ def hash_rows(
     return out
 
 
-cdef inline Py_ssize_t _probe(const uint64_t* skeys, const int32_t* svals,
-                              uint64_t mask, uint64_t key) noexcept nogil:
+def name_cells(
+    const int32_t[:, ::1] cells not None,
+    const int64_t[::1] seq_ptr not None,
+    const int32_t[::1] tmpl_ptr not None,
+    const int32_t[::1] cell_row not None,
+    const int32_t[::1] cell_slot not None,
+    const int32_t[::1] pad_before not None,
+    const int32_t[::1] pad_after not None,
+    const int64_t[::1] first_tok not None,
+    const int32_t[::1] first_tmpl not None,
+    Py_ssize_t n_strings,
+):
+    """The strings each attribute read where it was first seen, renumbered densely.
+
+    Attribute ``a`` was first seen at token ``first_tok[a]`` under template
+    ``first_tmpl[a]``; its cells are read as :func:`extract_keys` reads them
+    (same arguments).  The string ids used by any attribute are then
+    renumbered ``0, 1, ...`` in increasing order, as ``np.unique`` with
+    ``return_inverse`` would.
+
+    Returns
+    -------
+    used : ndarray of int64
+        The string ids used, ascending.
+    out : ndarray of int32
+        Index into ``used`` of each cell of each attribute, attributes
+        concatenated (template ``t`` contributes ``tmpl_ptr[t + 1] - tmpl_ptr[t]``).
+    """
+    cdef Py_ssize_t n_attr = first_tok.shape[0], n_tok = cells.shape[0]
+    cdef Py_ssize_t n_seq = seq_ptr.shape[0] - 1, n_tmpl = tmpl_ptr.shape[0] - 1
+    cdef Py_ssize_t a, c, s, i, total = 0
+    cdef int64_t p, q, start, end
+    cdef int32_t t, v
+    if first_tmpl.shape[0] != n_attr:
+        raise ValueError("name_cells: first_tok and first_tmpl differ in length")
+    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[n_seq] != n_tok:
+        raise ValueError("name_cells: seq_ptr must run from 0 to n_tokens")
+    for s in range(n_seq):
+        if seq_ptr[s + 1] < seq_ptr[s]:
+            raise ValueError("name_cells: seq_ptr must be non-decreasing")
+    if n_tmpl < 0 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != cell_row.shape[0] \
+            or cell_slot.shape[0] != cell_row.shape[0]:
+        raise ValueError("name_cells: tmpl_ptr, cell_row and cell_slot do not agree")
+    for t in range(n_tmpl):
+        if tmpl_ptr[t + 1] < tmpl_ptr[t]:
+            raise ValueError("name_cells: tmpl_ptr must be non-decreasing")
+    for c in range(cell_row.shape[0]):
+        if not (0 <= cell_slot[c] < cells.shape[1]):
+            raise ValueError("name_cells: cell_slot out of range")
+        if cell_row[c] < -pad_before.shape[0] or cell_row[c] > pad_after.shape[0]:
+            raise ValueError("name_cells: cell_row beyond the padding")
+    for a in range(n_attr):
+        if not (0 <= first_tok[a] < n_tok) or not (0 <= first_tmpl[a] < n_tmpl):
+            raise ValueError("name_cells: first_tok or first_tmpl out of range")
+        total += tmpl_ptr[first_tmpl[a] + 1] - tmpl_ptr[first_tmpl[a]]
+    if n_tok and cell_row.shape[0] and not _ids_in_range(cells, n_strings):
+        raise ValueError("name_cells: cells out of range")
+    for i in range(pad_before.shape[0]):
+        if not (0 <= pad_before[i] < n_strings) or not (0 <= pad_after[i] < n_strings):
+            raise ValueError("name_cells: padding out of range")
+    seq_np = np.empty(n_tok, dtype=np.int64)
+    out_np = np.empty(total, dtype=np.int32)
+    used_np = np.zeros(max(n_strings, 1), dtype=np.int32)
+    cdef int64_t[::1] seq_of = seq_np
+    cdef int32_t[::1] out = out_np
+    cdef int32_t[::1] rank = used_np
+    with nogil:
+        for s in range(n_seq):
+            for p in range(seq_ptr[s], seq_ptr[s + 1]):
+                seq_of[p] = s
+        i = 0
+        for a in range(n_attr):
+            p = first_tok[a]
+            t = first_tmpl[a]
+            start = seq_ptr[seq_of[p]]
+            end = seq_ptr[seq_of[p] + 1]
+            for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
+                q = p + cell_row[c]
+                if q < start:
+                    v = pad_before[start - q - 1]
+                elif q >= end:
+                    v = pad_after[q - end]
+                else:
+                    v = cells[q, cell_slot[c]]
+                out[i] = v
+                rank[v] = 1
+                i += 1
+        # rank[v] = number of used ids below v, then each cell renumbered.
+        p = 0
+        for i in range(n_strings):
+            if rank[i]:
+                rank[i] = <int32_t> p
+                p += 1
+            else:
+                rank[i] = -1
+        for i in range(total):
+            out[i] = rank[out[i]]
+    used = np.flatnonzero(used_np[:n_strings] >= 0)
+    return used, out_np
+
+
+cdef struct KSlot:
+    uint64_t key
+    int32_t id      # -1: empty
+    int32_t pad
+
+
+cdef inline Py_ssize_t _probe(const KSlot* slots, uint64_t mask, uint64_t key) noexcept nogil:
     """Slot holding ``key``, or the empty slot where it would go."""
-    # Keys are already fmix64 outputs, so their low bits are uniform.
+    # Keys are already fmix64 outputs, so their low bits are uniform.  Key
+    # and id share a cache line, so a probe costs one miss.
     cdef uint64_t i = key & mask
-    while svals[i] != -1 and skeys[i] != key:
+    while slots[i].id != -1 and slots[i].key != key:
         i = (i + 1) & mask
     return <Py_ssize_t> i
+
+
+cdef enum:
+    # Keys ahead whose slots are prefetched while one is probed.
+    AHEAD = 24
 
 
 cdef class KeyTable:
@@ -236,10 +349,9 @@ cdef class KeyTable:
         Initial number of distinct keys to make room for.
     """
 
-    cdef object _skeys_arr, _svals_arr
+    cdef object _slots_arr
     cdef object _keys_arr, _counts_arr, _first_tok_arr, _first_tmpl_arr
-    cdef uint64_t* _skeys
-    cdef int32_t* _svals
+    cdef KSlot* _slots
     cdef uint64_t _mask
     cdef Py_ssize_t _size, _limit
 
@@ -253,12 +365,13 @@ cdef class KeyTable:
         if slots > max_slots():
             raise MemoryError("KeyTable: more than 2**31 distinct keys")
         cdef Py_ssize_t limit = slot_limit(slots)
-        self._skeys_arr = np.zeros(slots, dtype=np.uint64)
-        self._svals_arr = np.full(slots, -1, dtype=np.int32)
-        cdef uint64_t[::1] sk = self._skeys_arr
-        cdef int32_t[::1] sv = self._svals_arr
-        self._skeys = &sk[0]
-        self._svals = &sv[0]
+        # One 16-byte KSlot per slot, in a numpy array this object owns.
+        self._slots_arr = np.zeros(2 * slots, dtype=np.uint64)
+        cdef uint64_t[::1] sk = self._slots_arr
+        self._slots = <KSlot*> &sk[0]
+        cdef Py_ssize_t i
+        for i in range(slots):
+            self._slots[i].id = -1
         self._mask = <uint64_t> (slots - 1)
         self._limit = limit
         if self._size == 0:
@@ -284,9 +397,9 @@ cdef class KeyTable:
         with nogil:
             for i in range(self._size):
                 key = keys[i]
-                slot = _probe(self._skeys, self._svals, self._mask, key)
-                self._skeys[slot] = key
-                self._svals[slot] = <int32_t> i
+                slot = _probe(self._slots, self._mask, key)
+                self._slots[slot].key = key
+                self._slots[slot].id = <int32_t> i
 
     def __len__(self):
         return self._size
@@ -298,11 +411,12 @@ cdef class KeyTable:
         cdef KeyTable table = cls(k.shape[0])
         cdef Py_ssize_t i, slot
         for i in range(k.shape[0]):
-            slot = _probe(table._skeys, table._svals, table._mask, k[i])
-            if table._svals[slot] != -1:
-                raise ValueError(f"KeyTable.from_keys: key {i} repeats key {table._svals[slot]}")
-            table._skeys[slot] = k[i]
-            table._svals[slot] = <int32_t> i
+            slot = _probe(table._slots, table._mask, k[i])
+            if table._slots[slot].id != -1:
+                raise ValueError(
+                    f"KeyTable.from_keys: key {i} repeats key {table._slots[slot].id}")
+            table._slots[slot].key = k[i]
+            table._slots[slot].id = <int32_t> i
         table._keys_arr[:k.shape[0]] = k
         table._counts_arr[:k.shape[0]] = 0
         table._first_tok_arr[:k.shape[0]] = -1
@@ -342,29 +456,36 @@ cdef class KeyTable:
         cdef uint64_t[::1] ids_keys = self._keys_arr
         cdef int64_t[::1] first_tok = self._first_tok_arr
         cdef int32_t[::1] first_tmpl = self._first_tmpl_arr
-        cdef Py_ssize_t r, c, slot
+        cdef const uint64_t* flat = &keys[0, 0]
+        cdef int32_t* o = &out[0, 0]
+        cdef KSlot* slots = self._slots
+        cdef uint64_t mask = self._mask
+        cdef Py_ssize_t k, r, slot
         cdef int32_t a
         cdef uint64_t key
         with nogil:
+            for k in range(pos, min(pos + AHEAD, total)):
+                cseq_prefetch(&slots[flat[k] & mask])
             while pos < total:
-                r = pos // n_cols
-                c = pos - r * n_cols
-                key = keys[r, c]
-                slot = _probe(self._skeys, self._svals, self._mask, key)
-                a = self._svals[slot]
+                if pos + AHEAD < total:
+                    cseq_prefetch(&slots[flat[pos + AHEAD] & mask])
+                key = flat[pos]
+                slot = _probe(slots, mask, key)
+                a = slots[slot].id
                 if a == -1:
                     if self._size >= self._limit:
                         break
                     a = <int32_t> self._size
                     self._size += 1
-                    self._skeys[slot] = key
-                    self._svals[slot] = a
+                    slots[slot].key = key
+                    slots[slot].id = a
                     ids_keys[a] = key
                     counts[a] = 0
+                    r = pos // n_cols
                     first_tok[a] = r
-                    first_tmpl[a] = <int32_t> c
+                    first_tmpl[a] = <int32_t> (pos - r * n_cols)
                 counts[a] += 1
-                out[r, c] = a
+                o[pos] = a
                 pos += 1
         return pos
 
@@ -375,15 +496,31 @@ cdef class KeyTable:
         -------
         ndarray of int32, same shape as ``keys``
         """
-        cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1], r, c
+        cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1], r
         if n_jobs < 1:
             raise ValueError("KeyTable.lookup: n_jobs must be >= 1")
         out = np.empty((n_rows, n_cols), dtype=np.int32)
         cdef int32_t[:, ::1] o = out
-        for r in prange(n_rows, nogil=True, schedule="static", num_threads=n_jobs):
-            for c in range(n_cols):
-                o[r, c] = self._svals[_probe(self._skeys, self._svals, self._mask, keys[r, c])]
+        cdef Py_ssize_t chunk = 256, n_chunks = (n_rows + chunk - 1) // chunk
+        if n_rows == 0 or n_cols == 0:
+            return out
+        for r in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
+            self._lookup_rows(&keys[0, 0], &o[0, 0], r * chunk * n_cols,
+                              min((r + 1) * chunk, n_rows) * n_cols)
         return out
+
+    cdef void _lookup_rows(self, const uint64_t* keys, int32_t* out, Py_ssize_t start,
+                           Py_ssize_t end) noexcept nogil:
+        """``out[k]`` for ``start <= k < end``, prefetching AHEAD keys ahead."""
+        cdef Py_ssize_t k
+        cdef const KSlot* slots = self._slots
+        cdef uint64_t mask = self._mask
+        for k in range(start, min(start + AHEAD, end)):
+            cseq_prefetch(&slots[keys[k] & mask])
+        for k in range(start, end):
+            if k + AHEAD < end:
+                cseq_prefetch(&slots[keys[k + AHEAD] & mask])
+            out[k] = slots[_probe(slots, mask, keys[k])].id
 
     @property
     def keys(self):

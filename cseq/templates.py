@@ -855,34 +855,20 @@ class TemplateFeaturizer:
         ``tok`` and ``tmpl`` give, per attribute id, the token and template of
         its first occurrence in ``data``.
         """
-        n_attr = len(tok)
-        n_tmpl = len(self.templates.templates)
-        seq_ptr = data.seq_ptr
-        seq_of = np.searchsorted(seq_ptr, tok, side="right") - 1
-        start, end = seq_ptr[seq_of], seq_ptr[seq_of + 1]
-        counts = self._n_cells[tmpl]
-        cell_ptr = np.zeros(n_attr + 1, dtype=np.int64)
-        np.cumsum(counts, out=cell_ptr[1:])
-        cells = np.empty(cell_ptr[-1], dtype=np.int64)
-        for t in range(n_tmpl):
-            sel = np.flatnonzero(tmpl == t)
-            if not len(sel):
-                continue
-            p, s, e = tok[sel], start[sel], end[sel]
-            for j in range(self._n_cells[t]):
-                c = self._tmpl_ptr[t] + j
-                q = p + self._cell_row[c]
-                v = np.empty(len(q), dtype=np.int64)
-                inside = (q >= s) & (q < e)
-                v[inside] = data.slot_ids[q[inside], self._cell_slot[c]]
-                before = q < s
-                v[before] = data.pad_before[(s - q - 1)[before]]
-                after = q >= e
-                v[after] = data.pad_after[(q - e)[after]]
-                cells[cell_ptr[sel] + j] = v
-        used, cells = np.unique(cells, return_inverse=True)
+        used, cells = _templates.name_cells(
+            data.slot_ids,
+            data.seq_ptr,
+            self._tmpl_ptr,
+            self._cell_row,
+            self._cell_slot,
+            data.pad_before,
+            data.pad_after,
+            np.ascontiguousarray(tok, dtype=np.int64),
+            np.ascontiguousarray(tmpl, dtype=np.int32),
+            len(data.values),
+        )
         self._name_template = tmpl
-        self._name_cells = cells.astype(np.int32).reshape(-1)
+        self._name_cells = cells
         self._name_strings = data.values.strings(used.tolist())
 
     def _bucket(self, keys: np.ndarray) -> np.ndarray:
