@@ -51,9 +51,9 @@ def profile(name, X, y, featurizer, repeat, iters):
     rng = np.random.default_rng(0)
     model.params = rng.normal(scale=0.1, size=len(model.params))
     n = corpus.n_tokens
-    t_em = best_of(lambda: _weights.score_corpus_emissions(
-        model.attr_ptr, model.attr_labels, model.state_weights, corpus.tok_ptr,
-        corpus.attr_ids, corpus.values, 0, n, L), repeat)
+    view = corpus.view()
+    t_em = best_of(lambda: _weights.score_corpus_emissions(model.index, model.params, view, 0, n),
+                   repeat)
     t_dec = best_of(lambda: model.decode(corpus), repeat)
     t_marg = best_of(lambda: model.marginals(corpus), repeat)
     obj = CRFObjective(model, corpus, 1.0, 1)

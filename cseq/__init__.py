@@ -9,7 +9,7 @@ The public names: the estimators :class:`CRF` and
 
 from cseq import conll, metrics, templates
 from cseq._decode import openmp_enabled
-from cseq.estimators import CRF, StructuredPerceptron
+from cseq.crf import CRF
 from cseq.exceptions import (
     ConvergenceError,
     CSeqError,
@@ -20,6 +20,7 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 from cseq.inference import forward_backward, viterbi
+from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
 from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates

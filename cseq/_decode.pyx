@@ -14,8 +14,9 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 from cseq._openmp cimport CSEQ_OPENMP_ENABLED
-from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
-from cseq._weights cimport Corpus, StateIndex, init_corpus, init_index, score_emissions
+from cseq._types cimport index_t, label_t, weight_t
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
+                            score_emissions, transitions_of)
 
 
 cdef extern from *:
@@ -161,28 +162,28 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     return best
 
 
-cdef int decode_range(const StateIndex* index, const weight_t* state_w, const Transitions* tr,
-                      const Corpus* corpus, index_t s0, index_t s1, index_t max_len,
-                      label_t* out) noexcept nogil:
-    """Viterbi-decode sequences ``s0:s1`` of a corpus into ``out`` (indexed by token).
+cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
+                      index_t s0, index_t s1, label_t* out) noexcept nogil:
+    """Viterbi-decode sequences ``s0:s1`` of ``ch``'s corpus into ``out`` (indexed by token).
 
-    Allocates its scratch once for the whole range. Returns -1 when memory
-    runs out, else 0.
+    Emissions come from the state weights of ``params``; transitions from
+    ``tr``.  Allocates its scratch once for the whole range.  Returns -1 when
+    memory runs out, else 0.
     """
     cdef int L = tr.n_labels
     cdef index_t s, t0, n
-    cdef weight_t* em = <weight_t*>malloc(max_len * L * sizeof(weight_t) + 1)
+    cdef weight_t* em = <weight_t*>malloc(ch.max_len * L * sizeof(weight_t) + 1)
     cdef weight_t* delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(max_len * L * sizeof(label_t) + 1)
+    cdef label_t* back = <label_t*>malloc(ch.max_len * L * sizeof(label_t) + 1)
     if em == NULL or delta == NULL or back == NULL:
         free(em); free(delta); free(back)
         return -1
     for s in range(s0, s1):
-        t0 = corpus.seq_ptr[s]
-        n = corpus.seq_ptr[s + 1] - t0
+        t0 = ch.corpus.seq_ptr[s]
+        n = ch.corpus.seq_ptr[s + 1] - t0
         if n == 0:
             continue
-        score_emissions(index, state_w, corpus, t0, t0 + n, L, em)
+        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
         viterbi_path(em, n, tr, delta, back, out + t0)
     free(em); free(delta); free(back)
     return 0
@@ -212,18 +213,15 @@ def viterbi_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] trans
     return path_np, float(score)
 
 
-def decode_corpus(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                  const weight_t[::1] params, int n_labels,
-                  const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
-                  const attr_t[::1] attr_ids, const value_t[::1] values,
+def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
                   const index_t[::1] chunks, int n_jobs):
     """Viterbi labels for every token of a validated corpus, without the GIL.
 
     Parameters
     ----------
-    attr_ptr, attr_labels : the state index.
-    params : flat parameters ``[state weights | transitions (L*L) | start (L) | end (L)]``.
-    seq_ptr, tok_ptr, attr_ids, values : the packed corpus.
+    ix : the model's structure (state index and parameter layout).
+    params : the flat parameter vector (``ix.layout``).
+    cv : the packed corpus.
     chunks : sequence boundaries of the work chunks (``chunks[0] == 0``,
         ``chunks[-1] == n_sequences``); chunk c covers sequences
         ``chunks[c]:chunks[c + 1]`` and runs on one thread.
@@ -233,30 +231,20 @@ def decode_corpus(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
     -------
     ndarray of int32, one label id per token.
     """
-    cdef index_t n_state = attr_labels.shape[0]
-    cdef int L = n_labels
-    cdef index_t n_tok = tok_ptr.shape[0] - 1
+    cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros(n_tok, dtype=np.int32)
     if n_tok == 0:
         return out_np
     cdef label_t[::1] out = out_np
-    cdef StateIndex index
-    cdef Corpus corpus
     cdef Transitions tr
-    init_index(&index, attr_ptr, attr_labels)
-    cdef index_t max_len = init_corpus(&corpus, seq_ptr, tok_ptr, attr_ids, values, NULL)
-    tr.trans = &params[n_state]
-    tr.start = &params[n_state + L * L]
-    tr.end = &params[n_state + L * L + L]
-    tr.n_labels = L
-    cdef const weight_t* state_w = &params[0]
+    transitions_of(&ix.layout, &params[0], &tr)
+    cdef Chain ch = chain_of(ix, cv)
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-        failed += -decode_range(&index, state_w, &tr, &corpus, chunks[c], chunks[c + 1], max_len,
-                                &out[0])
+        failed += -decode_range(&ch, &params[0], &tr, chunks[c], chunks[c + 1], &out[0])
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
     return out_np

@@ -1,5 +1,5 @@
 from cseq._types cimport weight_t, label_t, index_t
-from cseq._decode cimport Transitions
+from cseq._weights cimport Transitions
 
 
 cdef struct FBTables:

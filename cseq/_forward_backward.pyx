@@ -32,10 +32,9 @@ from libc.string cimport memset
 
 import numpy as np
 
-from cseq._decode cimport Transitions
-from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
-from cseq._weights cimport (Corpus, StateIndex, add_state_features, find_weight, init_corpus,
-                            init_index, score_emissions)
+from cseq._types cimport index_t, weight_t
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
+                            add_state_features, chain_of, score_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -373,39 +372,20 @@ def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, :
     return float(log_z), marg_np, pairs_np
 
 
-cdef struct _Setup:
-    StateIndex index
-    Corpus corpus
-    index_t n_state
-    index_t max_len
-    int n_labels
-
-
-cdef int _setup(_Setup* su, const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                int n_labels, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
-                const attr_t[::1] attr_ids, const value_t[::1] values,
-                const label_t* labels) except -1:
-    su.n_state = attr_labels.shape[0]
-    su.n_labels = n_labels
-    init_index(&su.index, attr_ptr, attr_labels)
-    su.max_len = init_corpus(&su.corpus, seq_ptr, tok_ptr, attr_ids, values, labels)
-    return 0
-
-
-cdef int _objective_range(const _Setup* su, const FBTables* tb, const weight_t* params,
+cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* params,
                           index_t s0, index_t s1, weight_t* grad, weight_t* log_z_sum,
                           index_t* bad_seq) noexcept nogil:
     """Sum of log Z and expected counts over sequences ``s0:s1``; -1 on allocation failure."""
-    cdef int L = su.n_labels
+    cdef int L = ch.layout.n_labels
     cdef FBWork wk
     cdef index_t s, t, t0, n
     cdef weight_t lz, total = 0.0
-    cdef weight_t* g_trans = grad + su.n_state
-    cdef weight_t* g_start = g_trans + L * L
-    cdef weight_t* g_end = g_start + L
+    cdef weight_t* g_trans = grad + ch.layout.trans
+    cdef weight_t* g_start = grad + ch.layout.start
+    cdef weight_t* g_end = grad + ch.layout.end
     cdef weight_t* marg
     cdef int j
-    if fb_work_init(&wk, su.max_len, L) != 0:
+    if fb_work_init(&wk, ch.max_len, L) != 0:
         return -1
     marg = <weight_t*>malloc(wk.capacity * L * sizeof(weight_t))
     if marg == NULL:
@@ -413,11 +393,11 @@ cdef int _objective_range(const _Setup* su, const FBTables* tb, const weight_t* 
         return -1
     bad_seq[0] = -1
     for s in range(s0, s1):
-        t0 = su.corpus.seq_ptr[s]
-        n = su.corpus.seq_ptr[s + 1] - t0
+        t0 = ch.corpus[0].seq_ptr[s]
+        n = ch.corpus[0].seq_ptr[s + 1] - t0
         if n == 0:
             continue
-        score_emissions(&su.index, params, &su.corpus, t0, t0 + n, L, wk.em)
+        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
         lz = fb_run(tb, &wk, n)
         if not isfinite(lz):
             if bad_seq[0] < 0:
@@ -426,7 +406,7 @@ cdef int _objective_range(const _Setup* su, const FBTables* tb, const weight_t* 
         total += lz
         fb_marginals(tb, &wk, n, marg)
         for t in range(n):
-            add_state_features(&su.index, &su.corpus, t0 + t, marg + t * L, L, 1.0, grad)
+            add_state_features(ch.index, ch.corpus, t0 + t, marg + t * L, L, 1.0, grad)
         for t in range(n - 1):
             fb_add_pairs(tb, &wk, t, g_trans)
         for j in range(L):
@@ -438,37 +418,42 @@ cdef int _objective_range(const _Setup* su, const FBTables* tb, const weight_t* 
     return 0
 
 
-cdef int _marginals_range(const _Setup* su, const FBTables* tb, const weight_t* params,
+cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* params,
                           index_t s0, index_t s1, weight_t* out) noexcept nogil:
     """Label marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token); -1 on failure."""
     cdef FBWork wk
     cdef index_t s, t0, n
-    if fb_work_init(&wk, su.max_len, su.n_labels) != 0:
+    cdef int L = ch.layout.n_labels
+    if fb_work_init(&wk, ch.max_len, L) != 0:
         return -1
     for s in range(s0, s1):
-        t0 = su.corpus.seq_ptr[s]
-        n = su.corpus.seq_ptr[s + 1] - t0
+        t0 = ch.corpus[0].seq_ptr[s]
+        n = ch.corpus[0].seq_ptr[s + 1] - t0
         if n > 0:
-            score_emissions(&su.index, params, &su.corpus, t0, t0 + n, su.n_labels, wk.em)
+            score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
             fb_run(tb, &wk, n)
-            fb_marginals(tb, &wk, n, out + t0 * su.n_labels)
+            fb_marginals(tb, &wk, n, out + t0 * L)
     fb_work_free(&wk)
     return 0
 
 
-def crf_log_z_and_expectations(const weight_t[::1] params,
-                               const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                               int n_labels, const index_t[::1] seq_ptr,
-                               const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
-                               const value_t[::1] values, const index_t[::1] chunks,
-                               weight_t[:, ::1] grad_buffers, int n_jobs):
+cdef int _tables_for(FBTables* tb, const Layout* lay, const weight_t* params) except -1:
+    if fb_tables_init(tb, params + lay.trans, params + lay.start, params + lay.end,
+                      lay.n_labels) != 0:
+        raise MemoryError()
+    return 0
+
+
+def crf_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
+                               const index_t[::1] chunks, weight_t[:, ::1] grad_buffers,
+                               int n_jobs):
     """Sum of log Z and of expected feature counts over a corpus, in one nogil pass.
 
     Parameters
     ----------
-    params : flat parameters ``[state | transitions (L*L) | start (L) | end (L)]``.
-    attr_ptr, attr_labels : the state index.
-    seq_ptr, tok_ptr, attr_ids, values : the packed corpus.
+    ix : the model's structure (state index and parameter layout).
+    params : the flat parameter vector (``ix.layout``).
+    cv : the packed corpus.
     chunks : boundaries of the work chunks over sequences; chunk ``c`` runs on
         one thread and accumulates into ``grad_buffers[c]``.
     grad_buffers : (n_chunks, n_params) scratch, overwritten.
@@ -487,9 +472,6 @@ def crf_log_z_and_expectations(const weight_t[::1] params,
     FloatingPointError
         When a sequence's log Z is not finite; the message names the sequence.
     """
-    cdef _Setup su
-    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values, NULL)
-    cdef int L = n_labels
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef FBTables tb
     lz_np = np.zeros(n_chunks, dtype=np.float64)
@@ -500,11 +482,10 @@ def crf_log_z_and_expectations(const weight_t[::1] params,
     cdef int failed = 0
     grad_np = np.asarray(grad_buffers)
     grad_np[:] = 0.0
-    if fb_tables_init(&tb, &params[su.n_state], &params[su.n_state + L * L],
-                      &params[su.n_state + L * L + L], L) != 0:
-        raise MemoryError()
+    cdef Chain ch = chain_of(ix, cv)
+    _tables_for(&tb, &ix.layout, &params[0])
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_objective_range(&su, &tb, &params[0], chunks[c], chunks[c + 1],
+        failed += -_objective_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1],
                                     &grad_buffers[c, 0], &lz[c], &bad[c])
     fb_tables_free(&tb)
     if failed:
@@ -515,16 +496,11 @@ def crf_log_z_and_expectations(const weight_t[::1] params,
     return float(lz_np.sum()), grad_np.sum(axis=0) if n_chunks > 1 else grad_np[0].copy()
 
 
-def corpus_marginals(const weight_t[::1] params,
-                     const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                     int n_labels, const index_t[::1] seq_ptr,
-                     const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
-                     const value_t[::1] values, const index_t[::1] chunks, int n_jobs):
+def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
+                     const index_t[::1] chunks, int n_jobs):
     """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL."""
-    cdef _Setup su
-    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values, NULL)
-    cdef int L = n_labels
-    cdef index_t n_tok = tok_ptr.shape[0] - 1
+    cdef int L = ix.layout.n_labels
+    cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros((n_tok, L), dtype=np.float64)
     if n_tok == 0:
         return out_np
@@ -533,49 +509,11 @@ def corpus_marginals(const weight_t[::1] params,
     cdef FBTables tb
     cdef index_t c
     cdef int failed = 0
-    if fb_tables_init(&tb, &params[su.n_state], &params[su.n_state + L * L],
-                      &params[su.n_state + L * L + L], L) != 0:
-        raise MemoryError()
+    cdef Chain ch = chain_of(ix, cv)
+    _tables_for(&tb, &ix.layout, &params[0])
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_marginals_range(&su, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0])
+        failed += -_marginals_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0])
     fb_tables_free(&tb)
     if failed:
         raise MemoryError("cseq: out of memory in forward-backward")
     return out_np
-
-
-def empirical_counts(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                     int n_labels, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
-                     const attr_t[::1] attr_ids, const value_t[::1] values,
-                     const label_t[::1] labels):
-    """Feature counts of the gold label paths (n_params,), the constant part of the CRF gradient.
-
-    Pairs (attribute, gold label) without a weight (possible only when the
-    state index was built from another corpus) are skipped.
-    """
-    cdef _Setup su
-    _setup(&su, attr_ptr, attr_labels, n_labels, seq_ptr, tok_ptr, attr_ids, values,
-           &labels[0] if labels.shape[0] else NULL)
-    cdef int L = n_labels
-    counts_np = np.zeros(su.n_state + L * L + 2 * L, dtype=np.float64)
-    cdef weight_t[::1] counts = counts_np
-    cdef weight_t* g = &counts[0]
-    cdef index_t s, t, t0, t1, f, k
-    cdef label_t y
-    with nogil:
-        for s in range(su.corpus.n_seqs):
-            t0 = seq_ptr[s]
-            t1 = seq_ptr[s + 1]
-            if t1 == t0:
-                continue
-            g[su.n_state + L * L + labels[t0]] += 1.0
-            g[su.n_state + L * L + L + labels[t1 - 1]] += 1.0
-            for t in range(t0, t1):
-                y = labels[t]
-                if t > t0:
-                    g[su.n_state + labels[t - 1] * L + y] += 1.0
-                for f in range(tok_ptr[t], tok_ptr[t + 1]):
-                    k = find_weight(&su.index, attr_ids[f], y)
-                    if k >= 0:
-                        g[k] += values[f]
-    return counts_np

@@ -1,6 +1,21 @@
 from cseq._types cimport weight_t, value_t, attr_t, label_t, index_t
 
 
+cdef struct Layout:
+    # Where each block of parameters lives in the one flat float64 vector.
+    # This struct, filled by layout_init, is the only definition of the
+    # layout: kernels read offsets from it, and LinearChain mirrors it
+    # through param_layout().
+    index_t n_state     # state weights: [0, n_state), grouped by attribute
+    index_t trans       # first-order transitions, L*L, row = previous label
+    index_t start       # start scores, L
+    index_t end         # end scores, L
+    index_t trans2      # second-order block, L*L*L (order 2), else == n_params
+    index_t n_params
+    int n_labels
+    int order
+
+
 cdef struct StateIndex:
     # For attribute a, its weights are w[attr_ptr[a]:attr_ptr[a + 1]], one per
     # label in attr_labels[attr_ptr[a]:attr_ptr[a + 1]] (sorted ascending).
@@ -19,6 +34,47 @@ cdef struct Corpus:
     index_t n_seqs
 
 
+cdef struct Transitions:
+    # Dense label transitions: trans[i * n_labels + j] scores label i followed
+    # by label j; start[j] and end[j] score the first and the last label.
+    const weight_t* trans
+    const weight_t* start
+    const weight_t* end
+    int n_labels
+
+
+cdef struct ParamSink:
+    # Where updates go.  With u == NULL a plain vector: w[k] += d.  Otherwise
+    # lazily averaged (Daume III 2006): also u[k] += age * d, where age is
+    # the number of examples seen before the current one; after c examples
+    # the average of the c weight vectors is w - u / c.
+    weight_t* w
+    weight_t* u
+    weight_t age
+
+
+cdef inline void sink_add(ParamSink* sink, index_t k, weight_t d) noexcept nogil:
+    sink.w[k] += d
+    if sink.u != NULL:
+        sink.u[k] += sink.age * d
+
+
+cdef struct Chain:
+    # Everything a kernel reads besides the parameter values: the model's
+    # structure and a corpus.  Built by chain_of(), the one place that sets
+    # up a kernel call; pointers into a ChainIndex and a CorpusView, which
+    # must outlive it.
+    const StateIndex* index
+    const Layout* layout
+    const Corpus* corpus
+    index_t max_len
+
+
+cdef int layout_init(Layout* lay, index_t n_state, int n_labels, int order) except -1
+
+cdef void transitions_of(const Layout* lay, const weight_t* params,
+                         Transitions* tr) noexcept nogil
+
 cdef void score_emissions(const StateIndex* index, const weight_t* w, const Corpus* corpus,
                           index_t t0, index_t t1, int n_labels, weight_t* out) noexcept nogil
 
@@ -28,9 +84,41 @@ cdef void add_state_features(const StateIndex* index, const Corpus* corpus, inde
                              const weight_t* scores, int n_labels, weight_t scale,
                              weight_t* grad) noexcept nogil
 
-cdef int init_index(StateIndex* index, const index_t[::1] attr_ptr,
-                    const label_t[::1] attr_labels) except -1
+cdef void add_path_features(const Layout* lay, const StateIndex* index, const Corpus* corpus,
+                            index_t t0, index_t n, const label_t* path, const label_t* other,
+                            weight_t scale, ParamSink* sink) noexcept nogil
 
-cdef index_t init_corpus(Corpus* corpus, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
-                         const attr_t[::1] attr_ids, const value_t[::1] values,
-                         const label_t* labels) except -1
+
+cdef class ChainIndex:
+    # The structure of a model (which weights exist and where), without values.
+    cdef readonly object attr_ptr
+    cdef readonly object attr_labels
+    cdef const index_t[::1] _attr_ptr
+    cdef const label_t[::1] _attr_labels
+    cdef StateIndex index
+    cdef Layout layout
+
+
+cdef class CorpusView:
+    # A packed corpus as the kernels read it.  Holds the arrays it points into.
+    cdef readonly object sequences
+    cdef const index_t[::1] _seq_ptr
+    cdef const index_t[::1] _tok_ptr
+    cdef const attr_t[::1] _attr_ids
+    cdef const value_t[::1] _values
+    cdef const label_t[::1] _labels
+    cdef Corpus corpus
+    cdef readonly index_t max_len
+
+
+cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept
+
+
+cdef class AveragedParams:
+    # Weights and their lazy-averaging accumulator, owned by Python.
+    cdef readonly object w
+    cdef readonly object u
+    cdef weight_t[::1] _w
+    cdef weight_t[::1] _u
+    cdef public long long n_examples
+    cdef ParamSink sink(self) noexcept

@@ -1,9 +1,22 @@
-"""Sparse state weights: the index of (attribute, label) pairs and emission scoring.
+"""Model storage: the parameter layout, sparse state weights, emission scoring, path features.
 
-State weights are grouped by attribute (a CSR layout): attribute ``a`` owns the
-weights ``w[attr_ptr[a]:attr_ptr[a + 1]]``, one for each label listed in
-``attr_labels`` over the same range.  Only pairs seen in training get a weight
-unless every pair is asked for, which is what CRFsuite does too.
+All parameters of a chain live in one flat float64 vector whose blocks
+(state weights, transitions, start, end, and for second order the label
+trigrams) are placed by :c:func:`layout_init`, the one definition of the
+layout.  State weights are grouped by attribute (a CSR layout): attribute
+``a`` owns the weights ``w[attr_ptr[a]:attr_ptr[a + 1]]``, one for each label
+listed in ``attr_labels`` over the same range.  Only pairs seen in training
+get a weight unless every pair is asked for, which is what CRFsuite does too.
+
+Kernel call setup happens here once: :class:`ChainIndex` (a model's
+structure) and :class:`CorpusView` (a packed corpus) hold the arrays and the
+C structs every kernel module reads, so the other modules take
+``(ChainIndex, params, CorpusView, ...)`` and never rebuild them.
+
+References
+----------
+Daume III, H. (2006). Practical structured learning techniques for natural
+language processing. PhD thesis, USC (lazy averaging, section 2.1.1).
 """
 
 cimport cython
@@ -14,6 +27,50 @@ import numpy as np
 
 from cseq._prefetch cimport cseq_prefetch
 from cseq._types cimport attr_t, index_t, label_t, value_t, weight_t
+
+#: Largest label count the kernels accept: L*L*L must fit comfortably in index_t
+#: and every per-position buffer of L*L entries in memory.
+MAX_LABELS = 1 << 20
+
+
+cdef int layout_init(Layout* lay, index_t n_state, int n_labels, int order) except -1:
+    """Place the parameter blocks for ``n_state`` state weights and ``n_labels`` labels."""
+    cdef index_t L = n_labels
+    if n_labels < 1 or n_labels > MAX_LABELS:
+        raise ValueError(f"n_labels must be between 1 and {MAX_LABELS}, got {n_labels}")
+    if order != 1 and order != 2:
+        raise ValueError(f"order must be 1 or 2, got {order}")
+    if n_state < 0:
+        raise ValueError("n_state must be non-negative")
+    lay.n_labels = n_labels
+    lay.order = order
+    lay.n_state = n_state
+    lay.trans = n_state
+    lay.start = lay.trans + L * L
+    lay.end = lay.start + L
+    lay.trans2 = lay.end + L
+    lay.n_params = lay.trans2 + (L * L * L if order == 2 else 0)
+    return 0
+
+
+cdef void transitions_of(const Layout* lay, const weight_t* params,
+                         Transitions* tr) noexcept nogil:
+    """Point ``tr`` at the first-order transition blocks of ``params``."""
+    tr.trans = params + lay.trans
+    tr.start = params + lay.start
+    tr.end = params + lay.end
+    tr.n_labels = lay.n_labels
+
+
+def param_layout(index_t n_state, int n_labels, int order=1):
+    """The parameter layout as a dict of block offsets (the Python mirror of ``Layout``).
+
+    Keys: ``n_state``, ``trans``, ``start``, ``end``, ``trans2``, ``n_params``
+    (offsets and sizes into the flat vector), ``n_labels``, ``order``.
+    """
+    cdef Layout lay
+    layout_init(&lay, n_state, n_labels, order)
+    return dict(lay)
 
 
 cdef void score_emissions(const StateIndex* index, const weight_t* w, const Corpus* corpus,
@@ -78,29 +135,169 @@ cdef void add_state_features(const StateIndex* index, const Corpus* corpus, inde
             grad[k] += v * scores[index.attr_labels[k]]
 
 
-cdef int init_index(StateIndex* index, const index_t[::1] attr_ptr,
-                    const label_t[::1] attr_labels) except -1:
-    """Point a StateIndex at validated arrays (which must outlive it)."""
-    index.attr_ptr = &attr_ptr[0]
-    index.attr_labels = &attr_labels[0] if attr_labels.shape[0] else NULL
-    index.n_attrs = attr_ptr.shape[0] - 1
-    return 0
+cdef void add_path_features(const Layout* lay, const StateIndex* index, const Corpus* corpus,
+                            index_t t0, index_t n, const label_t* path, const label_t* other,
+                            weight_t scale, ParamSink* sink) noexcept nogil:
+    """Add ``scale * Phi(x, path)`` for tokens ``t0:t0 + n`` into ``sink``: the one path-features kernel.
+
+    ``Phi`` counts, for every token ``t``, the value of each feature ``(a, v)``
+    on the weight of ``(a, path[t])`` (pairs without a weight are skipped),
+    and one for the start label, the end label and each label bigram.
+
+    With ``other`` given (another path of the same length) only the parts
+    where the two paths differ are added: tokens whose labels differ,
+    start/end when the first/last labels differ, and bigrams touching a
+    difference.  ``add(gold, other=pred, +1)`` then ``add(pred, other=gold,
+    -1)`` is the perceptron update ``Phi(gold) - Phi(pred)`` without touching
+    the weights the two paths share (so their values are not rounded).
+    """
+    cdef index_t t, f, k
+    cdef index_t L = lay.n_labels
+    cdef weight_t v
+    if n <= 0:
+        return
+    for t in range(n):
+        if other != NULL and other[t] == path[t]:
+            continue
+        for f in range(corpus.tok_ptr[t0 + t], corpus.tok_ptr[t0 + t + 1]):
+            k = find_weight(index, corpus.attr_ids[f], path[t])
+            if k >= 0:
+                sink_add(sink, k, scale * corpus.values[f])
+    if other == NULL or other[0] != path[0]:
+        sink_add(sink, lay.start + path[0], scale)
+    if other == NULL or other[n - 1] != path[n - 1]:
+        sink_add(sink, lay.end + path[n - 1], scale)
+    for t in range(1, n):
+        if other == NULL or other[t - 1] != path[t - 1] or other[t] != path[t]:
+            sink_add(sink, lay.trans + path[t - 1] * L + path[t], scale)
 
 
-cdef index_t init_corpus(Corpus* corpus, const index_t[::1] seq_ptr, const index_t[::1] tok_ptr,
-                         const attr_t[::1] attr_ids, const value_t[::1] values,
-                         const label_t* labels) except -1:
-    """Point a Corpus at validated arrays; returns the longest sequence's length."""
-    cdef index_t s, longest = 0
-    corpus.seq_ptr = &seq_ptr[0]
-    corpus.tok_ptr = &tok_ptr[0]
-    corpus.attr_ids = &attr_ids[0] if attr_ids.shape[0] else NULL
-    corpus.values = &values[0] if values.shape[0] else NULL
-    corpus.labels = labels
-    corpus.n_seqs = seq_ptr.shape[0] - 1
-    for s in range(corpus.n_seqs):
-        longest = max(longest, seq_ptr[s + 1] - seq_ptr[s])
-    return longest
+cdef class ChainIndex:
+    """The structure of a chain model: its state index and parameter layout.
+
+    Parameters
+    ----------
+    attr_ptr : ndarray of int64, shape (n_attributes + 1,)
+    attr_labels : ndarray of int32, shape (n_state,)
+    n_labels : int
+    order : int, 1 or 2
+
+    The arrays must already be validated (``cseq.model.LinearChain.validate``);
+    this object keeps references to them for as long as kernels may read them.
+    """
+
+    def __cinit__(self, attr_ptr, attr_labels, int n_labels, int order=1):
+        self.attr_ptr = attr_ptr
+        self.attr_labels = attr_labels
+        self._attr_ptr = attr_ptr
+        self._attr_labels = attr_labels
+        self.index.attr_ptr = &self._attr_ptr[0]
+        self.index.attr_labels = &self._attr_labels[0] if self._attr_labels.shape[0] else NULL
+        self.index.n_attrs = self._attr_ptr.shape[0] - 1
+        layout_init(&self.layout, self._attr_labels.shape[0], n_labels, order)
+
+    @property
+    def layout(self):
+        """The parameter layout (see :func:`param_layout`)."""
+        return dict(self.layout)
+
+
+cdef class CorpusView:
+    """A packed corpus (:class:`cseq.sequences.Sequences`, already validated) as kernels read it.
+
+    ``labels`` is the gold label array or None.  ``max_len`` is the longest
+    sequence, which sizes every per-sequence scratch buffer.
+    """
+
+    def __cinit__(self, sequences, bint with_labels=True):
+        cdef index_t s
+        cdef const index_t[::1] seq_ptr = sequences.seq_ptr
+        self.sequences = sequences
+        self._seq_ptr = seq_ptr
+        self._tok_ptr = sequences.tok_ptr
+        self._attr_ids = sequences.attr_ids
+        self._values = sequences.values
+        self.corpus.seq_ptr = &self._seq_ptr[0]
+        self.corpus.tok_ptr = &self._tok_ptr[0]
+        self.corpus.attr_ids = &self._attr_ids[0] if self._attr_ids.shape[0] else NULL
+        self.corpus.values = &self._values[0] if self._values.shape[0] else NULL
+        self.corpus.labels = NULL
+        if with_labels and sequences.labels is not None:
+            self._labels = sequences.labels
+            if self._labels.shape[0]:
+                self.corpus.labels = &self._labels[0]
+        self.corpus.n_seqs = seq_ptr.shape[0] - 1
+        self.max_len = 0
+        for s in range(self.corpus.n_seqs):
+            self.max_len = max(self.max_len, seq_ptr[s + 1] - seq_ptr[s])
+
+
+cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept:
+    """The kernel-call setup for ``ix`` over ``cv`` (both must outlive the result)."""
+    cdef Chain ch
+    ch.index = &ix.index
+    ch.layout = &ix.layout
+    ch.corpus = &cv.corpus
+    ch.max_len = cv.max_len
+    return ch
+
+
+cdef class AveragedParams:
+    """Parameters of an online learner and their lazy-averaging accumulator.
+
+    ``w`` are the current weights and ``u`` the accumulator of Daume III
+    (2006): every update ``w[k] += d`` made while processing the example
+    numbered ``age + 1`` also does ``u[k] += age * d``, so that after
+    ``n_examples`` examples the average of the weight vectors held after each
+    of them is ``w - u / n_examples``, and an update touches only what it
+    changes.  The arrays belong to Python: trainers receive an
+    ``AveragedParams`` (for warm starts and ``partial_fit``) and update it in
+    place.
+
+    Parameters
+    ----------
+    w : ndarray of float64, optional
+        Initial weights (not copied: updated in place); ``n_params`` zeros
+        when omitted.
+    u : ndarray of float64, optional
+        The accumulator matching ``w`` (zeros when omitted).
+    n_examples : int
+        Examples processed so far.
+    n_params : int
+        Size when ``w`` is omitted.
+    """
+
+    def __cinit__(self, w=None, u=None, long long n_examples=0, index_t n_params=0):
+        if w is None:
+            w = np.zeros(n_params, dtype=np.float64)
+        if u is None:
+            u = np.zeros_like(w)
+        if not (isinstance(w, np.ndarray) and isinstance(u, np.ndarray)
+                and w.dtype == np.float64 and u.dtype == np.float64 and w.ndim == 1
+                and w.shape == u.shape and w.flags.c_contiguous and u.flags.c_contiguous
+                and w.flags.writeable and u.flags.writeable):
+            raise ValueError("w and u must be writeable contiguous 1-d float64 arrays "
+                             "of one length")
+        if n_examples < 0:
+            raise ValueError("n_examples must be non-negative")
+        self.w = w
+        self.u = u
+        self._w = w
+        self._u = u
+        self.n_examples = n_examples
+
+    cdef ParamSink sink(self) noexcept:
+        cdef ParamSink s
+        s.w = &self._w[0] if self._w.shape[0] else NULL
+        s.u = &self._u[0] if self._u.shape[0] else NULL
+        s.age = <weight_t>self.n_examples
+        return s
+
+    def averaged(self):
+        """The average of the weights after each example so far (``w`` itself before any)."""
+        if self.n_examples == 0:
+            return self.w.copy()
+        return self.w - self.u / float(self.n_examples)
 
 
 def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
@@ -174,22 +371,46 @@ def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
     return attr_ptr_np, bucket_np[:out].copy()
 
 
-def score_corpus_emissions(const index_t[::1] attr_ptr, const label_t[::1] attr_labels,
-                           const weight_t[::1] state_weights, const index_t[::1] tok_ptr,
-                           const attr_t[::1] attr_ids, const value_t[::1] values,
-                           index_t t0, index_t t1, int n_labels):
+def score_corpus_emissions(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
+                           index_t t0, index_t t1):
     """Emission scores of tokens ``t0:t1`` as an array (t1 - t0, n_labels); for tests and tools."""
-    out_np = np.zeros((t1 - t0, n_labels), dtype=np.float64)
+    cdef int L = ix.layout.n_labels
+    out_np = np.zeros((t1 - t0, L), dtype=np.float64)
     cdef weight_t[:, ::1] out = out_np
-    cdef StateIndex index
-    cdef Corpus corpus
-    init_index(&index, attr_ptr, attr_labels)
-    # Only tok_ptr, attr_ids and values are read: a one-sequence seq_ptr will do.
-    whole_np = np.array([0, tok_ptr.shape[0] - 1], dtype=np.int64)
-    cdef const index_t[::1] whole = whole_np
-    init_corpus(&corpus, whole, tok_ptr, attr_ids, values, NULL)
     if t1 > t0:
         with nogil:
-            score_emissions(&index, &state_weights[0] if state_weights.shape[0] else NULL,
-                            &corpus, t0, t1, n_labels, &out[0, 0])
+            score_emissions(&ix.index, &params[0] if params.shape[0] else NULL,
+                            &cv.corpus, t0, t1, L, &out[0, 0])
+    return out_np
+
+
+def path_feature_counts(ChainIndex ix, CorpusView cv, const label_t[::1] paths,
+                        weight_t scale=1.0):
+    """``scale`` times the features of the given label paths, summed over the corpus.
+
+    ``paths`` holds one label per token (validated ids).  With the gold
+    labels this is the empirical feature count of a CRF.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_params,)
+    """
+    out_np = np.zeros(ix.layout.n_params, dtype=np.float64)
+    cdef weight_t[::1] out = out_np
+    cdef ParamSink sink
+    cdef index_t s, t0, n
+    if paths.shape[0] != cv.corpus.seq_ptr[cv.corpus.n_seqs]:
+        raise ValueError("paths must hold one label per token of the corpus")
+    if paths.shape[0] == 0:
+        return out_np
+    cdef const label_t* path = &paths[0]
+    sink.w = &out[0]
+    sink.u = NULL
+    sink.age = 0.0
+    with nogil:
+        for s in range(cv.corpus.n_seqs):
+            t0 = cv.corpus.seq_ptr[s]
+            n = cv.corpus.seq_ptr[s + 1] - t0
+            add_path_features(&ix.layout, &ix.index, &cv.corpus, t0, n, path + t0, NULL,
+                              scale, &sink)
     return out_np

@@ -18,7 +18,35 @@ from cseq import _pack
 from cseq.exceptions import ModelFormatError
 from cseq.sequences import Sequences
 
-__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings"]
+__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
+           "featurizer_from_config", "featurizer_from_state"]
+
+#: Featurizer classes by their ``kind``, as stored in model files.
+FEATURIZERS: dict[str, type] = {}
+
+
+def register_featurizer(cls: type) -> type:
+    """Class decorator: model files naming ``cls.kind`` restore featurizers through ``cls``."""
+    FEATURIZERS[cls.kind] = cls
+    return cls
+
+
+def _featurizer_class(desc, what: str) -> type:
+    kind = desc.get("kind") if isinstance(desc, dict) else None
+    cls = FEATURIZERS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ModelFormatError(f"model header has a bad {what} (unknown kind {kind!r})")
+    return cls
+
+
+def featurizer_from_config(config) -> object:
+    """An unfitted featurizer from the configuration stored in a model header."""
+    return _featurizer_class(config, "features parameter").from_config(config)
+
+
+def featurizer_from_state(meta, arrays: dict[str, np.ndarray]) -> object:
+    """A fitted featurizer from the metadata and arrays stored in a model file."""
+    return _featurizer_class(meta, "featurizer description").from_state(meta, arrays)
 
 
 def encode_strings(strings: list[str]) -> dict[str, np.ndarray]:
@@ -45,6 +73,7 @@ def decode_strings(blob: np.ndarray, offsets: np.ndarray, what: str) -> list[str
         raise ModelFormatError(f"{what}: invalid UTF-8 ({exc})") from None
 
 
+@register_featurizer
 class FeatureVocabulary:
     """Featurizer for per-token feature lists or dicts (python-crfsuite style).
 

@@ -6,7 +6,9 @@
 All parameters live in one flat float64 vector ``params`` laid out as
 ``[state weights | transitions (L*L, row = previous label) | start (L) | end (L)]``;
 state weight ``k`` belongs to attribute ``a`` with ``attr_ptr[a] <= k <
-attr_ptr[a + 1]`` and label ``attr_labels[k]``.
+attr_ptr[a + 1]`` and label ``attr_labels[k]``.  The offsets are defined once,
+by the kernels (``cseq._weights.param_layout``); :attr:`LinearChain.layout`
+mirrors them.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class LinearChain:
     def __init__(self, n_labels: int, attr_ptr: np.ndarray, attr_labels: np.ndarray,
                  params: np.ndarray) -> None:
         self.n_labels = int(n_labels)
+        self.order = 1
         self.attr_ptr = attr_ptr
         self.attr_labels = attr_labels
         self.params = params
@@ -79,8 +82,8 @@ class LinearChain:
         else:
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
-        n_params = len(attr_labels) + n_labels * n_labels + 2 * n_labels
-        return cls(n_labels, attr_ptr, attr_labels, np.zeros(n_params, dtype=WEIGHT))
+        layout = _weights.param_layout(len(attr_labels), n_labels)
+        return cls(n_labels, attr_ptr, attr_labels, np.zeros(layout["n_params"], dtype=WEIGHT))
 
     def validate(self) -> None:
         """Check every invariant the kernels rely on; ModelFormatError if one fails."""
@@ -96,10 +99,23 @@ class LinearChain:
             raise ModelFormatError("model attr_ptr is inconsistent with attr_labels")
         if len(lab) and (lab.min() < 0 or lab.max() >= L):
             raise ModelFormatError("model attr_labels has a label id out of range")
-        if len(p) != len(lab) + L * L + 2 * L:
+        try:
+            layout = _weights.param_layout(len(lab), L, self.order)
+        except ValueError as exc:
+            raise ModelFormatError(f"model has a bad shape: {exc}") from None
+        if len(p) != layout["n_params"]:
             raise ModelFormatError("model params has the wrong length")
         if not np.isfinite(p).all():
             raise ModelFormatError("model params are not all finite")
+        self.layout = layout
+        self.index = _weights.ChainIndex(ptr, lab, L, self.order)
+
+    layout: dict
+    """Offsets of the parameter blocks (``n_state``, ``trans``, ``start``, ``end``,
+    ``trans2``, ``n_params``), from ``cseq._weights.param_layout``."""
+
+    index: _weights.ChainIndex
+    """The structure the kernels read (state index and layout)."""
 
     @property
     def n_attributes(self) -> int:
@@ -116,17 +132,20 @@ class LinearChain:
     @property
     def transitions(self) -> np.ndarray:
         """(L, L) view: ``transitions[i, j]`` scores label i followed by j."""
-        L = self.n_labels
-        return self.params[self.n_state:self.n_state + L * L].reshape(L, L)
+        L, k = self.n_labels, self.layout["trans"]
+        return self.params[k:k + L * L].reshape(L, L)
 
     @property
     def start(self) -> np.ndarray:
-        L = self.n_labels
-        return self.params[self.n_state + L * L:self.n_state + L * L + L]
+        """(L,) view: score of each label at the first position."""
+        k = self.layout["start"]
+        return self.params[k:k + self.n_labels]
 
     @property
     def end(self) -> np.ndarray:
-        return self.params[self.n_state + self.n_labels * (self.n_labels + 1):]
+        """(L,) view: score of each label at the last position."""
+        k = self.layout["end"]
+        return self.params[k:k + self.n_labels]
 
     def check_corpus(self, corpus: Sequences) -> None:
         """Refuse a corpus whose attribute or label ids the model does not have."""
@@ -147,27 +166,28 @@ class LinearChain:
         self.check_corpus(corpus)
         if not 0 <= t0 <= t1 <= corpus.n_tokens:
             raise InputError(f"token range {t0}:{t1} is outside the corpus")
-        return _weights.score_corpus_emissions(
-            self.attr_ptr, self.attr_labels, self.state_weights, corpus.tok_ptr,
-            corpus.attr_ids, corpus.values, t0, t1, self.n_labels)
+        return _weights.score_corpus_emissions(self.index, self.params, corpus.view(), t0, t1)
 
     def decode(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
         """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences."""
         self.check_corpus(corpus)
         threads = resolve_n_jobs(n_jobs)
-        return _decode.decode_corpus(
-            self.attr_ptr, self.attr_labels, self.params, self.n_labels,
-            corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
-            work_chunks(corpus.seq_ptr, threads), threads)
+        return _decode.decode_corpus(self.index, self.params, corpus.view(),
+                                     work_chunks(corpus.seq_ptr, threads), threads)
 
     def marginals(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
         """Label marginals for every token, shape (n_tokens, L)."""
         self.check_corpus(corpus)
         threads = resolve_n_jobs(n_jobs)
-        return _forward_backward.corpus_marginals(
-            self.params, self.attr_ptr, self.attr_labels, self.n_labels,
-            corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
-            work_chunks(corpus.seq_ptr, threads), threads)
+        return _forward_backward.corpus_marginals(self.index, self.params, corpus.view(),
+                                                  work_chunks(corpus.seq_ptr, threads), threads)
+
+    def path_features(self, corpus: Sequences) -> np.ndarray:
+        """Features of the corpus's gold label paths summed over it (the CRF's empirical counts)."""
+        self.check_corpus(corpus)
+        if corpus.labels is None:
+            raise InputError("path features need a labeled corpus")
+        return _weights.path_feature_counts(self.index, corpus.view(), corpus.labels)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays stored in a model file."""

@@ -1,14 +1,25 @@
-"""Training objectives over a packed corpus, as plain (value, gradient) functions."""
+"""Training objectives over a packed corpus: a data term plus one penalty.
+
+Every loss is split the same way: a *data term*, a sum over sequences that
+can be computed in pieces (threads here, shards on a cluster) and added up,
+and a *penalty* on the weights, added once.  The optimizer sees their sum.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from cseq import _forward_backward
+from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
 
-__all__ = ["CRFObjective"]
+__all__ = ["CRFObjective", "l2_penalty"]
+
+
+def l2_penalty(theta: np.ndarray, c2: float) -> tuple[float, np.ndarray]:
+    """``c2 * ||theta||^2`` and its gradient (CRFsuite's scaling of ``c2``)."""
+    return c2 * float(theta @ theta), (2.0 * c2) * theta
 
 
 class CRFObjective:
@@ -16,10 +27,10 @@ class CRFObjective:
 
     ``f(theta) = sum_s (log Z_s(theta) - score_s(gold)) + c2 * ||theta||^2`` and
     ``grad f = E[counts] - counts(gold) + 2 * c2 * theta``, the regularisation of
-    CRFsuite (c2 multiplies the squared norm).  One call makes one GIL-free
-    pass over the corpus, split into ``n_jobs`` contiguous chunks of about equal
-    token count; chunk gradients are summed in chunk order, so the result for a
-    given ``n_jobs`` never depends on thread timing.
+    CRFsuite (c2 multiplies the squared norm).  :meth:`data_term` makes one
+    GIL-free pass over the corpus, split into ``n_jobs`` contiguous chunks of
+    about equal token count; chunk gradients are summed in chunk order, so the
+    result for a given ``n_jobs`` never depends on thread timing.
 
     References
     ----------
@@ -29,25 +40,29 @@ class CRFObjective:
     def __init__(self, model: LinearChain, corpus: Sequences, c2: float = 1.0,
                  n_jobs: int = 1) -> None:
         model.check_corpus(corpus)
+        if corpus.labels is None:
+            raise InputError("the CRF objective needs a labeled corpus")
         self.model = model
         self.corpus = corpus
         self.c2 = float(c2)
         self.threads = resolve_n_jobs(n_jobs)
         self.chunks = work_chunks(corpus.seq_ptr, self.threads)
-        self.empirical = _forward_backward.empirical_counts(
-            model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr,
-            corpus.tok_ptr, corpus.attr_ids, corpus.values, corpus.labels)
+        self._view = corpus.view(labels=False)
+        self.empirical = model.path_features(corpus)
         self._buffers = np.empty((len(self.chunks) - 1, len(model.params)), dtype=np.float64)
         self.n_evaluations = 0
 
+    def data_term(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """``sum_s log Z_s - theta . counts(gold)`` and its gradient (no penalty)."""
+        log_z, expected = _forward_backward.crf_log_z_and_expectations(
+            self.model.index, theta, self._view, self.chunks, self._buffers, self.threads)
+        self.n_evaluations += 1
+        expected -= self.empirical
+        return log_z - float(theta @ self.empirical), expected
+
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective value and gradient at ``theta`` (float64, model layout)."""
-        m, c = self.model, self.corpus
-        log_z, expected = _forward_backward.crf_log_z_and_expectations(
-            theta, m.attr_ptr, m.attr_labels, m.n_labels, c.seq_ptr, c.tok_ptr,
-            c.attr_ids, c.values, self.chunks, self._buffers, self.threads)
-        self.n_evaluations += 1
-        value = log_z - float(theta @ self.empirical) + self.c2 * float(theta @ theta)
-        expected -= self.empirical
-        expected += (2.0 * self.c2) * theta
-        return value, expected
+        value, grad = self.data_term(theta)
+        penalty, pgrad = l2_penalty(theta, self.c2)
+        grad += pgrad
+        return value + penalty, grad

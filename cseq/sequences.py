@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cseq._dtypes import ATTR, INDEX, LABEL, VALUE
+from cseq._weights import CorpusView
 from cseq.exceptions import InputError
 
 __all__ = ["Sequences"]
@@ -90,6 +91,13 @@ class Sequences:
     def lengths(self) -> np.ndarray:
         """Length of each sequence (int64)."""
         return np.diff(self.seq_ptr)
+
+    def view(self, labels: bool = True):
+        """The corpus as the compiled kernels read it (``cseq._weights.CorpusView``).
+
+        With ``labels=False`` the view leaves the labels out, as prediction does.
+        """
+        return CorpusView(self, labels)
 
     def max_attr_id(self) -> int:
         """Largest attribute id present, or -1 for a corpus with no features."""

@@ -45,44 +45,36 @@ _DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|i1"}
 _MAX_HEADER = 1 << 30
 
 
-def _estimator_classes():
-    from cseq.estimators import CRF, StructuredPerceptron
-    return {"CRF": CRF, "StructuredPerceptron": StructuredPerceptron}
+#: Estimator classes by the name stored in a file's header; filled by
+#: :func:`register_estimator` when each estimator module is imported (which
+#: ``import cseq`` does for every built-in learner).
+ESTIMATORS: dict[str, type] = {}
 
 
-def _featurizer_classes():
-    from cseq.features import FeatureVocabulary
-    from cseq.templates import TemplateFeaturizer
-    return {"vocabulary": FeatureVocabulary, "templates": TemplateFeaturizer}
+def register_estimator(cls: type) -> type:
+    """Class decorator: files whose header names ``cls.__name__`` load through ``cls``.
+
+    The class provides ``_model_state() -> (header, arrays)`` and the
+    classmethod ``_from_model_state(header, arrays)``; the container stores and
+    checks the bytes and knows nothing else of it.
+    """
+    ESTIMATORS[cls.__name__] = cls
+    return cls
 
 
 def dumps(estimator) -> bytes:
     """Serialise an estimator (fitted or not) to the bytes of a model file."""
-    from cseq import __version__
     kind = type(estimator).__name__
-    if kind not in _estimator_classes():
+    if ESTIMATORS.get(kind) is not type(estimator):
         raise TypeError(f"cannot serialise {kind}")
-    params = estimator.get_params()
-    features = params.pop("features", None)
-    header: dict = {"library": "cseq", "library_version": __version__, "estimator": kind,
-                    "params": params, "fitted": getattr(estimator, "model_", None) is not None}
-    arrays: dict[str, np.ndarray] = {}
-    if features is not None:
-        header["features"] = features.get_config()
-    if header["fitted"]:
-        meta, farrays = estimator.featurizer_.get_state()
-        header["featurizer"] = meta
-        header["classes"] = list(estimator.classes_)
-        # Wall-clock seconds are left out so that the same training gives
-        # byte-identical files.
-        history = [{k: v for k, v in rec.items() if k != "seconds"}
-                   for rec in estimator.history_]
-        header["training"] = {"n_iter": int(estimator.n_iter_), "history": history}
-        if hasattr(estimator, "stop_reason_"):
-            header["training"]["stop_reason"] = estimator.stop_reason_
-            header["training"]["n_evaluations"] = int(estimator.n_evaluations_)
-        arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
-        arrays.update({f"model/{k}": v for k, v in estimator.model_.arrays().items()})
+    header, arrays = estimator._model_state()
+    return pack({**header, "estimator": kind}, arrays)
+
+
+def pack(header: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """The bytes of a model file holding a JSON-able ``header`` and named arrays."""
+    from cseq import __version__
+    header = {**header, "library": "cseq", "library_version": __version__}
     entries, chunks, offset = [], [], 0
     for name, arr in arrays.items():
         arr = np.ascontiguousarray(arr)
@@ -143,20 +135,15 @@ def _read_arrays(header: dict, data: memoryview) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-
-
-def loads(data: bytes):
-    """Rebuild an estimator from model-file bytes.
+def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and the arrays of model-file bytes, checked as a container.
 
     Raises
     ------
     ModelFormatError
         If the bytes are truncated, corrupted, of a newer format version, or
-        describe an invalid model.
+        not a well-formed cseq container.
     """
-    from cseq.model import LinearChain
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModelFormatError(f"model data must be bytes, got {type(data).__name__}")
     data = bytes(data)
@@ -181,61 +168,23 @@ def loads(data: bytes):
     if not isinstance(header, dict) or header.get("library") != "cseq":
         raise ModelFormatError("model header is not a cseq header")
     arrays = _read_arrays(header, memoryview(body)[_PREFIX.size + head_len:])
-    classes = _estimator_classes()
-    cls = _lookup(classes, header.get("estimator"))
+    return header, arrays
+
+
+def loads(data: bytes):
+    """Rebuild an estimator from model-file bytes.
+
+    Raises
+    ------
+    ModelFormatError
+        If the bytes are truncated, corrupted, of a newer format version, or
+        describe an invalid model.
+    """
+    header, arrays = unpack(data)
+    cls = _lookup(ESTIMATORS, header.get("estimator"))
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
-    params = header.get("params")
-    if not isinstance(params, dict) or not set(params) <= set(cls._param_names) - {"features"}:
-        raise ModelFormatError("model header has bad hyperparameters")
-    try:
-        est = cls(**params)
-        est._validate_params()
-    except (TypeError, ValueError) as exc:
-        raise ModelFormatError(f"model header has bad hyperparameters: {exc}") from None
-    if "features" in header:
-        config = header["features"]
-        cls_f = _lookup(_featurizer_classes(), config.get("kind") if isinstance(config, dict) else None)
-        if cls_f is None:
-            raise ModelFormatError("model header has a bad features parameter")
-        est.features = cls_f.from_config(config)
-    if header.get("fitted") is not True:
-        est.model_ = None
-        return est
-    labels = header.get("classes")
-    if (not isinstance(labels, list) or not labels or not all(isinstance(c, str) for c in labels)
-            or len(set(labels)) != len(labels)):
-        raise ModelFormatError("model header has bad labels")
-    training = header.get("training")
-    if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
-        raise ModelFormatError("model header has bad training information")
-    featurizer = _load_featurizer(header.get("featurizer"), _sub(arrays, "featurizer/"))
-    m = _sub(arrays, "model/")
-    if set(m) != {"attr_ptr", "attr_labels", "params"}:
-        raise ModelFormatError("model arrays are missing")
-    model = LinearChain(len(labels), m["attr_ptr"], m["attr_labels"], m["params"])
-    if model.n_attributes != featurizer.n_attributes:
-        raise ModelFormatError("model and featurizer disagree on the number of attributes")
-    est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
-    est.n_iter_ = training["n_iter"]
-    history = training.get("history", [])
-    est.history_ = history if isinstance(history, list) else []
-    if "stop_reason" in training:
-        est.stop_reason_ = str(training["stop_reason"])
-        n_eval = training.get("n_evaluations")
-        if type(n_eval) is not int or n_eval < 0:
-            raise ModelFormatError("model header has bad training information")
-        est.n_evaluations_ = n_eval
-    return est
-
-
-def _load_featurizer(meta, arrays):
-    if not isinstance(meta, dict):
-        raise ModelFormatError("model header has no featurizer description")
-    cls = _lookup(_featurizer_classes(), meta.get("kind"))
-    if cls is None:
-        raise ModelFormatError(f"unknown featurizer kind {meta.get('kind')!r}")
-    return cls.from_state(meta, arrays)
+    return cls._from_model_state(header, arrays)
 
 
 def save(estimator, path) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 from cseq import _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
-from cseq.features import decode_strings, encode_strings
+from cseq.features import decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
 
 __all__ = [
@@ -645,6 +645,7 @@ def _le(dtype) -> np.dtype:
     return np.dtype(dtype).newbyteorder("<")
 
 
+@register_featurizer
 class TemplateFeaturizer:
     """Turn token columns into packed attribute ids through feature templates.
 
@@ -687,6 +688,8 @@ class TemplateFeaturizer:
     >>> f.attribute_names()[:3]
     ['U00:the', 'U01:_B-1', 'U00:cat']
     """
+
+    kind = "templates"
 
     def __init__(self, templates="pos", *, min_freq=1, n_buckets=None):
         self.templates = _as_templates(templates)

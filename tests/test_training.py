@@ -60,8 +60,7 @@ def expectations(model, corpus, params, n_jobs=1, chunks=None):
         chunks = work_chunks(corpus.seq_ptr, n_jobs)
     buffers = np.empty((len(chunks) - 1, len(params)))
     return _forward_backward.crf_log_z_and_expectations(
-        params, model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr,
-        corpus.tok_ptr, corpus.attr_ids, corpus.values, chunks, buffers, n_jobs)
+        model.index, params, corpus.view(), chunks, buffers, n_jobs)
 
 
 # ---------------------------------------------------------------------------
@@ -78,7 +77,7 @@ def test_emissions_match_naive(Xy, all_states, seed, data):
     t1 = data.draw(st.integers(t0, n_tok))
     args = (model.attr_ptr, model.attr_labels, model.state_weights, corpus.tok_ptr,
             corpus.attr_ids, corpus.values)
-    got = _weights.score_corpus_emissions(*args, t0, t1, model.n_labels)
+    got = _weights.score_corpus_emissions(model.index, model.params, corpus.view(), t0, t1)
     want = naive_emissions(*args, model.n_labels, t0, t1)
     assert got.shape == (t1 - t0, model.n_labels)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
@@ -86,6 +85,61 @@ def test_emissions_match_naive(Xy, all_states, seed, data):
     # every token of the corpus
     np.testing.assert_allclose(model.emissions(corpus, 0, n_tok),
                                naive_emissions(*args, model.n_labels), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(corpora(), st.booleans(), seeds, st.floats(-4, 4, allow_nan=False))
+def test_path_features_kernel_matches_naive_phi(Xy, all_states, seed, scale):
+    """The one path-features kernel against the oracle's Phi, on arbitrary label paths."""
+    _, corpus, model = pack(*Xy, all_states=all_states)
+    rng = np.random.default_rng(seed)
+    paths = rng.integers(0, model.n_labels, size=corpus.n_tokens).astype(np.int32)
+    got = _weights.path_feature_counts(model.index, corpus.view(), paths, scale)
+    want = np.zeros(len(model.params))
+    for s in range(corpus.n_sequences):
+        t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+        want += path_features(model.attr_ptr, model.attr_labels, model.n_labels, corpus, s,
+                              paths[t0:t1])
+    np.testing.assert_allclose(got, scale * want, rtol=1e-12, atol=1e-12)
+    # With the gold labels it is the CRF's empirical count.
+    np.testing.assert_allclose(model.path_features(corpus),
+                               _weights.path_feature_counts(model.index, corpus.view(),
+                                                            corpus.labels), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="one label per token"):
+        _weights.path_feature_counts(model.index, corpus.view(), paths[:-1] if len(paths)
+                                     else np.zeros(1, dtype=np.int32))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_param_layout_places_blocks_back_to_back(order):
+    n_state, L = 7, 3
+    lay = _weights.param_layout(n_state, L, order)
+    assert (lay["n_state"], lay["trans"], lay["start"], lay["end"], lay["trans2"]) == \
+        (7, 7, 16, 19, 22)
+    assert lay["n_params"] == 22 + (27 if order == 2 else 0)
+    assert (lay["n_labels"], lay["order"]) == (L, order)
+    for bad in ((n_state, 0, 1), (n_state, L, 3), (-1, L, 1)):
+        with pytest.raises(ValueError):
+            _weights.param_layout(*bad)
+
+
+def test_linear_chain_views_follow_the_layout():
+    X, y = [[["a"], ["b"]]], [["P", "Q"]]
+    _, corpus, model = pack(X, y)
+    model.params = np.arange(len(model.params), dtype=np.float64)
+    _, T, start, end = split_params(model.params, model.n_state, model.n_labels)
+    np.testing.assert_array_equal(model.transitions, T)
+    np.testing.assert_array_equal(model.start, start)
+    np.testing.assert_array_equal(model.end, end)
+
+
+def test_averaged_params_refuses_mismatched_arrays():
+    with pytest.raises(ValueError):
+        _weights.AveragedParams(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError):
+        _weights.AveragedParams(np.zeros(3, dtype=np.float32))
+    p = _weights.AveragedParams(n_params=2)
+    assert p.averaged().tolist() == [0.0, 0.0] and p.n_examples == 0
 
 
 def test_state_index_holds_exactly_the_seen_pairs():
@@ -225,10 +279,30 @@ def test_crf_objective_at_zero_is_log_of_label_count():
 # Perceptron: lazy averaging against storing every weight vector
 
 
+class _Trainer:
+    """A PerceptronTrainer with the weights it updates (``weights``, ``averaged()``)."""
+
+    def __init__(self, model, corpus):
+        self.params = _weights.AveragedParams(n_params=len(model.params))
+        self.trainer = _train.PerceptronTrainer(model.index, corpus.view(), self.params)
+
+    def train_epoch(self, order):
+        return self.trainer.train_epoch(order)
+
+    @property
+    def weights(self):
+        return self.params.w.copy()
+
+    @property
+    def n_examples(self):
+        return self.params.n_examples
+
+    def averaged(self):
+        return self.params.averaged()
+
+
 def _trainer(model, corpus):
-    return _train.PerceptronTrainer(model.attr_ptr, model.attr_labels, model.n_labels,
-                                    corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids,
-                                    corpus.values, corpus.labels)
+    return _Trainer(model, corpus)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -267,6 +341,27 @@ def test_lazy_average_equals_naive_average_with_float_values(Xy, epochs, data):
             snapshots.append(trainer.weights)
             np.testing.assert_allclose(trainer.averaged(), np.mean(snapshots, axis=0),
                                        rtol=0, atol=1e-9)
+
+
+def test_trainer_continues_from_the_weights_it_receives():
+    """Trainers own no weights: a second trainer on the same AveragedParams picks up exactly."""
+    rng = np.random.default_rng(2)
+    X, y = _random_corpus(rng, 15)
+    _, corpus, model = pack(X, y)
+    order = rng.permutation(corpus.n_sequences).astype(np.int64)
+    one = _weights.AveragedParams(n_params=len(model.params))
+    trainer = _train.PerceptronTrainer(model.index, corpus.view(), one)
+    trainer.train_epoch(order)
+    trainer.train_epoch(order)
+    two = _weights.AveragedParams(n_params=len(model.params))
+    _train.PerceptronTrainer(model.index, corpus.view(), two).train_epoch(order)
+    resumed = _weights.AveragedParams(two.w.copy(), two.u.copy(), two.n_examples)
+    _train.PerceptronTrainer(model.index, corpus.view(), resumed).train_epoch(order)
+    np.testing.assert_array_equal(resumed.w, one.w)
+    np.testing.assert_array_equal(resumed.averaged(), one.averaged())
+    assert resumed.n_examples == one.n_examples == 2 * corpus.n_sequences
+    with pytest.raises(ValueError, match="weights"):
+        _train.PerceptronTrainer(model.index, corpus.view(), _weights.AveragedParams(n_params=3))
 
 
 def test_whole_epoch_equals_one_sequence_at_a_time():

@@ -1,29 +1,29 @@
-"""User-facing estimators: one linear-chain model, several ways to train it.
+"""The estimator base class every learner shares.
 
-Every estimator shares the same API (``fit``, ``predict``, ``score``,
+Every estimator has the same API (``fit``, ``predict``, ``score``,
 ``get_params`` / ``set_params``, ``save``, pickling through the model file
 format) and differs only in how it sets the parameters of its
-:class:`~cseq.model.LinearChain`.
+:class:`~cseq.model.LinearChain`.  Each learner lives in its own module
+(:mod:`cseq.perceptron`, :mod:`cseq.crf`, ...).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from cseq import _pack, _train
-from cseq.exceptions import ConvergenceError, CSeqError, InputError, NotFittedError
-from cseq.features import FeatureVocabulary
+from cseq import _pack
+from cseq.exceptions import (ConvergenceError, CSeqError, InputError, ModelFormatError,
+                             NotFittedError)
+from cseq.features import FeatureVocabulary, featurizer_from_config, featurizer_from_state
 from cseq.model import LinearChain, resolve_n_jobs
-from cseq.objectives import CRFObjective
-from cseq.optimize import lbfgs
 from cseq.sequences import Sequences
+from cseq.serialize import dumps, loads, save
 
-__all__ = ["StructuredPerceptron", "CRF"]
+__all__ = ["ChainEstimator", "check_number"]
 
 # Blocks of sequences per thread in predict/score: enough that a thread's
 # reading of the user's lists overlaps the others' decoding, few enough that
@@ -31,7 +31,7 @@ __all__ = ["StructuredPerceptron", "CRF"]
 _BLOCKS_PER_THREAD = 8
 
 
-def _check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
+def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
     """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``."""
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     if isinstance(value, bool) or not isinstance(value, kinds):
@@ -43,8 +43,16 @@ def _check_number(name: str, value: Any, *, low: float, integer: bool = False) -
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
 
 
-class _LinearChainEstimator:
-    """Shared machinery of the estimators (not public)."""
+class ChainEstimator:
+    """Shared machinery of the estimators: parameters, data, prediction, persistence.
+
+    A learner subclasses it, lists its hyperparameters in ``_param_names``,
+    validates them in ``_validate_params`` and sets the model's parameters in
+    ``_train``; it is registered with :func:`cseq.serialize.register_estimator`
+    so that model files naming it load.  Learner-specific fitted state (beyond
+    the model, the featurizer, the labels and the history) goes through
+    ``_training_state`` / ``_restore_training``.
+    """
 
     _param_names: tuple[str, ...] = ()
 
@@ -238,215 +246,84 @@ class _LinearChainEstimator:
     # -- persistence ------------------------------------------------------
     def save(self, path) -> None:
         """Write the model file (see :mod:`cseq.serialize`) atomically."""
-        from cseq.serialize import save
         save(self, path)
 
     def to_bytes(self) -> bytes:
         """The model file's bytes."""
-        from cseq.serialize import dumps
         return dumps(self)
 
     def __reduce__(self):
-        from cseq.serialize import loads
         return (loads, (self.to_bytes(),))
 
+    def _training_state(self) -> dict:
+        """Learner-specific training information for the model header (JSON-able)."""
+        return {}
 
-class StructuredPerceptron(_LinearChainEstimator):
-    """Averaged structured perceptron for linear chains (Collins 2002).
+    def _restore_training(self, training: dict) -> None:
+        """Inverse of :meth:`_training_state`; ModelFormatError if ``training`` is bad."""
 
-    Parameters
-    ----------
-    max_iter : int, default 10
-        Passes over the training data.
-    average : bool, default True
-        Return the average of the weights after every example (lazily
-        maintained) instead of the final weights.
-    shuffle : bool, default True
-        Visit sequences in a new random order each pass.
-    random_state : int or None
-        Seed of the shuffling (numpy's PCG64, identical on every platform).
-    all_states : bool, default False
-        Give every (attribute, label) pair a weight, not only pairs seen in training.
-    features : featurizer or None
-        How ``X`` is turned into attributes; None means per-token feature
-        lists or dicts (:class:`~cseq.features.FeatureVocabulary`).
-    verbose : bool
-        Print one line per iteration: errors, seconds, dev accuracy.
+    def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The header fields and arrays that :meth:`_from_model_state` restores."""
+        params = self.get_params()
+        features = params.pop("features", None)
+        header: dict = {"params": params, "fitted": getattr(self, "model_", None) is not None}
+        arrays: dict[str, np.ndarray] = {}
+        if features is not None:
+            header["features"] = features.get_config()
+        if header["fitted"]:
+            meta, farrays = self.featurizer_.get_state()
+            header["featurizer"] = meta
+            header["classes"] = list(self.classes_)
+            # Wall-clock seconds are left out so that the same training gives
+            # byte-identical files.
+            history = [{k: v for k, v in rec.items() if k != "seconds"}
+                       for rec in self.history_]
+            header["training"] = {"n_iter": int(self.n_iter_), "history": history,
+                                  **self._training_state()}
+            arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
+            arrays.update({f"model/{k}": v for k, v in self.model_.arrays().items()})
+        return header, arrays
 
-    Attributes
-    ----------
-    classes_ : list of str
-        Labels, sorted; column order of scores.
-    model_ : LinearChain
-    featurizer_ : the fitted featurizer
-    n_iter_ : int
-    history_ : list of dict, one per iteration
-
-    References
-    ----------
-    Collins, M. (2002). Discriminative training methods for hidden Markov
-    models: theory and experiments with perceptron algorithms. EMNLP.
-    """
-
-    _param_names = ("max_iter", "average", "shuffle", "random_state", "all_states",
-                    "features", "verbose")
-
-    def __init__(self, *, max_iter: int = 10, average: bool = True, shuffle: bool = True,
-                 random_state: int | None = None, all_states: bool = False, features=None,
-                 verbose: bool = False) -> None:
-        self.max_iter = max_iter
-        self.average = average
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        _check_number("max_iter", self.max_iter, low=1, integer=True)
-        if self.random_state is not None:
-            _check_number("random_state", self.random_state, low=0, integer=True)
-
-    def _train(self, corpus, model, dev, callback):
-        trainer = _train.PerceptronTrainer(
-            model.attr_ptr, model.attr_labels, model.n_labels, corpus.seq_ptr, corpus.tok_ptr,
-            corpus.attr_ids, corpus.values, corpus.labels)
-        rng = np.random.default_rng(self.random_state)
-        order = np.arange(corpus.n_sequences, dtype=np.int64)
-        for it in range(1, self.max_iter + 1):
-            t = time.perf_counter()
-            if self.shuffle:
-                rng.shuffle(order)
-            errors = trainer.train_epoch(order)
-            record = {"iteration": it, "errors": int(errors),
-                      "error_rate": errors / corpus.n_tokens,
-                      "seconds": time.perf_counter() - t}
-            if dev is not None:
-                model.params = trainer.averaged() if self.average else trainer.weights
-                record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
-            if errors == 0:
-                break
-        model.params = trainer.averaged() if self.average else trainer.weights
-        self.n_iter_ = len(self.history_)
+    @classmethod
+    def _from_model_state(cls, header: dict, arrays: dict[str, np.ndarray]):
+        """Rebuild an estimator from :meth:`_model_state` output; ModelFormatError if invalid."""
+        params = header.get("params")
+        if not isinstance(params, dict) or not set(params) <= set(cls._param_names) - {"features"}:
+            raise ModelFormatError("model header has bad hyperparameters")
+        try:
+            est = cls(**params)
+            est._validate_params()
+        except (TypeError, ValueError) as exc:
+            raise ModelFormatError(f"model header has bad hyperparameters: {exc}") from None
+        if "features" in header:
+            est.features = featurizer_from_config(header["features"])
+        if header.get("fitted") is not True:
+            est.model_ = None
+            return est
+        labels = header.get("classes")
+        if (not isinstance(labels, list) or not labels
+                or not all(isinstance(c, str) for c in labels) or len(set(labels)) != len(labels)):
+            raise ModelFormatError("model header has bad labels")
+        training = header.get("training")
+        if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
+            raise ModelFormatError("model header has bad training information")
+        featurizer = featurizer_from_state(header.get("featurizer"), _sub(arrays, "featurizer/"))
+        m = _sub(arrays, "model/")
+        if set(m) != {"attr_ptr", "attr_labels", "params"}:
+            raise ModelFormatError("model arrays are missing")
+        model = LinearChain(len(labels), m["attr_ptr"], m["attr_labels"], m["params"])
+        if model.n_attributes != featurizer.n_attributes:
+            raise ModelFormatError("model and featurizer disagree on the number of attributes")
+        est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
+        est.n_iter_ = training["n_iter"]
+        history = training.get("history", [])
+        est.history_ = history if isinstance(history, list) else []
+        est._restore_training(training)
+        return est
 
 
-class CRF(_LinearChainEstimator):
-    """Linear-chain conditional random field trained with L-BFGS.
-
-    Minimises ``-sum log p(y | x) + c2 * ||w||^2`` with L-BFGS
-    (:func:`cseq.optimize.lbfgs`);
-    objective and gradient come from one GIL-free pass over the corpus,
-    parallel over sequences when ``n_jobs > 1``.
-
-    Parameters
-    ----------
-    c2 : float, default 1.0
-        L2 regularisation strength (CRFsuite's ``c2``).
-    max_iter : int, default 100
-        Maximum L-BFGS iterations.
-    tol : float, default 1e-5
-        Stop when the objective improved by less than ``tol`` (relative) over
-        the last ``period`` iterations (CRFsuite's ``delta`` test).
-    period : int, default 10
-        Window of that test.
-    n_jobs : int, default 1
-        Threads for the objective (``-1``: all cores). Results depend on
-        ``n_jobs`` only through float rounding.
-    all_states : bool, default False
-        Give every (attribute, label) pair a weight.
-    features : featurizer or None
-        As for :class:`StructuredPerceptron`.
-    verbose : bool
-        Print one line per iteration: loss, seconds, dev accuracy.
-
-    Attributes
-    ----------
-    classes_, model_, featurizer_, n_iter_, history_
-        As for :class:`StructuredPerceptron`; ``history_`` records the loss.
-    n_evaluations_ : int
-        Objective and gradient evaluations (line searches may take several
-        per iteration).
-    stop_reason_ : str
-
-    References
-    ----------
-    Lafferty, J., McCallum, A., Pereira, F. (2001). Conditional random fields:
-    probabilistic models for segmenting and labeling sequence data. ICML.
-    Sha, F., Pereira, F. (2003). Shallow parsing with conditional random
-    fields. HLT-NAACL.
-    """
-
-    _param_names = ("c2", "max_iter", "tol", "period", "n_jobs", "all_states", "features",
-                    "verbose")
-
-    def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
-                 period: int = 10, n_jobs: int = 1, all_states: bool = False, features=None,
-                 verbose: bool = False) -> None:
-        self.c2 = c2
-        self.max_iter = max_iter
-        self.tol = tol
-        self.period = period
-        self.n_jobs = n_jobs
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        _check_number("c2", self.c2, low=0.0)
-        _check_number("max_iter", self.max_iter, low=1, integer=True)
-        _check_number("tol", self.tol, low=0.0)
-        _check_number("period", self.period, low=1, integer=True)
-        resolve_n_jobs(self.n_jobs)
-
-    def _train(self, corpus, model, dev, callback):
-        objective = CRFObjective(model, corpus, self.c2, self.n_jobs)
-        losses: list[float] = []
-        clock = [time.perf_counter()]
-
-        def evaluate(theta):
-            try:
-                value, grad = objective(theta)
-            except FloatingPointError as exc:
-                raise ConvergenceError(f"CRF objective became non-finite: {exc}") from None
-            if not (math.isfinite(value) and np.isfinite(grad).all()):
-                raise ConvergenceError(
-                    "CRF objective or gradient is not finite (feature values too large?)")
-            return value, grad
-
-        def on_iteration(iteration, theta, value):
-            now = time.perf_counter()
-            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
-            losses.append(value)
-            if dev is not None:
-                model.params = theta
-                record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
-            clock[0] = time.perf_counter()
-            k = self.period
-            return len(losses) > k and \
-                (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0)
-
-        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
-                       callback=on_iteration)
-        if result.nit == 0 and "line search failed" in result.message:
-            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
-            raise ConvergenceError(
-                "L-BFGS could not decrease the CRF objective from its starting point "
-                f"(largest feature value {biggest:.3g}: scale feature values down)")
-        params = np.ascontiguousarray(result.x, dtype=np.float64)
-        if not np.isfinite(params).all():
-            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
-        model.params = params
-        self.n_iter_ = len(losses)
-        self.n_evaluations_ = objective.n_evaluations
-        self.stop_reason_ = str(result.message)
-
-    def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
-        """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
-        def work(corpus, block):
-            return self._split(self.model_.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
 def _format_record(record: dict) -> str:

@@ -1,0 +1,93 @@
+"""The averaged structured perceptron (Collins 2002)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from cseq import _train, _weights
+from cseq.base import ChainEstimator, check_number
+from cseq.serialize import register_estimator
+
+__all__ = ["StructuredPerceptron"]
+
+
+@register_estimator
+class StructuredPerceptron(ChainEstimator):
+    """Averaged structured perceptron for linear chains (Collins 2002).
+
+    Parameters
+    ----------
+    max_iter : int, default 10
+        Passes over the training data.
+    average : bool, default True
+        Return the average of the weights after every example (lazily
+        maintained) instead of the final weights.
+    shuffle : bool, default True
+        Visit sequences in a new random order each pass.
+    random_state : int or None
+        Seed of the shuffling (numpy's PCG64, identical on every platform).
+    all_states : bool, default False
+        Give every (attribute, label) pair a weight, not only pairs seen in training.
+    features : featurizer or None
+        How ``X`` is turned into attributes; None means per-token feature
+        lists or dicts (:class:`~cseq.features.FeatureVocabulary`).
+    verbose : bool
+        Print one line per iteration: errors, seconds, dev accuracy.
+
+    Attributes
+    ----------
+    classes_ : list of str
+        Labels, sorted; column order of scores.
+    model_ : LinearChain
+    featurizer_ : the fitted featurizer
+    n_iter_ : int
+    history_ : list of dict, one per iteration
+
+    References
+    ----------
+    Collins, M. (2002). Discriminative training methods for hidden Markov
+    models: theory and experiments with perceptron algorithms. EMNLP.
+    """
+
+    _param_names = ("max_iter", "average", "shuffle", "random_state", "all_states",
+                    "features", "verbose")
+
+    def __init__(self, *, max_iter: int = 10, average: bool = True, shuffle: bool = True,
+                 random_state: int | None = None, all_states: bool = False, features=None,
+                 verbose: bool = False) -> None:
+        self.max_iter = max_iter
+        self.average = average
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.all_states = all_states
+        self.features = features
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        check_number("max_iter", self.max_iter, low=1, integer=True)
+        if self.random_state is not None:
+            check_number("random_state", self.random_state, low=0, integer=True)
+
+    def _train(self, corpus, model, dev, callback):
+        params = _weights.AveragedParams(model.params.copy())
+        trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
+        rng = np.random.default_rng(self.random_state)
+        order = np.arange(corpus.n_sequences, dtype=np.int64)
+        for it in range(1, self.max_iter + 1):
+            t = time.perf_counter()
+            if self.shuffle:
+                rng.shuffle(order)
+            errors = trainer.train_epoch(order)
+            record = {"iteration": it, "errors": int(errors),
+                      "error_rate": errors / corpus.n_tokens,
+                      "seconds": time.perf_counter() - t}
+            if dev is not None:
+                model.params = params.averaged() if self.average else params.w.copy()
+                record["dev_accuracy"] = dev(model)
+            self._report(record, callback)
+            if errors == 0:
+                break
+        model.params = params.averaged() if self.average else params.w.copy()
+        self.n_iter_ = len(self.history_)
