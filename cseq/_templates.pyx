@@ -19,8 +19,9 @@ features); see ``docs/templates.md``.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
+from libc.stdlib cimport free, malloc
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from cseq._hash cimport combine, hash_bytes, max_slots, slot_limit, slots_for
 from cseq._prefetch cimport cseq_prefetch
@@ -62,7 +63,42 @@ def hash_strings(strings):
     return out
 
 
-cdef void _extract(
+cdef struct Spec:
+    # Everything a token's keys are read from (see extract_keys); validated
+    # by _spec before any kernel reads through it.
+    const int32_t* cells
+    Py_ssize_t n_slots
+    const uint64_t* hashes
+    const int64_t* seq_ptr
+    Py_ssize_t n_seq
+    const int32_t* tmpl_ptr
+    const int32_t* cell_row
+    const int32_t* cell_slot
+    const uint64_t* seeds
+    Py_ssize_t n_tmpl
+    const int32_t* pad_before
+    const int32_t* pad_after
+
+
+cdef inline uint64_t _key(const Spec* sp, int64_t p, int64_t start, int64_t end,
+                          Py_ssize_t t) noexcept nogil:
+    """Key of template ``t`` at token ``p`` of the sequence ``start:end``."""
+    cdef uint64_t h = sp.seeds[t], v
+    cdef Py_ssize_t c
+    cdef int64_t q
+    for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
+        q = p + sp.cell_row[c]
+        if q < start:
+            v = sp.hashes[sp.pad_before[start - q - 1]]
+        elif q >= end:
+            v = sp.hashes[sp.pad_after[q - end]]
+        else:
+            v = sp.hashes[sp.cells[q * sp.n_slots + sp.cell_slot[c]]]
+        h = combine(h, v)
+    return h
+
+
+cdef Spec _spec(
     const int32_t[:, ::1] cells,
     const uint64_t[::1] hashes,
     const int64_t[::1] seq_ptr,
@@ -72,29 +108,62 @@ cdef void _extract(
     const uint64_t[::1] tmpl_seed,
     const int32_t[::1] pad_before,
     const int32_t[::1] pad_after,
-    uint64_t[:, ::1] out,
-) noexcept nogil:
-    cdef Py_ssize_t n_seq = seq_ptr.shape[0] - 1
-    cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0]
-    cdef Py_ssize_t s, t, c
-    cdef int64_t start, end, p, q
-    cdef uint64_t h, v
-    for s in range(n_seq):
-        start = seq_ptr[s]
-        end = seq_ptr[s + 1]
+    str name,
+) except *:
+    """Check everything the unchecked kernels index with; the pointers to read."""
+    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
+    cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
+    cdef Py_ssize_t i, n_str = hashes.shape[0]
+    cdef Spec sp
+    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
+        raise ValueError(f"{name}: seq_ptr must run from 0 to n_tokens")
+    for i in range(seq_ptr.shape[0] - 1):
+        if seq_ptr[i + 1] < seq_ptr[i]:
+            raise ValueError(f"{name}: seq_ptr must be non-decreasing")
+    if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells:
+        raise ValueError(f"{name}: tmpl_ptr must run from 0 to n_cells")
+    for i in range(n_tmpl):
+        if tmpl_ptr[i + 1] < tmpl_ptr[i]:
+            raise ValueError(f"{name}: tmpl_ptr must be non-decreasing")
+    if cell_slot.shape[0] != n_cells:
+        raise ValueError(f"{name}: cell_row and cell_slot differ in length")
+    for i in range(n_cells):
+        if cell_slot[i] < 0 or cell_slot[i] >= n_slots:
+            raise ValueError(f"{name}: cell_slot out of range")
+        if cell_row[i] < -pad_before.shape[0] or cell_row[i] > pad_after.shape[0]:
+            raise ValueError(f"{name}: cell_row beyond the padding")
+    if n_tok and n_cells and not _ids_in_range(cells, n_str):
+        raise ValueError(f"{name}: cells out of range of hashes")
+    for i in range(pad_before.shape[0]):
+        if not (0 <= pad_before[i] < n_str):
+            raise ValueError(f"{name}: pad_before out of range of hashes")
+    for i in range(pad_after.shape[0]):
+        if not (0 <= pad_after[i] < n_str):
+            raise ValueError(f"{name}: pad_after out of range of hashes")
+    sp.cells = &cells[0, 0] if n_tok and n_slots else NULL
+    sp.n_slots = n_slots
+    sp.hashes = &hashes[0] if n_str else NULL
+    sp.seq_ptr = &seq_ptr[0]
+    sp.n_seq = seq_ptr.shape[0] - 1
+    sp.tmpl_ptr = &tmpl_ptr[0]
+    sp.cell_row = &cell_row[0] if n_cells else NULL
+    sp.cell_slot = &cell_slot[0] if n_cells else NULL
+    sp.seeds = &tmpl_seed[0] if n_tmpl else NULL
+    sp.n_tmpl = n_tmpl
+    sp.pad_before = &pad_before[0] if pad_before.shape[0] else NULL
+    sp.pad_after = &pad_after[0] if pad_after.shape[0] else NULL
+    return sp
+
+
+cdef void _extract(const Spec* sp, uint64_t* out) noexcept nogil:
+    cdef Py_ssize_t s, t
+    cdef int64_t start, end, p
+    for s in range(sp.n_seq):
+        start = sp.seq_ptr[s]
+        end = sp.seq_ptr[s + 1]
         for p in range(start, end):
-            for t in range(n_tmpl):
-                h = tmpl_seed[t]
-                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
-                    q = p + cell_row[c]
-                    if q < start:
-                        v = hashes[pad_before[start - q - 1]]
-                    elif q >= end:
-                        v = hashes[pad_after[q - end]]
-                    else:
-                        v = hashes[cells[q, cell_slot[c]]]
-                    h = combine(h, v)
-                out[p, t] = h
+            for t in range(sp.n_tmpl):
+                out[p * sp.n_tmpl + t] = _key(sp, p, start, end, t)
 
 
 def extract_keys(
@@ -134,40 +203,13 @@ def extract_keys(
     ndarray of uint64, shape (n_tokens, n_templates)
         ``combine(...combine(seed, cell_1)..., cell_k)`` per token and template.
     """
-    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
-    cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
-    cdef Py_ssize_t i, n_str = hashes.shape[0]
-    # Validate everything the unchecked loop indexes with.
-    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
-        raise ValueError("extract_keys: seq_ptr must run from 0 to n_tokens")
-    for i in range(seq_ptr.shape[0] - 1):
-        if seq_ptr[i + 1] < seq_ptr[i]:
-            raise ValueError("extract_keys: seq_ptr must be non-decreasing")
-    if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells:
-        raise ValueError("extract_keys: tmpl_ptr must run from 0 to n_cells")
-    for i in range(n_tmpl):
-        if tmpl_ptr[i + 1] < tmpl_ptr[i]:
-            raise ValueError("extract_keys: tmpl_ptr must be non-decreasing")
-    if cell_slot.shape[0] != n_cells:
-        raise ValueError("extract_keys: cell_row and cell_slot differ in length")
-    for i in range(n_cells):
-        if cell_slot[i] < 0 or cell_slot[i] >= n_slots:
-            raise ValueError("extract_keys: cell_slot out of range")
-        if cell_row[i] < -pad_before.shape[0] or cell_row[i] > pad_after.shape[0]:
-            raise ValueError("extract_keys: cell_row beyond the padding")
-    if n_tok and n_cells and not _ids_in_range(cells, n_str):
-        raise ValueError("extract_keys: cells out of range of hashes")
-    for i in range(pad_before.shape[0]):
-        if not (0 <= pad_before[i] < n_str):
-            raise ValueError("extract_keys: pad_before out of range of hashes")
-    for i in range(pad_after.shape[0]):
-        if not (0 <= pad_after[i] < n_str):
-            raise ValueError("extract_keys: pad_after out of range of hashes")
-    out = np.empty((n_tok, n_tmpl), dtype=np.uint64)
+    cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                         pad_before, pad_after, "extract_keys")
+    out = np.empty((cells.shape[0], tmpl_seed.shape[0]), dtype=np.uint64)
     cdef uint64_t[:, ::1] o = out
-    with nogil:
-        _extract(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
-                 pad_before, pad_after, o)
+    if out.size:
+        with nogil:
+            _extract(&sp, &o[0, 0])
     return out
 
 
@@ -332,6 +374,63 @@ cdef inline Py_ssize_t _probe(const KSlot* slots, uint64_t mask, uint64_t key) n
 cdef enum:
     # Keys ahead whose slots are prefetched while one is probed.
     AHEAD = 24
+    # Tokens whose keys are made before any is probed (a few kB of keys).
+    BLOCK = 32
+
+
+cdef void _probe_all(const KSlot* slots, uint64_t mask, const uint64_t* keys,
+                     const int64_t* where, Py_ssize_t m, int32_t* out) noexcept nogil:
+    """``out[where[k]]`` = id of ``keys[k]`` (-1 if absent), prefetching AHEAD keys ahead."""
+    cdef Py_ssize_t k
+    for k in range(min(<Py_ssize_t> AHEAD, m)):
+        cseq_prefetch(&slots[keys[k] & mask])
+    for k in range(m):
+        if k + AHEAD < m:
+            cseq_prefetch(&slots[keys[k + AHEAD] & mask])
+        out[where[k]] = slots[_probe(slots, mask, keys[k])].id
+
+
+cdef void _memo_words(const Spec* sp, const KSlot* slots, uint64_t mask,
+                      const int32_t* word_cells, int32_t* memo, const int32_t* tmpl_memo,
+                      Py_ssize_t n_memo, Py_ssize_t w0, Py_ssize_t w1, uint64_t* buf,
+                      int64_t* where) noexcept nogil:
+    """``memo[w, j]`` for strings ``w0 <= w < w1``: the id of memo template
+    ``tmpl_memo[j]`` read on ``w``, or -2 (left) when ``w`` lacks a slot it reads."""
+    cdef Py_ssize_t w, j, t, c, m = 0
+    cdef uint64_t h
+    cdef int32_t v
+    cdef bint ok
+    for w in range(w0, w1):
+        for j in range(n_memo):
+            t = tmpl_memo[j]
+            h = sp.seeds[t]
+            ok = True
+            for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
+                v = word_cells[w * sp.n_slots + sp.cell_slot[c]]
+                if v < 0:
+                    ok = False
+                    break
+                h = combine(h, sp.hashes[v])
+            if ok:
+                buf[m] = h
+                where[m] = w * n_memo + j
+                m += 1
+    _probe_all(slots, mask, buf, where, m, memo)
+
+
+cdef Py_ssize_t _block_keys(const Spec* sp, Py_ssize_t p, Py_ssize_t* s, uint64_t* buf,
+                            const KSlot* slots, uint64_t mask) noexcept nogil:
+    """Keys of tokens ``p, p + 1, ...`` (at most BLOCK; ``s[0]`` the sequence
+    of ``p``, advanced); the number of tokens."""
+    cdef Py_ssize_t n_tok = sp.seq_ptr[sp.n_seq], nb = min(<Py_ssize_t> BLOCK, n_tok - p)
+    cdef Py_ssize_t q, t, k = 0
+    for q in range(p, p + nb):
+        while sp.seq_ptr[s[0] + 1] <= q:
+            s[0] += 1
+        for t in range(sp.n_tmpl):
+            buf[k] = _key(sp, q, sp.seq_ptr[s[0]], sp.seq_ptr[s[0] + 1], t)
+            k += 1
+    return nb
 
 
 cdef class KeyTable:
@@ -351,6 +450,10 @@ cdef class KeyTable:
 
     cdef object _slots_arr
     cdef object _keys_arr, _counts_arr, _first_tok_arr, _first_tmpl_arr
+    cdef uint64_t* _keys
+    cdef int64_t* _counts
+    cdef int64_t* _first_tok
+    cdef int32_t* _first_tmpl
     cdef KSlot* _slots
     cdef uint64_t _mask
     cdef Py_ssize_t _size, _limit
@@ -387,6 +490,14 @@ cdef class KeyTable:
                 [self._first_tok_arr[:n], np.empty(limit - n, np.int64)])
             self._first_tmpl_arr = np.concatenate(
                 [self._first_tmpl_arr[:n], np.empty(limit - n, np.int32)])
+        cdef uint64_t[::1] keys = self._keys_arr
+        cdef int64_t[::1] counts = self._counts_arr
+        cdef int64_t[::1] first_tok = self._first_tok_arr
+        cdef int32_t[::1] first_tmpl = self._first_tmpl_arr
+        self._keys = &keys[0]
+        self._counts = &counts[0]
+        self._first_tok = &first_tok[0]
+        self._first_tmpl = &first_tmpl[0]
 
     cdef _grow(self):
         cdef Py_ssize_t i
@@ -438,26 +549,31 @@ cdef class KeyTable:
         ndarray of int32, shape (n_tokens, n_templates)
         """
         cdef Py_ssize_t n_rows = keys.shape[0], n_cols = keys.shape[1]
-        cdef Py_ssize_t total = n_rows * n_cols, pos = 0
+        cdef Py_ssize_t total = n_rows * n_cols
         out = np.empty((n_rows, n_cols), dtype=np.int32)
         cdef int32_t[:, ::1] o = out
-        while pos < total:
-            # Insert until the table is full, then grow (needs the GIL) and go on.
-            pos = self._add_run(keys, o, pos)
-            if pos < total:
-                self._grow()
+        if total:
+            self._insert(&keys[0, 0], total, &o[0, 0], 0, n_cols)
         return out
 
-    cdef Py_ssize_t _add_run(self, const uint64_t[:, ::1] keys, int32_t[:, ::1] out,
-                             Py_ssize_t pos):
-        cdef Py_ssize_t n_cols = keys.shape[1]
-        cdef Py_ssize_t total = keys.shape[0] * n_cols
-        cdef int64_t[::1] counts = self._counts_arr
-        cdef uint64_t[::1] ids_keys = self._keys_arr
-        cdef int64_t[::1] first_tok = self._first_tok_arr
-        cdef int32_t[::1] first_tmpl = self._first_tmpl_arr
-        cdef const uint64_t* flat = &keys[0, 0]
-        cdef int32_t* o = &out[0, 0]
+    cdef int _insert(self, const uint64_t* keys, Py_ssize_t total, int32_t* out,
+                     Py_ssize_t base, Py_ssize_t n_cols) except -1:
+        """Insert ``keys[:total]`` (flat index ``base + i`` of an ``n_cols``-wide
+        key array), growing the table when it fills."""
+        cdef Py_ssize_t pos = 0
+        while pos < total:
+            pos = self._insert_run(keys, total, pos, out, base, n_cols)
+            if pos < total:
+                self._grow()
+        return 0
+
+    cdef Py_ssize_t _insert_run(self, const uint64_t* keys, Py_ssize_t total, Py_ssize_t pos,
+                                int32_t* out, Py_ssize_t base, Py_ssize_t n_cols) noexcept:
+        """Insert from ``pos`` until done or the table is full; where it stopped."""
+        cdef int64_t* counts = self._counts
+        cdef uint64_t* ids_keys = self._keys
+        cdef int64_t* first_tok = self._first_tok
+        cdef int32_t* first_tmpl = self._first_tmpl
         cdef KSlot* slots = self._slots
         cdef uint64_t mask = self._mask
         cdef Py_ssize_t k, r, slot
@@ -465,11 +581,11 @@ cdef class KeyTable:
         cdef uint64_t key
         with nogil:
             for k in range(pos, min(pos + AHEAD, total)):
-                cseq_prefetch(&slots[flat[k] & mask])
+                cseq_prefetch(&slots[keys[k] & mask])
             while pos < total:
                 if pos + AHEAD < total:
-                    cseq_prefetch(&slots[flat[pos + AHEAD] & mask])
-                key = flat[pos]
+                    cseq_prefetch(&slots[keys[pos + AHEAD] & mask])
+                key = keys[pos]
                 slot = _probe(slots, mask, key)
                 a = slots[slot].id
                 if a == -1:
@@ -481,13 +597,43 @@ cdef class KeyTable:
                     slots[slot].id = a
                     ids_keys[a] = key
                     counts[a] = 0
-                    r = pos // n_cols
+                    r = (base + pos) // n_cols
                     first_tok[a] = r
-                    first_tmpl[a] = <int32_t> (pos - r * n_cols)
+                    first_tmpl[a] = <int32_t> (base + pos - r * n_cols)
                 counts[a] += 1
-                o[pos] = a
+                out[pos] = a
                 pos += 1
         return pos
+
+    def add_tokens(self, const int32_t[:, ::1] cells not None,
+                   const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
+                   const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
+                   const int32_t[::1] cell_slot not None, const uint64_t[::1] tmpl_seed not None,
+                   const int32_t[::1] pad_before not None, const int32_t[::1] pad_after not None):
+        """``add(extract_keys(...))`` with the same arguments, without the key array.
+
+        Keys are made for a few tokens at a time (their slots prefetched as
+        they are made) and inserted at once, so the keys never leave the cache.
+        """
+        cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                             pad_before, pad_after, "KeyTable.add_tokens")
+        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, p = 0, s = 0, nb
+        out = np.empty((n_tok, n_tmpl), dtype=np.int32)
+        if n_tok == 0 or n_tmpl == 0:
+            return out
+        cdef int32_t[:, ::1] o = out
+        cdef uint64_t* buf = <uint64_t*> malloc(BLOCK * n_tmpl * sizeof(uint64_t))
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            while p < n_tok:
+                with nogil:
+                    nb = _block_keys(&sp, p, &s, buf, self._slots, self._mask)
+                self._insert(buf, nb * n_tmpl, &o[p, 0], p * n_tmpl, n_tmpl)
+                p += nb
+        finally:
+            free(buf)
+        return out
 
     def lookup(self, const uint64_t[:, ::1] keys not None, int n_jobs=1):
         """Id of each key, or -1 for keys not in the table, in ``n_jobs`` threads.
@@ -521,6 +667,125 @@ cdef class KeyTable:
             if k + AHEAD < end:
                 cseq_prefetch(&slots[keys[k + AHEAD] & mask])
             out[k] = slots[_probe(slots, mask, keys[k])].id
+
+    def lookup_tokens(self, const int32_t[:, ::1] cells not None,
+                      const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
+                      const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
+                      const int32_t[::1] cell_slot not None,
+                      const uint64_t[::1] tmpl_seed not None,
+                      const int32_t[::1] pad_before not None,
+                      const int32_t[::1] pad_after not None,
+                      const int32_t[:, ::1] words not None,
+                      const int32_t[:, ::1] word_cells not None,
+                      const int32_t[::1] memo_col not None, int n_jobs=1):
+        """``lookup(extract_keys(...))`` with the same first arguments, in ``n_jobs`` threads.
+
+        Templates that read only the current token's column ``memo_col[t]``
+        (``-1``: any other template) are looked up once per distinct string
+        of that column rather than once per token: ``words[p, k]`` is the
+        string in column ``k`` of token ``p`` and ``word_cells[w]`` the row
+        of ``cells`` every token whose string is ``w`` has (``-1`` where
+        unknown; such words are looked up per token).
+        """
+        cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                             pad_before, pad_after, "KeyTable.lookup_tokens")
+        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, n_words = word_cells.shape[0]
+        cdef Py_ssize_t i, j, t, c, n_memo = 0
+        if n_jobs < 1:
+            raise ValueError("KeyTable.lookup_tokens: n_jobs must be >= 1")
+        if memo_col.shape[0] != n_tmpl or words.shape[0] != n_tok \
+                or word_cells.shape[1] != sp.n_slots:
+            raise ValueError("KeyTable.lookup_tokens: words, word_cells or memo_col "
+                             "do not match cells and the templates")
+        for t in range(n_tmpl):
+            if memo_col[t] >= 0:
+                if memo_col[t] >= words.shape[1]:
+                    raise ValueError("KeyTable.lookup_tokens: memo_col out of range")
+                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
+                    if cell_row[c] != 0:
+                        raise ValueError("KeyTable.lookup_tokens: a memo template reads "
+                                         "another row")
+                n_memo += 1
+        if n_memo and n_tok and not _ids_in_range(words, n_words):
+            raise ValueError("KeyTable.lookup_tokens: words out of range")
+        for i in range(n_words):
+            for j in range(sp.n_slots):
+                if not (-1 <= word_cells[i, j] < hashes.shape[0]):
+                    raise ValueError("KeyTable.lookup_tokens: word_cells out of range")
+        out = np.empty((n_tok, n_tmpl), dtype=np.int32)
+        if n_tok == 0 or n_tmpl == 0:
+            return out
+        cdef int32_t[:, ::1] o = out
+        # memo[w, j]: id of the j-th memo template for string w; -2: per token.
+        memo_np = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
+        cdef int32_t[:, ::1] memo = memo_np
+        tmpl_memo_np = np.full(n_tmpl, -1, dtype=np.int32)
+        cdef int32_t[::1] tmpl_memo = tmpl_memo_np
+        j = 0
+        for t in range(n_tmpl):
+            if memo_col[t] >= 0:
+                tmpl_memo[j] = <int32_t> t
+                j += 1
+        cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
+        cdef Py_ssize_t n_wchunks = (n_words + chunk - 1) // chunk
+        # Each thread's keys of a block, and where their ids go.
+        cdef Py_ssize_t width = max(BLOCK * n_tmpl, chunk * n_memo)
+        bufs_np = np.empty((n_jobs, width), dtype=np.uint64)
+        where_np = np.empty((n_jobs, width), dtype=np.int64)
+        cdef uint64_t[:, ::1] bufs = bufs_np
+        cdef int64_t[:, ::1] where = where_np
+        if n_memo:
+            for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
+                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &memo[0, 0],
+                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                            &bufs[threadid(), 0], &where[threadid(), 0])
+        for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
+            self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
+                             words.shape[1], &memo[0, 0], n_memo, &memo_col[0], &o[0, 0],
+                             &bufs[threadid(), 0], &where[threadid(), 0])
+        return out
+
+    cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
+                          const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,
+                          Py_ssize_t n_memo, const int32_t* memo_col,
+                          int32_t* out, uint64_t* buf, int64_t* where) noexcept nogil:
+        """Ids of tokens ``p0 <= p < p1``: memo templates from the memo, the
+        rest made BLOCK tokens at a time, then probed with prefetching."""
+        cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, j, m, nb, p, q, s, lo, hi, mid
+        cdef int64_t start, end
+        cdef int32_t a
+        # The sequence holding p0: the last s with seq_ptr[s] <= p0.
+        lo = 0
+        hi = sp.n_seq
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if sp.seq_ptr[mid] <= p0:
+                lo = mid
+            else:
+                hi = mid
+        s = lo
+        p = p0
+        while p < p1:
+            nb = min(<Py_ssize_t> BLOCK, p1 - p)
+            m = 0
+            for q in range(p, p + nb):
+                while sp.seq_ptr[s + 1] <= q:
+                    s += 1
+                start = sp.seq_ptr[s]
+                end = sp.seq_ptr[s + 1]
+                j = 0
+                for t in range(n_tmpl):
+                    if memo_col[t] >= 0:
+                        a = memo[words[q * n_cols + memo_col[t]] * n_memo + j]
+                        j += 1
+                        if a != -2:
+                            out[q * n_tmpl + t] = a
+                            continue
+                    buf[m] = _key(sp, q, start, end, t)
+                    where[m] = q * n_tmpl + t
+                    m += 1
+            _probe_all(self._slots, self._mask, buf, where, m, out)
+            p += nb
 
     @property
     def keys(self):

@@ -666,6 +666,12 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
     slot_ids : ndarray of int32, shape (n_tokens, n_slots)
     lengths : ndarray of int64, shape (len(X),)
     pad_before, pad_after : ndarray of int32, shape (max_offset,)
+    words : ndarray of int32, shape (n_tokens, len(columns))
+        The cell string (its value id) of each token in each column read.
+    word_slots : ndarray of int32, shape (n_cell_strings, n_slots)
+        Each slot's value id for each cell string (-1 where the string is not
+        in the slot's column): ``slot_ids[p, s] == word_slots[words[p, k], s]``
+        for the column ``k`` of slot ``s``.
     """
     cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
     cdef Py_ssize_t si, j, k, n, s, kind
@@ -713,69 +719,72 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
             lengths[si] = n
         n_tok = cells.n // n_cols if n_cols else int(np.sum(lengths_np))
         slot_ids_np = np.zeros((n_tok, max(n_slots, 1)), dtype=np.int32)
+        words_np = np.zeros((n_tok, max(n_cols, 1)), dtype=np.int32)
+        word_slots_np = np.full((len(vals), max(n_slots, 1)), -1, dtype=np.int32)
         pad_before_np = np.empty(max_offset, dtype=np.int32)
         pad_after_np = np.empty(max_offset, dtype=np.int32)
         if n_tok and n_slots:
-            _fill_slots(vals, cells.p, lengths, n_cols, slot_col, slot_func, slot_ids_np)
+            _fill_slots(vals, cells.p, lengths, n_cols, slot_col, slot_func, slot_ids_np,
+                        words_np, word_slots_np)
         _pads(vals, max_offset, pad_before_np, pad_after_np)
     finally:
         free(buf.p)
         free(cells.p)
-    return vals, slot_ids_np, lengths_np, pad_before_np, pad_after_np
+    return vals, slot_ids_np, lengths_np, pad_before_np, pad_after_np, words_np, word_slots_np
 
 
 cdef int _fill_slots(Values vals, const int32_t* cells, const int64_t[::1] lengths,
                      Py_ssize_t n_cols, const int32_t[::1] slot_col,
-                     const int32_t[::1] slot_func, int32_t[:, ::1] slot_ids) except -1:
-    """Each slot's value id per token; function values interned in the reference order."""
+                     const int32_t[::1] slot_func, int32_t[:, ::1] slot_ids,
+                     int32_t[:, ::1] words, int32_t[:, ::1] word_slots) except -1:
+    """Each slot's value id per token; function values interned in the reference order.
+
+    ``word_slots[w, s]`` is slot ``s`` of the cell string ``w`` (-1 when ``w``
+    is not in the slot's column), ``words[p, k]`` the cell string of token
+    ``p`` in column ``k``.
+    """
     cdef Py_ssize_t n_slots = slot_col.shape[0], n_seq = lengths.shape[0]
     cdef Py_ssize_t s, si, j, k, n
-    cdef int64_t t, base, w, n_words = vals._n
+    cdef int64_t t, base, w, n_words = word_slots.shape[0]
     cdef int64_t m
-    # mapping[s * n_words + w]: value id of slot s for the cell string w.
-    cdef int32_t* mapping = <int32_t*> malloc(max(n_words * n_slots, 1) * sizeof(int32_t))
     # present[k * n_words + w]: w occurs in column k.
     cdef uint8_t* present = <uint8_t*> calloc(max(n_words * n_cols, 1), 1)
     cdef int32_t* row
-    cdef const int32_t* col
     cdef Buf out
     out.p = NULL
     out.cap = 0
-    if mapping == NULL or present == NULL:
-        free(mapping)
-        free(present)
+    if present == NULL:
         raise MemoryError()
     try:
         with nogil:
             base = 0
+            t = 0
             for si in range(n_seq):
                 n = lengths[si]
                 for k in range(n_cols):
                     for j in range(n):
-                        present[k * n_words + cells[base + k * n + j]] = 1
+                        w = cells[base + k * n + j]
+                        present[k * n_words + w] = 1
+                        words[t + j, k] = <int32_t> w
                 base += n * n_cols
+                t += n
             for s in range(n_slots):
                 k = slot_col[s]
                 for w in range(n_words):
-                    if slot_func[s] == -1:
-                        mapping[s * n_words + w] = <int32_t> w
-                    elif present[k * n_words + w]:
+                    if not present[k * n_words + w]:
+                        word_slots[w, s] = -1
+                    elif slot_func[s] == -1:
+                        word_slots[w, s] = <int32_t> w
+                    else:
                         # Once per distinct string of the column, in id order.
                         m = _apply(slot_func[s], vals._arena + vals._offs[w],
                                    vals._offs[w + 1] - vals._offs[w], &out)
-                        mapping[s * n_words + w] = vals.add(out.p, m)
-            base = 0
-            t = 0
-            for si in range(n_seq):
-                n = lengths[si]
-                for j in range(n):
-                    row = &slot_ids[t + j, 0]
-                    for s in range(n_slots):
-                        row[s] = mapping[s * n_words + cells[base + slot_col[s] * n + j]]
-                t += n
-                base += n * n_cols
+                        word_slots[w, s] = vals.add(out.p, m)
+            for t in range(slot_ids.shape[0]):
+                row = &slot_ids[t, 0]
+                for s in range(n_slots):
+                    row[s] = word_slots[words[t, slot_col[s]], s]
     finally:
-        free(mapping)
         free(present)
         free(out.p)
     return 0

@@ -638,7 +638,8 @@ def expand(templates, sentence, *, _si: int = 0) -> list[list[str]]:
 class _Interned:
     """One corpus as interned cells: what the compiled kernels and names need."""
 
-    __slots__ = ("values", "slot_ids", "seq_ptr", "pad_before", "pad_after", "keys")
+    __slots__ = ("values", "hashes", "slot_ids", "seq_ptr", "pad_before", "pad_after", "words",
+                 "word_slots")
 
 
 def _le(dtype) -> np.dtype:
@@ -758,6 +759,12 @@ class TemplateFeaturizer:
         self._slot_func = np.asarray(
             [-1 if f is None else _tokens.FUNCTIONS.index(f) for _, f in self._slots], np.int32
         )
+        # Templates that read only the current token, in one column, are looked
+        # up once per distinct string of that column (KeyTable.lookup_tokens).
+        self._memo_col = np.asarray(
+            [self._columns.index(t.cells[0].col)
+             if t.cells and all(c.row == 0 and c.col == t.cells[0].col for c in t.cells)
+             else -1 for t in tpl], dtype=np.int32)
         self._cell_row = np.asarray(rows, dtype=np.int32)
         self._cell_slot = np.asarray(cell_slots, dtype=np.int32)
         self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
@@ -770,29 +777,21 @@ class TemplateFeaturizer:
 
     def _intern(self, X) -> _Interned:
         X = _check_corpus(X)
-        values, slot_ids, lengths, pad_before, pad_after = _tokens.intern_columns(
+        out = _Interned()
+        (out.values, out.slot_ids, lengths, out.pad_before, out.pad_after, out.words,
+         out.word_slots) = _tokens.intern_columns(
             X, self._need, self._col_index, self._slot_col, self._slot_func,
             self._max_offset, _sentence_rows,
         )
-        out = _Interned()
-        out.values = values
-        out.slot_ids = slot_ids
+        out.hashes = out.values.hashes()
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         np.cumsum(lengths, out=out.seq_ptr[1:])
-        out.pad_before = pad_before
-        out.pad_after = pad_after
-        out.keys = _templates.extract_keys(
-            slot_ids,
-            values.hashes(),
-            out.seq_ptr,
-            self._tmpl_ptr,
-            self._cell_row,
-            self._cell_slot,
-            self._seeds,
-            pad_before,
-            pad_after,
-        )
         return out
+
+    def _key_args(self, data: _Interned) -> tuple:
+        """The arguments of :func:`cseq._templates.extract_keys` for ``data``."""
+        return (data.slot_ids, data.hashes, data.seq_ptr, self._tmpl_ptr, self._cell_row,
+                self._cell_slot, self._seeds, data.pad_before, data.pad_after)
 
     @staticmethod
     def _pack(ids: np.ndarray, seq_ptr: np.ndarray) -> Sequences:
@@ -835,9 +834,9 @@ class TemplateFeaturizer:
         data = self._intern(X)
         if self.n_buckets is not None:
             self._names = None
-            return self._pack(self._bucket(data.keys), data.seq_ptr)
+            return self._pack(self._bucket(data), data.seq_ptr)
         table = _templates.KeyTable()
-        ids = table.add(data.keys)
+        ids = table.add_tokens(*self._key_args(data))
         first_tok, first_tmpl = table.first_token, table.first_template
         keep = table.counts >= self.min_freq
         if not keep.all():
@@ -874,7 +873,8 @@ class TemplateFeaturizer:
         self._name_cells = cells
         self._name_strings = data.values.strings(used.tolist())
 
-    def _bucket(self, keys: np.ndarray) -> np.ndarray:
+    def _bucket(self, data: _Interned) -> np.ndarray:
+        keys = _templates.extract_keys(*self._key_args(data))
         return (keys % np.uint64(self.n_buckets)).astype(np.int32)
 
     def transform(self, X, *, n_jobs: int = 1) -> Sequences:
@@ -885,10 +885,12 @@ class TemplateFeaturizer:
         """
         if self.n_buckets is not None:
             data = self._intern(X)
-            return self._pack(self._bucket(data.keys), data.seq_ptr)
+            return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
         data = self._intern(X)
-        return self._pack(self._table.lookup(data.keys, n_jobs), data.seq_ptr)
+        ids = self._table.lookup_tokens(*self._key_args(data), data.words, data.word_slots,
+                                        self._memo_col, n_jobs)
+        return self._pack(ids, data.seq_ptr)
 
     def _check_fitted(self) -> None:
         if self.n_buckets is None and self._table is None:

@@ -73,7 +73,7 @@ def test_apply_function_refuses_non_str():
 def test_values_hash_like_hash_strings():
     X = [["The", "naïve", "日本", "😀", "\ud800x", ""]]
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]\nU2:%x[-1,0:shape]")
-    vals, slot_ids, lengths, before, after = _tokens.intern_columns(
+    vals, slot_ids, lengths, before, after, words, word_slots = _tokens.intern_columns(
         X, f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset, _sentence_rows)
     strings = vals.strings()
     assert len(strings) == len(set(strings)) == len(vals)
@@ -84,6 +84,10 @@ def test_values_hash_like_hash_strings():
     assert f._slots == [(0, None), (0, "lower"), (0, "shape")]
     for j, w in enumerate(X[0]):
         assert [strings[i] for i in slot_ids[j]] == [w, w.lower(), TOKEN_FUNCTIONS["shape"](w)]
+        assert strings[words[j, 0]] == w
+        assert np.array_equal(word_slots[words[j, 0]], slot_ids[j])
+    # One row per distinct cell string (function values and padding have none).
+    assert word_slots.shape == (len(set(X[0])), 3)
     with pytest.raises(IndexError):
         vals.strings([len(vals)])
 
@@ -165,3 +169,83 @@ def test_unusual_containers_intern_like_lists():
               [tuple(s) for s in plain],
               [[(w,) for w in s] for s in plain]):
         assert np.array_equal(f.transform(X).attr_ids, base.attr_ids)
+
+
+# ---------------------------------------------------------------- fused kernels
+
+
+def _fitted(text, X):
+    f = TemplateFeaturizer(text)
+    f.fit_transform(X)
+    data = f._intern(X)
+    return f, data, f._key_args(data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=_specs, X=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1,
+                                 max_size=4),
+       Y=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1, max_size=4))
+def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y):
+    text = _text(spec)
+    f, _, args = _fitted(text, X)
+    keys = _templates.extract_keys(*args)
+    a, b = _templates.KeyTable(0), _templates.KeyTable(0)
+    ids = a.add(keys)
+    assert np.array_equal(b.add_tokens(*args), ids)
+    for name in ("keys", "counts", "first_token", "first_template"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    # Looking up other text: with the per-string memo, without, in 1 and 2 threads.
+    data = f._intern(Y)
+    args = f._key_args(data)
+    want = a.lookup(_templates.extract_keys(*args))
+    no_memo = np.full_like(f._memo_col, -1)
+    for memo in (f._memo_col, no_memo):
+        for n_jobs in (1, 2):
+            got = a.lookup_tokens(*args, data.words, data.word_slots, memo, n_jobs)
+            assert np.array_equal(got, want)
+
+
+def test_memo_covers_one_column_current_token_templates():
+    f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]/%x[0,0:shape]\nU2:%x[-1,0]/%x[0,0]\n"
+                           "U3:%x[0,0]/%x[0,1]\nU4:bias\nU5:%x[0,1:suffix2]")
+    assert f._memo_col.tolist() == [0, 0, -1, -1, -1, 1]
+
+
+def test_lookup_tokens_many_sequences_and_threads():
+    # Chunks of 256 tokens start inside sequences; the padding must still be right.
+    rng = np.random.default_rng(1)
+    vocab = ["w%d" % i for i in range(300)] + ["The", "A", "x-y", "1,0"]
+    X = [[vocab[i] for i in rng.integers(0, len(vocab), rng.integers(0, 40))]
+         for _ in range(300)]
+    f, data, args = _fitted("pos", X)
+    want = f._table.lookup(_templates.extract_keys(*args))
+    for n_jobs in (1, 2, 3):
+        got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs)
+        assert np.array_equal(got, want)
+    assert np.array_equal(f.transform(X, n_jobs=2).attr_ids, f.fit_transform(X).attr_ids)
+
+
+def test_lookup_tokens_validates():
+    X = [["a", "b", "c"]]
+    f, data, args = _fitted("U0:%x[0,0]\nU1:%x[-1,0]", X)
+    t = f._table
+    ok = (data.words, data.word_slots, f._memo_col)
+    assert t.lookup_tokens(*args, *ok).shape == (3, 2)
+    with pytest.raises(ValueError, match="another row"):
+        t.lookup_tokens(*args, data.words, data.word_slots, np.array([0, 0], np.int32))
+    with pytest.raises(ValueError, match="memo_col"):
+        t.lookup_tokens(*args, data.words, data.word_slots, np.array([0], np.int32))
+    with pytest.raises(ValueError, match="memo_col out of range"):
+        t.lookup_tokens(*args, data.words, data.word_slots, np.array([1, -1], np.int32))
+    with pytest.raises(ValueError, match="words out of range"):
+        t.lookup_tokens(*args, data.words + 5, data.word_slots, f._memo_col)
+    with pytest.raises(ValueError, match="word_cells out of range"):
+        t.lookup_tokens(*args, data.words, data.word_slots + 100, f._memo_col)
+    with pytest.raises(ValueError, match="n_jobs"):
+        t.lookup_tokens(*args, *ok, 0)
+    bad = list(args)
+    bad[2] = np.array([0, 4], np.int64)
+    with pytest.raises(ValueError, match="seq_ptr"):
+        t.lookup_tokens(*bad, *ok)
+    with pytest.raises(ValueError, match="seq_ptr"):
+        _templates.KeyTable().add_tokens(*bad)
