@@ -24,7 +24,7 @@ from setuptools.command.build_ext import build_ext
 DEBUG = os.environ.get("CSEQ_CYTHON_DEBUG", "0") == "1"
 OPENMP = os.environ.get("CSEQ_OPENMP", "auto").lower()
 
-MODULES = ["_decode", "_forward_backward", "_weights", "_train", "_pack", "_templates", "_tokens"]
+MODULES = ["_decode", "_forward_backward", "_weights", "_train", "_pack", "_templates", "_tokens", "_memm"]
 
 DIRECTIVES = {
     "language_level": 3,

@@ -1,7 +1,7 @@
 """cseq: fast, safe discriminative sequence labeling.
 
-The public names: the estimators :class:`CRF` and
-:class:`StructuredPerceptron`, the kernels :func:`viterbi` and
+The public names: the estimators :class:`CRF`,
+:class:`StructuredPerceptron` and :class:`MEMM`, the kernels :func:`viterbi` and
 :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
 :mod:`cseq.templates` come with ``import cseq``.
@@ -20,6 +20,7 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 from cseq.inference import forward_backward, viterbi
+from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
 from cseq.sequences import Sequences
@@ -30,6 +31,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "CRF",
     "StructuredPerceptron",
+    "MEMM",
     "FeatureVocabulary",
     "TemplateFeaturizer",
     "Templates",

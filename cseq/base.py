@@ -173,6 +173,15 @@ class ChainEstimator:
         return [flat[bounds[s]:bounds[s + 1]] for s in range(corpus.n_sequences)]
 
     # -- prediction -------------------------------------------------------
+    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
+        """Label ids of every token of ``corpus`` under ``model``: the learner's decoder.
+
+        Viterbi on the chain's scores; a learner whose model is read
+        differently (the MEMM's local normalisation) overrides it, and
+        ``predict``, ``score`` and the dev scores follow.
+        """
+        return model.decode(corpus)
+
     def predict(self, X, *, n_jobs: int = 1) -> list[list[str]]:
         """Most likely label sequence of each sequence in ``X``.
 
@@ -191,7 +200,7 @@ class ChainEstimator:
         labels = np.asarray(self.classes_, dtype=object)
 
         def work(corpus, block):
-            names = labels[self.model_.decode(corpus)]
+            names = labels[self._decode(self.model_, corpus)]
             return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
         return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
 
@@ -209,7 +218,7 @@ class ChainEstimator:
 
         def work(corpus, block):
             gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
-            return int(np.sum(self.model_.decode(corpus) == gold)), len(gold)
+            return int(np.sum(self._decode(self.model_, corpus) == gold)), len(gold)
         counts = self._map_blocks(X, n_jobs, work)
         total = sum(n for _, n in counts)
         return sum(c for c, _ in counts) / total if total else 0.0
@@ -232,7 +241,7 @@ class ChainEstimator:
         gold = self._gold_ids(y_dev, corpus, label_ids)
 
         def dev_accuracy(model: LinearChain) -> float:
-            return float(np.mean(model.decode(corpus) == gold)) if len(gold) else 0.0
+            return float(np.mean(self._decode(model, corpus) == gold)) if len(gold) else 0.0
         return dev_accuracy
 
     def _report(self, record: dict, callback) -> None:

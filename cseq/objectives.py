@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from cseq import _forward_backward
+from cseq import _forward_backward, _memm
 from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
 
-__all__ = ["CRFObjective", "l2_penalty"]
+__all__ = ["CRFObjective", "MEMMObjective", "l2_penalty"]
 
 
 def l2_penalty(theta: np.ndarray, c2: float) -> tuple[float, np.ndarray]:
@@ -59,6 +59,50 @@ class CRFObjective:
         self.n_evaluations += 1
         expected -= self.empirical
         return log_z - float(theta @ self.empirical), expected
+
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Objective value and gradient at ``theta`` (float64, model layout)."""
+        value, grad = self.data_term(theta)
+        penalty, pgrad = l2_penalty(theta, self.c2)
+        grad += pgrad
+        return value + penalty, grad
+
+
+class MEMMObjective:
+    """Negative L2-regularised local log-likelihood of a maximum-entropy Markov model.
+
+    ``f(theta) = sum_s sum_t (log Z_t(y_{t-1}) - E[t, y_t] - T[y_{t-1}, y_t]) +
+    c2 * ||theta||^2`` (``start`` in place of ``T`` at ``t = 0``), the same
+    split as :class:`CRFObjective`: :meth:`data_term` is a sum over sequences
+    computed in one GIL-free pass (:func:`cseq._memm.memm_objective`), chunked
+    over ``n_jobs`` threads and summed in chunk order, plus :func:`l2_penalty`.
+    The ``end`` block gets no gradient but its penalty, so it stays at zero.
+
+    References
+    ----------
+    McCallum, Freitag, Pereira (2000). Maximum entropy Markov models for
+    information extraction and segmentation. ICML.
+    """
+
+    def __init__(self, model: LinearChain, corpus: Sequences, c2: float = 1.0,
+                 n_jobs: int = 1) -> None:
+        model.check_corpus(corpus)
+        if corpus.labels is None:
+            raise InputError("the MEMM objective needs a labeled corpus")
+        self.model = model
+        self.corpus = corpus
+        self.c2 = float(c2)
+        self.threads = resolve_n_jobs(n_jobs)
+        self.chunks = work_chunks(corpus.seq_ptr, self.threads)
+        self._view = corpus.view()
+        self._buffers = np.empty((len(self.chunks) - 1, len(model.params)), dtype=np.float64)
+        self.n_evaluations = 0
+
+    def data_term(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """``sum_s -log P(y_s | x_s)`` under the local model, and its gradient (no penalty)."""
+        self.n_evaluations += 1
+        return _memm.memm_objective(self.model.index, theta, self._view, self.chunks,
+                                    self._buffers, self.threads)
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective value and gradient at ``theta`` (float64, model layout)."""

@@ -39,6 +39,9 @@ __all__ = [
     "naive_crf_objective",
     "kernel_tie_break",
     "NaivePerceptron",
+    "naive_local_distributions",
+    "memm_path_log_prob",
+    "brute_memm",
 ]
 
 
@@ -257,6 +260,56 @@ def naive_crf_objective(params, model, corpus, c2: float) -> float:
         gold = [int(y) for y in corpus.labels[t0:t1]]
         value += brute_log_z(E, T, start, end) - path_score(E, T, start, end, gold)
     return value + c2 * float(np.sum(params * params))
+
+
+# ---------------------------------------------------------------------------
+# MEMM: a locally normalised chain, by enumeration
+
+
+def naive_local_distributions(E, T, start):
+    """``P(y_0 = j)`` and ``P(y_t = j | y_{t-1} = p)`` of a MEMM, one softmax at a time.
+
+    Returns ``first`` (L,) and ``cond`` (n - 1, L, L), ``cond[t - 1, p, j]``.
+    Each row is ``exp(s - logsumexp(s))`` for its score vector ``s``
+    (``E[0] + start``, or ``E[t] + T[p]``), computed in plain Python floats.
+    """
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+
+    def softmax(scores):
+        z = logsumexp(scores)
+        return np.array([math.exp(float(v) - z) for v in scores])
+    first = softmax(E[0] + np.asarray(start, dtype=np.float64))
+    cond = np.zeros((max(n - 1, 0), L, L))
+    for t in range(1, n):
+        for p in range(L):
+            cond[t - 1, p] = softmax(E[t] + np.asarray(T, dtype=np.float64)[p])
+    return first, cond
+
+
+def memm_path_log_prob(E, T, start, path) -> float:
+    """``log P(path | x)``: the sum of the local log-probabilities along the path."""
+    E = np.asarray(E, dtype=np.float64)
+    T = np.asarray(T, dtype=np.float64)
+    start = np.asarray(start, dtype=np.float64)
+    value = float(E[0, path[0]] + start[path[0]]) - logsumexp(E[0] + start)
+    for t in range(1, len(path)):
+        p, j = int(path[t - 1]), int(path[t])
+        value += float(E[t, j] + T[p, j]) - logsumexp(E[t] + T[p])
+    return value
+
+
+def brute_memm(E, T, start):
+    """Every path, its MEMM log-probability, and the chain's marginals by enumeration."""
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+    paths = all_paths(n, L)
+    logp = np.array([memm_path_log_prob(E, T, start, p) for p in paths])
+    marg = np.zeros((n, L))
+    for p, lp in zip(paths, logp):
+        for t in range(n):
+            marg[t, p[t]] += math.exp(lp)
+    return paths, logp, marg
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 
-ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron]
+ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM]
 
 
 def make_corpus(seed: int, n_seqs: int = 30):
@@ -47,7 +47,8 @@ X_TEST, Y_TEST = make_corpus(1, 15)
 
 
 def fit(cls, **kwargs):
-    defaults = {"max_iter": 30} if cls is cseq.CRF else {"max_iter": 5, "random_state": 0}
+    defaults = {"max_iter": 30} if cls in (cseq.CRF, cseq.MEMM) else \
+        {"max_iter": 5, "random_state": 0}
     defaults.update(kwargs)
     return cls(**defaults).fit(X_TRAIN, Y_TRAIN)
 
@@ -62,7 +63,12 @@ def perceptron():
     return fit(cseq.StructuredPerceptron)
 
 
-@pytest.fixture(params=["crf", "perceptron"])
+@pytest.fixture(scope="module")
+def memm():
+    return fit(cseq.MEMM, c2=0.1)
+
+
+@pytest.fixture(params=["crf", "perceptron", "memm"])
 def fitted(request):
     return request.getfixturevalue(request.param)
 
@@ -106,7 +112,7 @@ def test_empty_sequences_in_marginals(crf):
 
 
 def test_unseen_features_are_ignored(fitted):
-    base = fitted.predict_marginals if isinstance(fitted, cseq.CRF) else fitted.predict
+    base = fitted.predict_marginals if hasattr(fitted, "predict_marginals") else fitted.predict
     seen = [[["w=1"], ["w=2", "p=1"], {"w": "3"}]]
     with_unseen = [[["w=1", "never seen"], ["zzz", "w=2", "p=1"], {"w": "3", "nope": 2.0}]]
     only_unseen = [[["never seen"], ["zzz"], {"nope": 1.0}]]
@@ -216,6 +222,8 @@ def test_score_is_token_accuracy(fitted):
     (cseq.StructuredPerceptron, {"max_iter": 10, "average": True, "shuffle": True,
                                  "random_state": None, "all_states": False, "features": None,
                                  "verbose": False}),
+    (cseq.MEMM, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10, "n_jobs": 1,
+                 "all_states": False, "features": None, "verbose": False}),
 ])
 def test_get_params_set_params(cls, expected):
     est = cls()
@@ -239,7 +247,7 @@ def test_not_fitted(cls):
         with pytest.raises(NotFittedError) as info:
             call()
         assert isinstance(info.value, ValueError) and isinstance(info.value, CSeqError)
-    if cls is cseq.CRF:
+    if hasattr(est, "predict_marginals"):
         with pytest.raises(NotFittedError):
             est.predict_marginals(X_TEST)
 
@@ -318,6 +326,9 @@ BAD_PARAMS = [
     (cseq.StructuredPerceptron, {"random_state": "seed"}),
     (cseq.StructuredPerceptron, {"max_iter": 10**400}),
     (cseq.CRF, {"features": "not a featurizer"}),
+    (cseq.MEMM, {"c2": -1.0}), (cseq.MEMM, {"max_iter": 0}), (cseq.MEMM, {"tol": -1.0}),
+    (cseq.MEMM, {"period": 0}), (cseq.MEMM, {"n_jobs": 0}),
+    (cseq.MEMM, {"features": "not a featurizer"}),
 ]
 
 
@@ -377,7 +388,7 @@ def assert_same_behaviour(a, b):
     assert a.predict(X_TEST) == b.predict(X_TEST)
     assert a.score(X_TEST, Y_TEST) == b.score(X_TEST, Y_TEST)
     np.testing.assert_array_equal(a.model_.params, b.model_.params)
-    if isinstance(a, cseq.CRF):
+    if hasattr(a, "predict_marginals"):
         for ma, mb in zip(a.predict_marginals(X_TEST), b.predict_marginals(X_TEST)):
             np.testing.assert_array_equal(ma, mb)
 
@@ -415,6 +426,7 @@ def test_pickle_never_contains_a_pickled_model(fitted):
     cseq.StructuredPerceptron(), cseq.StructuredPerceptron(max_iter=3, average=False,
                                                            shuffle=False, random_state=42),
     cseq.CRF(features=FeatureVocabulary()),
+    cseq.MEMM(), cseq.MEMM(c2=0.5, max_iter=4, tol=0.0, period=2, n_jobs=2, all_states=True),
 ], ids=repr)
 def test_unfitted_round_trips(est, tmp_path):
     for loaded in (pickle.loads(pickle.dumps(est)), cseq.load(_saved(est, tmp_path))):

@@ -1,0 +1,188 @@
+"""The maximum-entropy Markov model: a locally normalised chain trained with L-BFGS."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from cseq import _memm
+from cseq.base import ChainEstimator, check_number
+from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
+from cseq.model import LinearChain, resolve_n_jobs, work_chunks
+from cseq.objectives import MEMMObjective
+from cseq.optimize import lbfgs
+from cseq.sequences import Sequences
+from cseq.serialize import register_estimator
+
+__all__ = ["MEMM"]
+
+
+@register_estimator
+class MEMM(ChainEstimator):
+    """Maximum-entropy Markov model: one log-linear classifier per position.
+
+    ``P(y_t | y_{t-1}, x_t)`` is a softmax over labels of the same scores as
+    the CRF's, ``E[t, y] + T[y_{t-1}, y]`` (``start[y]`` at ``t = 0``), but
+    normalised per position and per previous label instead of over whole
+    sequences.  Training minimises ``-sum log P(y_t | y_{t-1}, x_t) + c2 *
+    ||w||^2`` with the project's L-BFGS (:func:`cseq.optimize.lbfgs`), one
+    GIL-free pass over the corpus per evaluation, parallel over sequences.
+    Training is cheaper than the CRF's (one softmax per token, no
+    forward-backward), and the model is subject to the *label bias* problem:
+    a previous label with few successors passes its probability mass on
+    whatever the observation (Lafferty et al. 2001; see ``docs/learners.md``).
+
+    ``predict`` returns the most probable label sequence (Viterbi over
+    log-probabilities) and ``predict_marginals`` the exact marginals of the
+    chain.  The model's ``end`` block is not used and stays zero.
+
+    Parameters
+    ----------
+    c2 : float, default 1.0
+        L2 regularisation strength (``c2 * ||w||^2``, as for :class:`CRF`).
+    max_iter : int, default 100
+        Maximum L-BFGS iterations.
+    tol : float, default 1e-5
+        Stop when the objective improved by less than ``tol`` (relative) over
+        the last ``period`` iterations.
+    period : int, default 10
+        Window of that test.
+    n_jobs : int, default 1
+        Threads for the objective, decoding and marginals (``-1``: all cores).
+    all_states : bool, default False
+        Give every (attribute, label) pair a weight.
+    features : featurizer or None
+        As for :class:`StructuredPerceptron`.
+    verbose : bool
+        Print one line per iteration: loss, seconds, dev accuracy.
+
+    Attributes
+    ----------
+    classes_, model_, featurizer_, n_iter_, history_
+        As for :class:`CRF`; ``history_`` records the loss.
+    n_evaluations_ : int
+    stop_reason_ : str
+
+    References
+    ----------
+    McCallum, A., Freitag, D., Pereira, F. (2000). Maximum entropy Markov
+    models for information extraction and segmentation. ICML.
+    Ratnaparkhi, A. (1996). A maximum entropy model for part-of-speech
+    tagging. EMNLP.
+    Lafferty, J., McCallum, A., Pereira, F. (2001). Conditional random fields:
+    probabilistic models for segmenting and labeling sequence data. ICML
+    (the label bias problem).
+    """
+
+    _param_names = ("c2", "max_iter", "tol", "period", "n_jobs", "all_states", "features",
+                    "verbose")
+
+    def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
+                 period: int = 10, n_jobs: int = 1, all_states: bool = False, features=None,
+                 verbose: bool = False) -> None:
+        self.c2 = c2
+        self.max_iter = max_iter
+        self.tol = tol
+        self.period = period
+        self.n_jobs = n_jobs
+        self.all_states = all_states
+        self.features = features
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        check_number("c2", self.c2, low=0.0)
+        check_number("max_iter", self.max_iter, low=1, integer=True)
+        check_number("tol", self.tol, low=0.0)
+        check_number("period", self.period, low=1, integer=True)
+        resolve_n_jobs(self.n_jobs)
+
+    def _train(self, corpus, model, dev, callback):
+        objective = MEMMObjective(model, corpus, self.c2, self.n_jobs)
+        losses: list[float] = []
+        clock = [time.perf_counter()]
+
+        def evaluate(theta):
+            value, grad = objective(theta)
+            if not (math.isfinite(value) and np.isfinite(grad).all()):
+                raise ConvergenceError(
+                    "MEMM objective or gradient is not finite (feature values too large?)")
+            return value, grad
+
+        def on_iteration(iteration, theta, value):
+            now = time.perf_counter()
+            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
+            losses.append(value)
+            if dev is not None:
+                model.params = theta
+                record["dev_accuracy"] = dev(model)
+            self._report(record, callback)
+            clock[0] = time.perf_counter()
+            k = self.period
+            return len(losses) > k and \
+                (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0)
+
+        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
+                       callback=on_iteration)
+        if result.nit == 0 and "line search failed" in result.message:
+            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
+            raise ConvergenceError(
+                "L-BFGS could not decrease the MEMM objective from its starting point "
+                f"(largest feature value {biggest:.3g}: scale feature values down)")
+        params = np.ascontiguousarray(result.x, dtype=np.float64)
+        if not np.isfinite(params).all():
+            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
+        model.params = params
+        self.n_iter_ = len(losses)
+        self.n_evaluations_ = objective.n_evaluations
+        self.stop_reason_ = str(result.message)
+
+    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
+        model.check_corpus(corpus)
+        return _memm.memm_decode(model.index, model.params, corpus.view(),
+                                 work_chunks(corpus.seq_ptr, 1), 1)
+
+    def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
+        """Label marginals of each token under the chain: a list of (n_i, L) arrays.
+
+        ``P(y_t = j | x)``, columns in ``classes_`` order, computed exactly by
+        the forward recursion of the locally normalised chain.
+        """
+        def work(corpus, block):
+            self.model_.check_corpus(corpus)
+            m = _memm.memm_marginals(self.model_.index, self.model_.params, corpus.view(),
+                                     work_chunks(corpus.seq_ptr, 1), 1)
+            return self._split(m, corpus)
+        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+
+    def sequence_log_proba(self, X, y) -> np.ndarray:
+        """``log P(y_s | x_s)`` of given label sequences under the model (float64, one per sequence).
+
+        Labels unknown to the model raise InputError.
+        """
+        self._check_fitted()
+        corpus = self.featurizer_.transform(X)
+        label_ids = {name: i for i, name in enumerate(self.classes_)}
+        gold = self._gold_ids(y, corpus, label_ids)
+        if len(gold) and gold.min() < 0:
+            raise InputError("y holds a label the model does not know")
+        corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+                           gold)
+        self.model_.check_corpus(corpus)
+        out = np.zeros(corpus.n_sequences, dtype=np.float64)
+        chunks = work_chunks(corpus.seq_ptr, 1)
+        _memm.memm_objective(self.model_.index, self.model_.params, corpus.view(), chunks,
+                             np.empty((len(chunks) - 1, 0)), 1, False, out)
+        return -out
+
+    def _training_state(self) -> dict:
+        return {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_)}
+
+    def _restore_training(self, training: dict) -> None:
+        if "stop_reason" in training:
+            self.stop_reason_ = str(training["stop_reason"])
+            n_eval = training.get("n_evaluations")
+            if type(n_eval) is not int or n_eval < 0:
+                raise ModelFormatError("model header has bad training information")
+            self.n_evaluations_ = n_eval
