@@ -1,8 +1,8 @@
 """cseq: fast, safe discriminative sequence labeling.
 
 The public names: the estimators :class:`CRF`,
-:class:`StructuredPerceptron` and :class:`MEMM`, the kernels :func:`viterbi` and
-:func:`forward_backward`, :func:`load`, and the exceptions; the modules
+:class:`StructuredPerceptron`, :class:`MEMM` and :class:`HMM`, the kernels
+:func:`viterbi` and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
 :mod:`cseq.templates` come with ``import cseq``.
 """
@@ -20,6 +20,7 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 from cseq.inference import forward_backward, viterbi
+from cseq.hmm import HMM
 from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
@@ -32,6 +33,7 @@ __all__ = [
     "CRF",
     "StructuredPerceptron",
     "MEMM",
+    "HMM",
     "FeatureVocabulary",
     "TemplateFeaturizer",
     "Templates",

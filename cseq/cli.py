@@ -34,8 +34,9 @@ class Learner:
     ----------
     estimator : str
         Name of the estimator class in the ``cseq`` namespace.
-    max_iter : int
-        Iterations when ``--max-iter`` is not given.
+    max_iter : int or None
+        Iterations when ``--max-iter`` is not given; None for a learner
+        without iterations (``--max-iter`` is then refused).
     options : dict of str to str
         Command-line option (its argparse ``dest``) to hyperparameter name.
         Options not listed are refused for this learner.
@@ -44,13 +45,17 @@ class Learner:
     defaults : dict of str to Any
         Hyperparameters the command line sets unless an option does (e.g. a
         fixed seed, so that the same command gives the same model).
+    templates : bool
+        Whether the learner reads feature templates (``features``); False
+        for the HMM, which reads the word (the first column) alone.
     """
 
     estimator: str
-    max_iter: int
+    max_iter: int | None
     options: dict[str, str] = field(default_factory=dict)
     description: str = ""
     defaults: dict[str, Any] = field(default_factory=dict)
+    templates: bool = True
 
 
 #: The learners of ``cseq train --algorithm``.  ``max_iter`` and ``features``
@@ -61,6 +66,10 @@ LEARNERS: dict[str, Learner] = {
     "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state"},
                           "averaged structured perceptron (option --seed)",
                           {"random_state": 0}),
+    "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs"},
+                    "maximum-entropy Markov model, L-BFGS (options --c2, --n-jobs)"),
+    "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
+                   "unknown words; reads the first column only, no templates", templates=False),
 }
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
@@ -255,8 +264,15 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
         if dest not in learner.options:
             raise InputError(f"{option} does not apply to --algorithm {args.algorithm}")
         params[learner.options[dest]] = value
-    params["max_iter"] = args.max_iter if args.max_iter is not None else learner.max_iter
-    params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+    if learner.max_iter is not None:
+        params["max_iter"] = args.max_iter if args.max_iter is not None else learner.max_iter
+    elif args.max_iter is not None:
+        raise InputError(f"--max-iter does not apply to --algorithm {args.algorithm}")
+    if learner.templates:
+        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+    elif args.template is not None:
+        raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
+                         "(it reads the word, the first column, alone)")
     return getattr(cseq, learner.estimator)(**params)
 
 
@@ -278,10 +294,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     X_dev = y_dev = None
     if args.dev:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
-    if templates is None:
+    if templates is None and LEARNERS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
-    progress = _Progress(est.max_iter, quiet=args.quiet, verbose=args.verbose)
+    progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
         est.fit(X, y, X_dev, y_dev, callback=progress)
@@ -564,7 +580,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")
     t.add_argument("--max-iter", type=_int_at_least(1), default=None,
                    help="iterations (default: " + ", ".join(
-                       f"{v.max_iter} for {k}" for k, v in LEARNERS.items()) + ")")
+                       f"{v.max_iter} for {k}" for k, v in LEARNERS.items()
+                       if v.max_iter is not None) + ")")
     t.add_argument("--c2", type=float, default=None, help="CRF L2 strength (default 1.0)")
     t.add_argument("--min-freq", type=_int_at_least(1), default=1,
                    help="drop attributes seen fewer times (default 1)")

@@ -140,3 +140,32 @@ def test_bad_files_exit_1(tmp_path):
 def test_help(command):
     r = run(command, "--help")
     assert r.returncode == 0 and "usage: cseq " + command in r.stdout
+
+
+@pytest.mark.parametrize("algorithm", ["memm", "hmm"])
+def test_train_tag_info_memm_and_hmm(files, algorithm):
+    tmp, train = files
+    model = tmp / f"{algorithm}.cseq"
+    # No --template: the MEMM gets a preset chosen from the data (and says
+    # so); the HMM reads words and chooses none.
+    extra = ["--max-iter", "20", "--c2", "0.1"] if algorithm == "memm" else []
+    r = run("train", str(train), "--algorithm", algorithm, "--dev", str(train), "-o",
+            str(model), *extra)
+    assert r.returncode == 0, r.stderr
+    assert "dev span F1" in r.stdout
+    est = cseq.load(model)
+    assert type(est).__name__ == algorithm.upper()
+    assert est.classes_ == ["B-NP", "B-VP", "I-NP", "O"]
+    assert ("preset" in r.stderr) == (algorithm == "memm")
+    r = run("tag", str(model), str(train), "--labeled", "--marginals")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0].split("\t")
+    assert len(first) == 4 and 0.0 <= float(first[3]) <= 1.0
+    r = run("info", str(model))
+    assert r.returncode == 0, r.stderr
+    assert type(est).__name__ in r.stdout and "labels (4)" in r.stdout
+    # The HMM has no iterations, templates or L2 strength.
+    if algorithm == "hmm":
+        for bad in (["--max-iter", "3"], ["--template", "pos"], ["--c2", "1"]):
+            r = run("train", str(train), "--algorithm", "hmm", "-o", str(model), *bad)
+            assert r.returncode != 0 and "does not apply" in r.stderr, bad

@@ -1,0 +1,122 @@
+"""Every learner of cseq on the same two tasks: accuracy, training time, tagging speed, size.
+
+Tasks (issue 13):
+
+* ``ewt``: UD English EWT, UPOS, train -> dev, the ``pos`` template preset,
+  token accuracy.
+* ``conll2000``: CoNLL-2000 chunking, ``train.txt`` minus its last 1,000
+  sentences -> those 1,000, the ``chunk`` preset, span F1 (IOB2).
+
+One function per learner returns the estimator to train (or None when the
+learner does not apply); the driver times ``fit`` and ``predict``, scores the
+predictions and measures the model file.  It is a measuring tool: it asserts
+nothing and never runs in the test suite.
+
+Usage::
+
+    python bench/learners.py                       # every learner on both tasks
+    python bench/learners.py --learners memm,hmm --data ../shared/data
+    python bench/learners.py --tasks ewt --learners hmm
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import cseq
+from cseq.conll import read_conll, read_conllu
+from cseq.metrics import accuracy, chunk_f1
+from cseq.templates import TemplateFeaturizer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+
+
+# ---------------------------------------------------------------------------
+# Learners: name -> function(task) returning an unfitted estimator.
+
+
+def memm(task: str):
+    """MEMM, L2 and L-BFGS on the task's template preset (c2 = 0.1 as the CRF's row)."""
+    return cseq.MEMM(c2=0.1, max_iter=100, features=TemplateFeaturizer(PRESET[task]))
+
+
+def hmm(task: str):
+    """First-order HMM with TnT's suffix model; words only (templates do not apply)."""
+    return cseq.HMM(alpha=0.01)
+
+
+LEARNERS = {"memm": memm, "hmm": hmm}
+
+
+# ---------------------------------------------------------------------------
+# Tasks
+
+
+PRESET = {"ewt": "pos", "conll2000": "chunk"}
+
+
+def load_task(task: str, data: str):
+    """(X_train, y_train, X_test, y_test, metric name, metric function)."""
+    if task == "ewt":
+        d = os.path.join(data, "ud_en_ewt")
+        Xtr, ytr = read_conllu(os.path.join(d, "en_ewt-ud-train.conllu"))
+        Xte, yte = read_conllu(os.path.join(d, "en_ewt-ud-dev.conllu"))
+        return Xtr, ytr, Xte, yte, "accuracy", accuracy
+    if task == "conll2000":
+        X, y = read_conll(os.path.join(data, "conll2000", "train.txt"))
+        return X[:-1000], y[:-1000], X[-1000:], y[-1000:], "span F1", chunk_f1
+    raise SystemExit(f"unknown task {task!r}")
+
+
+def run(name: str, task: str, split) -> dict:
+    Xtr, ytr, Xte, yte, metric, score = split
+    est = LEARNERS[name](task)
+    if est is None:
+        return {}
+    t = time.perf_counter()
+    est.fit(Xtr, ytr)
+    train_s = time.perf_counter() - t
+    t = time.perf_counter()
+    pred = est.predict(Xte)
+    tag_s = time.perf_counter() - t
+    n_tok = sum(len(s) for s in Xte)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.cseq")
+        est.save(path)
+        size = os.path.getsize(path)
+    return {"metric": metric, "value": 100 * score(yte, pred), "train_s": train_s,
+            "tok_s": n_tok / tag_s, "size_mb": size / 1e6,
+            "iterations": getattr(est, "n_iter_", None)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--learners", default=",".join(LEARNERS),
+                    help=f"comma-separated, from {', '.join(LEARNERS)}")
+    ap.add_argument("--tasks", default="ewt,conll2000", help="ewt, conll2000 or both")
+    ap.add_argument("--data", default=DEFAULT_DATA, help="the shared data folder")
+    args = ap.parse_args(argv)
+    names = [n for n in args.learners.split(",") if n]
+    for n in names:
+        if n not in LEARNERS:
+            raise SystemExit(f"unknown learner {n!r} (have {', '.join(LEARNERS)})")
+    print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    print(f"| task | learner | metric | value | train s | iterations | tag tokens/s | model MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for task in [t for t in args.tasks.split(",") if t]:
+        split = load_task(task, args.data)
+        for n in names:
+            r = run(n, task, split)
+            if r:
+                print(f"| {task} | {n} | {r['metric']} | {r['value']:.2f} | {r['train_s']:.1f} | "
+                      f"{r['iterations']} | {r['tok_s']:,.0f} | {r['size_mb']:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
