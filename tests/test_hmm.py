@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import io
 import itertools
+from collections import Counter
 import math
 import pickle
 from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cseq
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
@@ -213,3 +216,69 @@ def test_a_lexicon_without_its_parent_suffix_is_refused():
     with pytest.raises(ModelFormatError):
         WordLexicon.from_state({**meta, "suffix_length": -1}, arrays)
     assert math.isfinite(hmm.theta_)
+
+
+# ---------------------------------------------------------------------------
+# Random corpora: estimates against a Counter-based count, posteriors against
+# enumeration of P(x, y) built from the stored probabilities.
+
+_word = st.sampled_from(["a", "b", "Ab", "cab", "x"])
+_tag = st.sampled_from(["P", "Q", "R"])
+
+
+@st.composite
+def word_corpora(draw):
+    n = draw(st.integers(1, 5))
+    X, y = [], []
+    for _ in range(n):
+        k = draw(st.integers(1, 4))
+        X.append(draw(st.lists(_word, min_size=k, max_size=k)))
+        y.append(draw(st.lists(_tag, min_size=k, max_size=k)))
+    return X, y
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(word_corpora(), st.sampled_from([0.05, 0.5, 2.0]),
+       st.lists(st.sampled_from(["a", "b", "Ab", "cab", "x", "zab", "Q", "y"]), min_size=1,
+                max_size=4))
+def test_random_corpora_counts_and_posteriors(Xy, alpha, sentence):
+    X, y = Xy
+    hmm = cseq.HMM(alpha=alpha).fit(X, y)
+    tags = hmm.classes_
+    L = len(tags)
+    words = list(dict.fromkeys(w for s in X for w in s))
+    V = len(words)
+    tag_c = Counter(t for s in y for t in s)
+    start_c = Counter(s[0] for s in y)
+    stop_c = Counter(s[-1] for s in y)
+    pair_c = Counter((s[i], s[i + 1]) for s in y for i in range(len(s) - 1))
+    emit_c = Counter((w, t) for xs, ys in zip(X, y) for w, t in zip(xs, ys))
+    m = hmm.model_
+    W = m.state_weights.reshape(-1, L)
+    names = hmm.featurizer_.attribute_names()
+    for j, t in enumerate(tags):
+        assert math.exp(m.start[j]) == pytest.approx((start_c[t] + alpha) / (len(y) + alpha * L))
+        denom = tag_c[t] + alpha * (L + 1)
+        assert math.exp(m.end[j]) == pytest.approx((stop_c[t] + alpha) / denom)
+        for k, u in enumerate(tags):
+            assert math.exp(m.transitions[j, k]) == pytest.approx((pair_c[t, u] + alpha) / denom)
+        for w in words:
+            assert math.exp(W[names.index(w), j]) == pytest.approx(
+                (emit_c[w, t] + alpha) / (tag_c[t] + alpha * V))
+    # Viterbi and forward-backward are the posterior of the stored tables.
+    E = m.emissions(hmm.featurizer_.transform([sentence]), 0, len(sentence))
+    paths = list(itertools.product(range(L), repeat=len(sentence)))
+    logp = np.array([m.start[p[0]] + m.end[p[-1]] + sum(E[i, p[i]] for i in range(len(p)))
+                     + sum(m.transitions[p[i - 1], p[i]] for i in range(1, len(p)))
+                     for p in paths])
+    best = float(logp.max())
+    got = [tags.index(t) for t in hmm.predict([sentence])[0]]
+    assert logp[paths.index(tuple(got))] >= best - 1e-9
+    post = np.exp(logp - best)
+    post /= post.sum()
+    want = np.zeros((len(sentence), L))
+    for p, pr in zip(paths, post):
+        for i, t in enumerate(p):
+            want[i, t] += pr
+    np.testing.assert_allclose(hmm.predict_marginals([sentence])[0], want, rtol=1e-9,
+                               atol=1e-12)

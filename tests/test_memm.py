@@ -224,8 +224,6 @@ def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
 
 LABEL_BIAS_Y = [["l3", "l3", "l3"], ["l1", "l1", "l2"], ["l1", "l1"], ["l1", "l3", "l1"],
                 ["l1", "l3", "l1"], ["l1", "l2", "l2"]]
-# Only label-transition features: tokens without any feature.
-LABEL_BIAS_X = [[[] for _ in seq] for seq in LABEL_BIAS_Y]
 
 
 def crf_sequence_log_proba(crf, X, y):
@@ -244,20 +242,25 @@ def crf_sequence_log_proba(crf, X, y):
     return np.array(out)
 
 
-def test_label_bias_memm_prefers_the_sequence_seen_once():
+@pytest.mark.parametrize("token", [[], ["bias"]], ids=["no feature", "one constant feature"])
+def test_label_bias_memm_prefers_the_sequence_seen_once(token):
+    # A constant feature adds the same vector to start and every transition
+    # row: the same families of distributions, the same fit.
+    X = [[list(token) for _ in seq] for seq in LABEL_BIAS_Y]
+    query_x = [[list(token)] * 3] * 2
     # The local MLE: P(l1 | start) = 5/6, P(. | l1) = 1/3 each, P(l1 | l3) =
     # 1/2, P(l2 | l2) = 1 (only reachable as c2 -> 0: the weight grows without
     # bound, so the fit stops a gradient tolerance short of it).
-    memm = cseq.MEMM(c2=1e-10, max_iter=500, tol=0.0).fit(LABEL_BIAS_X, LABEL_BIAS_Y)
+    memm = cseq.MEMM(c2=1e-10, max_iter=500, tol=0.0).fit(X, LABEL_BIAS_Y)
     queries = [["l1", "l3", "l1"], ["l1", "l2", "l2"]]
-    p131, p122 = np.exp(memm.sequence_log_proba([[[]] * 3] * 2, queries))
+    p131, p122 = np.exp(memm.sequence_log_proba(query_x, queries))
     assert p131 == pytest.approx(5 / 36, rel=1e-4)
     assert p122 == pytest.approx(5 / 18, rel=1e-4)
     assert p122 > p131
-    assert memm.predict([[[]] * 3]) == [["l1", "l2", "l2"]]
+    assert memm.predict(query_x[:1]) == [["l1", "l2", "l2"]]
 
-    crf = cseq.CRF(c2=1e-4, max_iter=500, tol=0.0).fit(LABEL_BIAS_X, LABEL_BIAS_Y)
-    q131, q122 = np.exp(crf_sequence_log_proba(crf, [[[]] * 3] * 2, queries))
+    crf = cseq.CRF(c2=1e-4, max_iter=500, tol=0.0).fit(X, LABEL_BIAS_Y)
+    q131, q122 = np.exp(crf_sequence_log_proba(crf, query_x, queries))
     # The CRF follows the relative frequencies, 2/6 against 1/6.
     assert q131 > q122
-    assert crf.predict([[[]] * 3]) == [["l1", "l3", "l1"]]
+    assert crf.predict(query_x[:1]) == [["l1", "l3", "l1"]]
