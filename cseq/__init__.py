@@ -1,8 +1,8 @@
 """cseq: fast, safe discriminative sequence labeling.
 
 The public names: the estimators :class:`CRF`,
-:class:`StructuredPerceptron`, :class:`MEMM` and :class:`HMM`, the kernels
-:func:`viterbi` and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
+:class:`StructuredPerceptron`, :class:`MEMM`, :class:`HMM` and :class:`GreedyTagger`,
+the kernels :func:`viterbi` and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
 :mod:`cseq.templates` come with ``import cseq``.
 """
@@ -19,6 +19,7 @@ from cseq.exceptions import (
     NotFittedError,
 )
 from cseq.features import FeatureVocabulary
+from cseq.greedy import GreedyTagger
 from cseq.inference import forward_backward, viterbi
 from cseq.hmm import HMM
 from cseq.memm import MEMM
@@ -34,6 +35,7 @@ __all__ = [
     "StructuredPerceptron",
     "MEMM",
     "HMM",
+    "GreedyTagger",
     "FeatureVocabulary",
     "TemplateFeaturizer",
     "Templates",

@@ -55,6 +55,9 @@ class ChainEstimator:
     """
 
     _param_names: tuple[str, ...] = ()
+    #: The model class the learner trains (a LinearChain, or a subclass
+    #: that appends parameter blocks and decodes its own way).
+    _model_class: type[LinearChain] = LinearChain
 
     # -- parameters -------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -118,8 +121,8 @@ class ChainEstimator:
         """
         self._validate_params()
         featurizer, corpus, classes = self._pack_training(X, y)
-        model = LinearChain.from_corpus(corpus, featurizer.n_attributes, len(classes),
-                                        bool(self.all_states))
+        model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
+                                              bool(self.all_states))
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         self.history_ = []
@@ -317,10 +320,7 @@ class ChainEstimator:
         if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
             raise ModelFormatError("model header has bad training information")
         featurizer = featurizer_from_state(header.get("featurizer"), _sub(arrays, "featurizer/"))
-        m = _sub(arrays, "model/")
-        if set(m) != {"attr_ptr", "attr_labels", "params"}:
-            raise ModelFormatError("model arrays are missing")
-        model = LinearChain(len(labels), m["attr_ptr"], m["attr_labels"], m["params"])
+        model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"))
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
         est.featurizer_, est.classes_, est.model_ = featurizer, labels, model

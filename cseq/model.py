@@ -82,8 +82,20 @@ class LinearChain:
         else:
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
-        layout = _weights.param_layout(len(attr_labels), n_labels)
+        layout = cls._layout_of(len(attr_labels), n_labels, 1)
         return cls(n_labels, attr_ptr, attr_labels, np.zeros(layout["n_params"], dtype=WEIGHT))
+
+    @classmethod
+    def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:
+        """The parameter layout of this model class (a subclass may append blocks)."""
+        return _weights.param_layout(n_state, n_labels, order)
+
+    @classmethod
+    def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray]) -> LinearChain:
+        """The model stored as :meth:`arrays` in a model file; ModelFormatError if invalid."""
+        if set(arrays) != {"attr_ptr", "attr_labels", "params"}:
+            raise ModelFormatError("model arrays are missing")
+        return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"])
 
     def validate(self) -> None:
         """Check every invariant the kernels rely on; ModelFormatError if one fails."""
@@ -100,7 +112,7 @@ class LinearChain:
         if len(lab) and (lab.min() < 0 or lab.max() >= L):
             raise ModelFormatError("model attr_labels has a label id out of range")
         try:
-            layout = _weights.param_layout(len(lab), L, self.order)
+            layout = self._layout_of(len(lab), L, self.order)
         except ValueError as exc:
             raise ModelFormatError(f"model has a bad shape: {exc}") from None
         if len(p) != layout["n_params"]:

@@ -42,6 +42,7 @@ __all__ = [
     "naive_local_distributions",
     "memm_path_log_prob",
     "brute_memm",
+    "NaiveGreedy",
 ]
 
 
@@ -395,6 +396,108 @@ class NaivePerceptron:
                     w[n_state + gold[t - 1] * L + gold[t]] += 1.0
                     w[n_state + pred[t - 1] * L + pred[t]] -= 1.0
         self.history.append(w.copy())
+        return errors
+
+    def averaged(self) -> np.ndarray:
+        """Mean of the weight vectors stored after each example (the weights before any)."""
+        if not self.history:
+            return self.weights.copy()
+        return np.mean(np.array(self.history), axis=0)
+
+
+# ---------------------------------------------------------------------------
+# Greedy left-to-right tagging
+
+
+class NaiveGreedy:
+    """Greedy averaged multiclass perceptron, written from its definition.
+
+    Layout (``cseq._greedy``): the chain's ``[state | trans | start | end]``,
+    then ``two_back`` ((L+1) x L) and ``pair`` ((L+1) x L x L), with ``L`` the
+    pad label before the start.  Token ``t`` with history ``(p1, p2)`` and
+    label ``y`` has the feature vector ``phi(t, p1, p2, y)``: each feature value
+    on the weight of (attribute, y) when it has one, and 1 on ``start[y]``
+    (p1 = pad) or ``trans[p1, y]``, on ``two_back[p2, y]`` and, when p1 is not
+    the pad, on ``pair[p2, p1, y]``.  The tagger takes the tag dictionary's
+    label if a token has an attribute in it, else ``argmax_y w . phi`` (lowest
+    label on ties).  Training walks each sequence left to right on its own
+    predictions; every scored token is one example, and a wrong guess ``p``
+    for gold ``g`` does ``w += phi(g) - phi(p)``.  The weight vector is
+    stored after every example; the average is their plain mean.
+    """
+
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, tagdict=None) -> None:
+        self.attr_ptr = np.asarray(attr_ptr)
+        self.attr_labels = np.asarray(attr_labels)
+        self.L = L = int(n_labels)
+        self.corpus = corpus
+        self.tagdict = None if tagdict is None else np.asarray(tagdict)
+        n_state = len(self.attr_labels)
+        self.trans = n_state
+        self.start = n_state + L * L
+        self.two_back = n_state + L * L + 2 * L
+        self.pair = self.two_back + (L + 1) * L
+        self.weights = np.zeros(self.pair + (L + 1) * L * L)
+        self.history: list[np.ndarray] = []
+
+    def phi(self, t: int, p1: int, p2: int, y: int) -> dict[int, float]:
+        c, L = self.corpus, self.L
+        out: dict[int, float] = {}
+        for f in range(int(c.tok_ptr[t]), int(c.tok_ptr[t + 1])):
+            k = _weight_position(self.attr_ptr, self.attr_labels, int(c.attr_ids[f]), y)
+            if k >= 0:
+                out[k] = out.get(k, 0.0) + float(c.values[f])
+        history = [self.start + y if p1 == L else self.trans + p1 * L + y,
+                   self.two_back + p2 * L + y]
+        if p1 != L:
+            history.append(self.pair + (p2 * L + p1) * L + y)
+        for k in history:
+            out[k] = out.get(k, 0.0) + 1.0
+        return out
+
+    def dict_label(self, t: int) -> int:
+        c = self.corpus
+        if self.tagdict is not None:
+            for f in range(int(c.tok_ptr[t]), int(c.tok_ptr[t + 1])):
+                if self.tagdict[int(c.attr_ids[f])] >= 0:
+                    return int(self.tagdict[int(c.attr_ids[f])])
+        return -1
+
+    def guess(self, t: int, p1: int, p2: int, weights=None) -> int:
+        w = self.weights if weights is None else weights
+        scores = [sum(w[k] * v for k, v in self.phi(t, p1, p2, y).items())
+                  for y in range(self.L)]
+        return int(np.argmax(scores))
+
+    def tag(self, s: int, weights=None) -> list[int]:
+        """Labels of sequence ``s`` left to right (no update)."""
+        p1 = p2 = self.L
+        out = []
+        for t in range(int(self.corpus.seq_ptr[s]), int(self.corpus.seq_ptr[s + 1])):
+            y = self.dict_label(t)
+            if y < 0:
+                y = self.guess(t, p1, p2, weights)
+            out.append(y)
+            p1, p2 = y, p1
+        return out
+
+    def step(self, s: int) -> int:
+        """Train on sequence ``s``; returns the number of mislabeled tokens."""
+        p1 = p2 = self.L
+        errors = 0
+        for t in range(int(self.corpus.seq_ptr[s]), int(self.corpus.seq_ptr[s + 1])):
+            gold = int(self.corpus.labels[t])
+            y = self.dict_label(t)
+            if y < 0:
+                y = self.guess(t, p1, p2)
+                if y != gold:
+                    for k, v in self.phi(t, p1, p2, gold).items():
+                        self.weights[k] += v
+                    for k, v in self.phi(t, p1, p2, y).items():
+                        self.weights[k] -= v
+                self.history.append(self.weights.copy())
+            errors += y != gold
+            p1, p2 = y, p1
         return errors
 
     def averaged(self) -> np.ndarray:
