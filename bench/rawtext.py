@@ -1,0 +1,187 @@
+"""The raw-text path with the ``pos`` preset: this checkout against another, in one run.
+
+    python bench/rawtext.py --against /path/to/other/checkout     # e.g. the code before a change
+    python bench/rawtext.py                                       # this checkout alone
+    python bench/rawtext.py --repeat 7 --rounds 2
+
+Each checkout (with its compiled modules built in place, for the same Python)
+is measured in its own subprocess, ``PYTHONPATH`` pointing at it; the rounds
+alternate between them (other, this, other, this, ...), and every figure is
+the best of ``--repeat`` runs in a round, then the best over rounds.  On
+UD English EWT (``ud_en_ewt`` in the shared data):
+
+* featurization for training: ``TemplateFeaturizer("pos").fit_transform`` of
+  the training file's words (204,577 tokens), in microseconds per token;
+* tagging raw tokens end to end, ``predict(X)`` from lists of words to lists
+  of tags, with ``n_jobs`` 1 and 2, on the dev file (25,150 tokens) and on
+  the training file, in tokens per second; the model is an averaged
+  perceptron on the ``pos`` preset (3 epochs on the training file), trained
+  once by this checkout and loaded by both;
+* ``cseq tag`` on a CoNLL file of the training file's words (one per line,
+  blank lines between sentences): the wall time of the whole command
+  (start-up, loading, reading, tagging, writing) per token, against the
+  API's ``predict`` on the same words.
+
+The banner gives the load average before and after: the machine may be
+shared, and ``n_jobs=2`` figures in particular mean little when it is busy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+DATA = HERE.parent / "shared" / "data" / "ud_en_ewt"
+if not DATA.exists():
+    DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt"
+
+
+def _words(path: Path) -> list[list[str]]:
+    from cseq.conll import read_conllu
+
+    return [[r[0] for r in sent] for sent in read_conllu(path)[0]]
+
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def worker(model: str, conll: str, repeat: int, data: Path) -> dict:
+    """Measure the cseq found first on sys.path; return the figures as a dict."""
+    import cseq
+    from cseq.templates import TemplateFeaturizer
+
+    train, dev = _words(data / "en_ewt-ud-train.conllu"), _words(data / "en_ewt-ud-dev.conllu")
+    n_train, n_dev = sum(map(len, train)), sum(map(len, dev))
+    out = {"cseq": str(Path(cseq.__file__).parent), "n_train": n_train, "n_dev": n_dev}
+    feat = TemplateFeaturizer("pos")
+    out["fit_us"] = _best(lambda: feat.fit_transform(train), repeat) / n_train * 1e6
+    est = cseq.load(model)
+    pred = est.predict(dev)
+    for name, X, n in (("dev", dev, n_dev), ("train", train, n_train)):
+        for jobs in (1, 2):
+            out[f"tag_{name}_{jobs}"] = n / _best(lambda: est.predict(X, n_jobs=jobs), repeat)
+    out["labels"] = sum(map(len, pred))
+    out["dev_tags"] = hashlib.sha256("\n".join(t for s in pred for t in s).encode()).hexdigest()
+
+    def cli():
+        subprocess.run([sys.executable, "-m", "cseq", "tag", model, conll],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        out["cli_train"] = n_train / _best(cli, max(1, repeat // 2))
+    except subprocess.CalledProcessError as exc:  # an older CLI may not read the file
+        out["cli_train"] = float("nan")
+        out["cli_error"] = exc.stderr.decode(errors="replace").strip()[-200:]
+    return out
+
+
+def _run(checkout: Path, args, model: str, conll: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(checkout), OMP_NUM_THREADS="2")
+    cmd = [sys.executable, __file__, "--worker", model, conll, "--repeat", str(args.repeat),
+           "--data", str(args.data)]
+    res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    if Path(out["cseq"]).resolve() != (checkout / "cseq").resolve():
+        raise SystemExit(f"{checkout}: the worker imported cseq from {out['cseq']}")
+    return out
+
+
+def _merge(a: dict | None, b: dict) -> dict:
+    if a is None:
+        return b
+    m = dict(a)
+    for k, v in b.items():
+        if k == "fit_us":
+            m[k] = min(a[k], v)
+        elif k.startswith(("tag_", "cli_")):
+            m[k] = max(a[k], v)
+    return m
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--against", type=Path, help="another checkout to measure (e.g. before)")
+    p.add_argument("--repeat", type=int, default=5, help="best of this many runs per round")
+    p.add_argument("--rounds", type=int, default=2, help="rounds alternating the checkouts")
+    p.add_argument("--epochs", type=int, default=3, help="perceptron epochs of the model")
+    p.add_argument("--data", type=Path, default=DATA, help="the ud_en_ewt directory")
+    p.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        print(json.dumps(worker(*args.worker, args.repeat, args.data)))
+        return
+
+    sys.path.insert(0, str(HERE))
+    import cseq
+
+    load0 = os.getloadavg()
+    print(f"cseq {cseq.__version__} ({HERE}), Python {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    train = cseq.conll.read_conllu(args.data / "en_ewt-ud-train.conllu")
+    X = [[r[0] for r in s] for s in train[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        model = str(Path(tmp) / "pos.cseq")
+        conll = str(Path(tmp) / "train.conll")
+        cseq.StructuredPerceptron(max_iter=args.epochs, random_state=0,
+                                  features=cseq.TemplateFeaturizer("pos")).fit(
+            X, train[1]).save(model)
+        with open(conll, "w", encoding="utf-8") as f:
+            for sent in X:
+                f.write("\n".join(sent) + "\n\n")
+        checkouts = {"this": HERE}
+        if args.against is not None:
+            checkouts = {"other": args.against.resolve(), "this": HERE}
+        results: dict[str, dict | None] = {k: None for k in checkouts}
+        for _ in range(args.rounds):
+            for name, path in checkouts.items():
+                results[name] = _merge(results[name], _run(path, args, model, conll))
+    load1 = os.getloadavg()
+    this = results["this"]
+    other = results.get("other")
+    if other is not None and other["dev_tags"] != this["dev_tags"]:
+        print("WARNING: the two checkouts tag the dev set differently")
+    print(f"\nEWT, pos preset; train {this['n_train']:,} tokens, dev {this['n_dev']:,}; "
+          f"best of {args.repeat} x {args.rounds} rounds")
+    rows = [
+        ("featurize for training, fit_transform [us/token]", "fit_us", "{:.2f}"),
+        ("tag dev, predict n_jobs=1 [tokens/s]", "tag_dev_1", "{:,.0f}"),
+        ("tag dev, predict n_jobs=2 [tokens/s]", "tag_dev_2", "{:,.0f}"),
+        ("tag train, predict n_jobs=1 [tokens/s]", "tag_train_1", "{:,.0f}"),
+        ("tag train, predict n_jobs=2 [tokens/s]", "tag_train_2", "{:,.0f}"),
+        ("cseq tag, CoNLL file of train, whole command [tokens/s]", "cli_train", "{:,.0f}"),
+    ]
+    head = f"  {'measure':<58}" + (f"{'other':>12}" if other else "") + f"{'this':>12}"
+    print(head + ("    this/other" if other else ""))
+    for label, key, fmt in rows:
+        line = f"  {label:<58}"
+        if other:
+            line += f"{fmt.format(other[key]):>12}"
+        line += f"{fmt.format(this[key]):>12}"
+        if other:
+            ratio = other[key] / this[key] if key == "fit_us" else this[key] / other[key]
+            line += f"    {ratio:.2f}x" + (" faster" if key == "fit_us" else "")
+        print(line)
+    for name, r in results.items():
+        print(f"  {name}: n_jobs=2 / n_jobs=1, dev {r['tag_dev_2'] / r['tag_dev_1']:.2f}x, "
+              f"train {r['tag_train_2'] / r['tag_train_1']:.2f}x; "
+              f"cseq tag / predict (train, 1 thread) {r['cli_train'] / r['tag_train_1']:.2f}x")
+    print(f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    if other:
+        print(f"other = {checkouts['other']}")
+
+
+if __name__ == "__main__":
+    main()
