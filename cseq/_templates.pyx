@@ -69,6 +69,7 @@ cdef struct Spec:
     const int32_t* cells
     Py_ssize_t n_slots
     const uint64_t* hashes
+    Py_ssize_t hashes_len
     const int64_t* seq_ptr
     Py_ssize_t n_seq
     const int32_t* tmpl_ptr
@@ -143,6 +144,7 @@ cdef Spec _spec(
     sp.cells = &cells[0, 0] if n_tok and n_slots else NULL
     sp.n_slots = n_slots
     sp.hashes = &hashes[0] if n_str else NULL
+    sp.hashes_len = n_str
     sp.seq_ptr = &seq_ptr[0]
     sp.n_seq = seq_ptr.shape[0] - 1
     sp.tmpl_ptr = &tmpl_ptr[0]
@@ -357,7 +359,7 @@ def name_cells(
 
 cdef struct KSlot:
     uint64_t key
-    int32_t id      # -1: empty
+    int32_t id1     # id + 1; 0: an empty slot (so a zeroed table is empty)
     int32_t pad
 
 
@@ -366,7 +368,7 @@ cdef inline Py_ssize_t _probe(const KSlot* slots, uint64_t mask, uint64_t key) n
     # Keys are already fmix64 outputs, so their low bits are uniform.  Key
     # and id share a cache line, so a probe costs one miss.
     cdef uint64_t i = key & mask
-    while slots[i].id != -1 and slots[i].key != key:
+    while slots[i].id1 != 0 and slots[i].key != key:
         i = (i + 1) & mask
     return <Py_ssize_t> i
 
@@ -387,7 +389,7 @@ cdef void _probe_all(const KSlot* slots, uint64_t mask, const uint64_t* keys,
     for k in range(m):
         if k + AHEAD < m:
             cseq_prefetch(&slots[keys[k + AHEAD] & mask])
-        out[where[k]] = slots[_probe(slots, mask, keys[k])].id
+        out[where[k]] = slots[_probe(slots, mask, keys[k])].id1 - 1
 
 
 cdef void _memo_words(const Spec* sp, const KSlot* slots, uint64_t mask,
@@ -418,19 +420,65 @@ cdef void _memo_words(const Spec* sp, const KSlot* slots, uint64_t mask,
     _probe_all(slots, mask, buf, where, m, memo)
 
 
-cdef Py_ssize_t _block_keys(const Spec* sp, Py_ssize_t p, Py_ssize_t* s, uint64_t* buf,
-                            const KSlot* slots, uint64_t mask) noexcept nogil:
-    """Keys of tokens ``p, p + 1, ...`` (at most BLOCK; ``s[0]`` the sequence
-    of ``p``, advanced); the number of tokens."""
-    cdef Py_ssize_t n_tok = sp.seq_ptr[sp.n_seq], nb = min(<Py_ssize_t> BLOCK, n_tok - p)
-    cdef Py_ssize_t q, t, k = 0
+cdef Py_ssize_t _add_block(const Spec* sp, Py_ssize_t p, Py_ssize_t nb, Py_ssize_t* s,
+                           const int32_t* words, Py_ssize_t n_wcols, const int32_t* memo,
+                           Py_ssize_t n_memo, const int32_t* memo_col, int64_t* counts,
+                           int32_t* out, uint64_t* buf, int64_t* where,
+                           int64_t* mpos) noexcept nogil:
+    """Keys of tokens ``p .. p + nb - 1`` still to insert, with where their ids
+    go (and which memo entry they fill, or -1); memo hits are written and
+    counted at once.  The number of keys to insert."""
+    cdef Py_ssize_t n_tmpl = sp.n_tmpl, q, t, j, m = 0, mi
+    cdef int64_t start, end
+    cdef int32_t a
     for q in range(p, p + nb):
         while sp.seq_ptr[s[0] + 1] <= q:
             s[0] += 1
-        for t in range(sp.n_tmpl):
-            buf[k] = _key(sp, q, sp.seq_ptr[s[0]], sp.seq_ptr[s[0] + 1], t)
-            k += 1
-    return nb
+        start = sp.seq_ptr[s[0]]
+        end = sp.seq_ptr[s[0] + 1]
+        j = 0
+        for t in range(n_tmpl):
+            mi = -1
+            if n_memo and memo_col[t] >= 0:
+                mi = words[q * n_wcols + memo_col[t]] * n_memo + j
+                j += 1
+                a = memo[mi]
+                if a >= 0:
+                    out[q * n_tmpl + t] = a
+                    counts[a] += 1
+                    continue
+            buf[m] = _key(sp, q, start, end, t)
+            where[m] = q * n_tmpl + t
+            mpos[m] = mi
+            m += 1
+    return m
+
+
+cdef Py_ssize_t _check_memo(const Spec* sp, const int32_t[:, ::1] words,
+                            const int32_t[:, ::1] word_cells, const int32_t[::1] memo_col,
+                            str name) except -1:
+    """Validate the per-string memo arguments; the number of memo templates."""
+    cdef Py_ssize_t n_tok = sp.seq_ptr[sp.n_seq], n_words = word_cells.shape[0]
+    cdef Py_ssize_t t, c, i, j, n_memo = 0
+    if memo_col.shape[0] != sp.n_tmpl or words.shape[0] != n_tok \
+            or word_cells.shape[1] != sp.n_slots:
+        raise ValueError(f"{name}: words, word_cells or memo_col do not match cells "
+                         "and the templates")
+    for t in range(sp.n_tmpl):
+        if memo_col[t] >= 0:
+            if memo_col[t] >= words.shape[1]:
+                raise ValueError(f"{name}: memo_col out of range")
+            for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
+                if sp.cell_row[c] != 0:
+                    raise ValueError(f"{name}: a memo template reads another row")
+            n_memo += 1
+    if n_memo and n_tok and not _ids_in_range(words, n_words):
+        raise ValueError(f"{name}: words out of range")
+    for i in range(n_words):
+        for j in range(sp.n_slots):
+            if not (-1 <= word_cells[i, j] < sp.hashes_len):
+                raise ValueError(f"{name}: word_cells out of range")
+    return n_memo
 
 
 cdef class KeyTable:
@@ -467,14 +515,13 @@ cdef class KeyTable:
     cdef _allocate(self, Py_ssize_t slots):
         if slots > max_slots():
             raise MemoryError("KeyTable: more than 2**31 distinct keys")
-        cdef Py_ssize_t limit = slot_limit(slots)
-        # One 16-byte KSlot per slot, in a numpy array this object owns.
+        # Ids (and id + 1 in the slots) stay below 2**31.
+        cdef Py_ssize_t limit = min(slot_limit(slots), <Py_ssize_t> 2147483646)
+        # One 16-byte KSlot per slot, in a numpy array this object owns; zeros
+        # are empty slots, and pages no key lands on are never touched.
         self._slots_arr = np.zeros(2 * slots, dtype=np.uint64)
         cdef uint64_t[::1] sk = self._slots_arr
         self._slots = <KSlot*> &sk[0]
-        cdef Py_ssize_t i
-        for i in range(slots):
-            self._slots[i].id = -1
         self._mask = <uint64_t> (slots - 1)
         self._limit = limit
         if self._size == 0:
@@ -510,7 +557,7 @@ cdef class KeyTable:
                 key = keys[i]
                 slot = _probe(self._slots, self._mask, key)
                 self._slots[slot].key = key
-                self._slots[slot].id = <int32_t> i
+                self._slots[slot].id1 = <int32_t> i + 1
 
     def __len__(self):
         return self._size
@@ -523,11 +570,11 @@ cdef class KeyTable:
         cdef Py_ssize_t i, slot
         for i in range(k.shape[0]):
             slot = _probe(table._slots, table._mask, k[i])
-            if table._slots[slot].id != -1:
+            if table._slots[slot].id1 != 0:
                 raise ValueError(
-                    f"KeyTable.from_keys: key {i} repeats key {table._slots[slot].id}")
+                    f"KeyTable.from_keys: key {i} repeats key {table._slots[slot].id1 - 1}")
             table._slots[slot].key = k[i]
-            table._slots[slot].id = <int32_t> i
+            table._slots[slot].id1 = <int32_t> i + 1
         table._keys_arr[:k.shape[0]] = k
         table._counts_arr[:k.shape[0]] = 0
         table._first_tok_arr[:k.shape[0]] = -1
@@ -553,22 +600,24 @@ cdef class KeyTable:
         out = np.empty((n_rows, n_cols), dtype=np.int32)
         cdef int32_t[:, ::1] o = out
         if total:
-            self._insert(&keys[0, 0], total, &o[0, 0], 0, n_cols)
+            self._insert(&keys[0, 0], NULL, total, &o[0, 0], n_cols)
         return out
 
-    cdef int _insert(self, const uint64_t* keys, Py_ssize_t total, int32_t* out,
-                     Py_ssize_t base, Py_ssize_t n_cols) except -1:
-        """Insert ``keys[:total]`` (flat index ``base + i`` of an ``n_cols``-wide
-        key array), growing the table when it fills."""
+    cdef int _insert(self, const uint64_t* keys, const int64_t* where, Py_ssize_t total,
+                     int32_t* out, Py_ssize_t n_cols) except -1:
+        """Insert ``keys[:total]``, key ``k`` being entry ``where[k]`` (``k`` when
+        ``where`` is NULL) of an ``n_cols``-wide id array ``out``; grows the
+        table when it fills."""
         cdef Py_ssize_t pos = 0
         while pos < total:
-            pos = self._insert_run(keys, total, pos, out, base, n_cols)
+            pos = self._insert_run(keys, where, total, pos, out, n_cols)
             if pos < total:
                 self._grow()
         return 0
 
-    cdef Py_ssize_t _insert_run(self, const uint64_t* keys, Py_ssize_t total, Py_ssize_t pos,
-                                int32_t* out, Py_ssize_t base, Py_ssize_t n_cols) noexcept:
+    cdef Py_ssize_t _insert_run(self, const uint64_t* keys, const int64_t* where,
+                                Py_ssize_t total, Py_ssize_t pos, int32_t* out,
+                                Py_ssize_t n_cols) noexcept:
         """Insert from ``pos`` until done or the table is full; where it stopped."""
         cdef int64_t* counts = self._counts
         cdef uint64_t* ids_keys = self._keys
@@ -576,7 +625,7 @@ cdef class KeyTable:
         cdef int32_t* first_tmpl = self._first_tmpl
         cdef KSlot* slots = self._slots
         cdef uint64_t mask = self._mask
-        cdef Py_ssize_t k, r, slot
+        cdef Py_ssize_t k, r, slot, idx
         cdef int32_t a
         cdef uint64_t key
         with nogil:
@@ -586,22 +635,23 @@ cdef class KeyTable:
                 if pos + AHEAD < total:
                     cseq_prefetch(&slots[keys[pos + AHEAD] & mask])
                 key = keys[pos]
+                idx = where[pos] if where != NULL else pos
                 slot = _probe(slots, mask, key)
-                a = slots[slot].id
+                a = slots[slot].id1 - 1
                 if a == -1:
                     if self._size >= self._limit:
                         break
                     a = <int32_t> self._size
                     self._size += 1
                     slots[slot].key = key
-                    slots[slot].id = a
+                    slots[slot].id1 = a + 1
                     ids_keys[a] = key
                     counts[a] = 0
-                    r = (base + pos) // n_cols
+                    r = idx // n_cols
                     first_tok[a] = r
-                    first_tmpl[a] = <int32_t> (base + pos - r * n_cols)
+                    first_tmpl[a] = <int32_t> (idx - r * n_cols)
                 counts[a] += 1
-                out[pos] = a
+                out[idx] = a
                 pos += 1
         return pos
 
@@ -609,30 +659,62 @@ cdef class KeyTable:
                    const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
                    const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
                    const int32_t[::1] cell_slot not None, const uint64_t[::1] tmpl_seed not None,
-                   const int32_t[::1] pad_before not None, const int32_t[::1] pad_after not None):
+                   const int32_t[::1] pad_before not None, const int32_t[::1] pad_after not None,
+                   words=None, word_cells=None, memo_col=None):
         """``add(extract_keys(...))`` with the same arguments, without the key array.
 
-        Keys are made for a few tokens at a time (their slots prefetched as
-        they are made) and inserted at once, so the keys never leave the cache.
+        Keys are made for BLOCK tokens at a time and inserted at once, so they
+        never leave the cache.  With ``words``, ``word_cells`` and ``memo_col``
+        (as for :meth:`lookup_tokens`), a template that reads only the
+        current token's string ``w`` is probed for the first token with
+        ``w`` only; later tokens reuse its id (and count it).
         """
         cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
                              pad_before, pad_after, "KeyTable.add_tokens")
-        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, p = 0, s = 0, nb
+        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, p = 0, s = 0, nb, m, k
+        cdef Py_ssize_t n_memo = 0, n_words = 0, n_wcols = 1
+        cdef const int32_t[:, ::1] wv
+        cdef const int32_t[::1] mc
+        cdef const int32_t* wp = NULL
+        cdef const int32_t* mcp = NULL
+        if words is not None:
+            wv = words
+            mc = memo_col
+            n_memo = _check_memo(&sp, wv, word_cells, mc, "KeyTable.add_tokens")
+            n_words = word_cells.shape[0]
+            n_wcols = wv.shape[1]
+            wp = &wv[0, 0] if wv.shape[0] else NULL
+            mcp = &mc[0] if n_tmpl else NULL
         out = np.empty((n_tok, n_tmpl), dtype=np.int32)
         if n_tok == 0 or n_tmpl == 0:
             return out
+        # An empty table starts with room for one key in 8 (as many as the
+        # pos preset gives on EWT): growing by doubling costs more than the
+        # zeroed, untouched pages of a table too large.
+        cdef Py_ssize_t want = slots_for(min(n_tok * n_tmpl // 8, <Py_ssize_t> 1 << 28))
+        if self._size == 0 and want > <Py_ssize_t> self._mask + 1:
+            self._allocate(want)
         cdef int32_t[:, ::1] o = out
-        cdef uint64_t* buf = <uint64_t*> malloc(BLOCK * n_tmpl * sizeof(uint64_t))
-        if buf == NULL:
-            raise MemoryError()
-        try:
-            while p < n_tok:
-                with nogil:
-                    nb = _block_keys(&sp, p, &s, buf, self._slots, self._mask)
-                self._insert(buf, nb * n_tmpl, &o[p, 0], p * n_tmpl, n_tmpl)
-                p += nb
-        finally:
-            free(buf)
+        memo_np = np.full((max(n_words, 1), max(n_memo, 1)), -1, dtype=np.int32)
+        cdef int32_t[:, ::1] memo = memo_np
+        keys_np = np.empty(BLOCK * n_tmpl, dtype=np.uint64)
+        where_np = np.empty(BLOCK * n_tmpl, dtype=np.int64)
+        mpos_np = np.empty(BLOCK * n_tmpl, dtype=np.int64)
+        cdef uint64_t[::1] buf = keys_np
+        cdef int64_t[::1] where = where_np
+        cdef int64_t[::1] mpos = mpos_np
+        cdef int32_t* memp = &memo[0, 0]
+        cdef int32_t* op = &o[0, 0]
+        while p < n_tok:
+            with nogil:
+                nb = min(<Py_ssize_t> BLOCK, n_tok - p)
+                m = _add_block(&sp, p, nb, &s, wp, n_wcols, memp, n_memo, mcp,
+                               self._counts, op, &buf[0], &where[0], &mpos[0])
+            self._insert(&buf[0], &where[0], m, op, n_tmpl)
+            for k in range(m):
+                if mpos[k] >= 0:
+                    memp[mpos[k]] = op[where[k]]
+            p += nb
         return out
 
     def lookup(self, const uint64_t[:, ::1] keys not None, int n_jobs=1):
@@ -666,7 +748,7 @@ cdef class KeyTable:
         for k in range(start, end):
             if k + AHEAD < end:
                 cseq_prefetch(&slots[keys[k + AHEAD] & mask])
-            out[k] = slots[_probe(slots, mask, keys[k])].id
+            out[k] = slots[_probe(slots, mask, keys[k])].id1 - 1
 
     def lookup_tokens(self, const int32_t[:, ::1] cells not None,
                       const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
@@ -690,28 +772,11 @@ cdef class KeyTable:
         cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
                              pad_before, pad_after, "KeyTable.lookup_tokens")
         cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, n_words = word_cells.shape[0]
-        cdef Py_ssize_t i, j, t, c, n_memo = 0
+        cdef Py_ssize_t i, j, t
         if n_jobs < 1:
             raise ValueError("KeyTable.lookup_tokens: n_jobs must be >= 1")
-        if memo_col.shape[0] != n_tmpl or words.shape[0] != n_tok \
-                or word_cells.shape[1] != sp.n_slots:
-            raise ValueError("KeyTable.lookup_tokens: words, word_cells or memo_col "
-                             "do not match cells and the templates")
-        for t in range(n_tmpl):
-            if memo_col[t] >= 0:
-                if memo_col[t] >= words.shape[1]:
-                    raise ValueError("KeyTable.lookup_tokens: memo_col out of range")
-                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
-                    if cell_row[c] != 0:
-                        raise ValueError("KeyTable.lookup_tokens: a memo template reads "
-                                         "another row")
-                n_memo += 1
-        if n_memo and n_tok and not _ids_in_range(words, n_words):
-            raise ValueError("KeyTable.lookup_tokens: words out of range")
-        for i in range(n_words):
-            for j in range(sp.n_slots):
-                if not (-1 <= word_cells[i, j] < hashes.shape[0]):
-                    raise ValueError("KeyTable.lookup_tokens: word_cells out of range")
+        cdef Py_ssize_t n_memo = _check_memo(&sp, words, word_cells, memo_col,
+                                             "KeyTable.lookup_tokens")
         out = np.empty((n_tok, n_tmpl), dtype=np.int32)
         if n_tok == 0 or n_tmpl == 0:
             return out

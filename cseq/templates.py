@@ -836,7 +836,8 @@ class TemplateFeaturizer:
             self._names = None
             return self._pack(self._bucket(data), data.seq_ptr)
         table = _templates.KeyTable()
-        ids = table.add_tokens(*self._key_args(data))
+        ids = table.add_tokens(*self._key_args(data), data.words, data.word_slots,
+                               self._memo_col)
         first_tok, first_tmpl = table.first_token, table.first_template
         keep = table.counts >= self.min_freq
         if not keep.all():

@@ -187,13 +187,16 @@ def _fitted(text, X):
        Y=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1, max_size=4))
 def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y):
     text = _text(spec)
-    f, _, args = _fitted(text, X)
+    f, data, args = _fitted(text, X)
     keys = _templates.extract_keys(*args)
-    a, b = _templates.KeyTable(0), _templates.KeyTable(0)
+    a = _templates.KeyTable(0)
     ids = a.add(keys)
-    assert np.array_equal(b.add_tokens(*args), ids)
-    for name in ("keys", "counts", "first_token", "first_template"):
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    # Without and with the per-string memo: the same ids, counts and first places.
+    for memo in ((), (data.words, data.word_slots, f._memo_col)):
+        b = _templates.KeyTable(0)
+        assert np.array_equal(b.add_tokens(*args, *memo), ids)
+        for name in ("keys", "counts", "first_token", "first_template"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
     # Looking up other text: with the per-string memo, without, in 1 and 2 threads.
     data = f._intern(Y)
     args = f._key_args(data)
@@ -222,6 +225,10 @@ def test_lookup_tokens_many_sequences_and_threads():
     for n_jobs in (1, 2, 3):
         got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs)
         assert np.array_equal(got, want)
+    # Training with the memo: ids and counts as add() of the keys gives them.
+    t = _templates.KeyTable()
+    assert np.array_equal(t.add_tokens(*args, data.words, data.word_slots, f._memo_col),
+                          _templates.KeyTable().add(_templates.extract_keys(*args)))
     assert np.array_equal(f.transform(X, n_jobs=2).attr_ids, f.fit_transform(X).attr_ids)
 
 
@@ -249,3 +256,6 @@ def test_lookup_tokens_validates():
         t.lookup_tokens(*bad, *ok)
     with pytest.raises(ValueError, match="seq_ptr"):
         _templates.KeyTable().add_tokens(*bad)
+    with pytest.raises(ValueError, match="another row"):
+        _templates.KeyTable().add_tokens(*args, data.words, data.word_slots,
+                                         np.array([0, 0], np.int32))
