@@ -6,7 +6,6 @@ difference they show comes from the learners and taggers, not from features.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 # CRF++ pads out-of-range positions with one distinct token per offset
 # (``_B-1``, ``_B-2`` before the sentence, ``_B+1``, ``_B+2`` after it), so

@@ -9,6 +9,7 @@ the kernels :func:`viterbi` and :func:`forward_backward`, :func:`load`, and the 
 
 from cseq import conll, metrics, templates
 from cseq._decode import openmp_enabled
+from cseq._version import __version__
 from cseq.crf import CRF
 from cseq.exceptions import (
     ConvergenceError,
@@ -27,8 +28,6 @@ from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
 from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "CRF",
