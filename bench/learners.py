@@ -106,7 +106,7 @@ def main(argv=None) -> int:
         if n not in LEARNERS:
             raise SystemExit(f"unknown learner {n!r} (have {', '.join(LEARNERS)})")
     print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print(f"| task | learner | metric | value | train s | iterations | tag tokens/s | model MB |")
+    print("| task | learner | metric | value | train s | iterations | tag tokens/s | model MB |")
     print("|---|---|---|---|---|---|---|---|")
     for task in [t for t in args.tasks.split(",") if t]:
         split = load_task(task, args.data)

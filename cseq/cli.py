@@ -346,7 +346,7 @@ def _load(path: str) -> Any:
 
 
 def _cmd_tag(args: argparse.Namespace) -> int:
-    from cseq._streams import check_labels, open_output, open_reader, write_items
+    from cseq._streams import check_labels, open_output, open_reader
     est = _load(args.model)
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import cseq
-from cseq.conll import CONLLU_COLUMNS, read_conll
+from cseq.conll import read_conll
 from cseq.data import sample_path
 
 DATA = Path(os.environ.get("CSEQ_SHARED_DATA",

@@ -705,7 +705,7 @@ def test_from_state_validates_before_allocating():
 def test_huge_row_offset_names_the_line(digits):
     # Python refuses int() of more than 4300 digits with a bare ValueError.
     text = "U0:%x[0,0]\nU1:%x[" + "9" * digits + ",0]"
-    with pytest.raises(InputError, match="template line 2: row offset") as info:
+    with pytest.raises(InputError, match="template line 2: row offset"):
         Templates(text)
     with pytest.raises(InputError, match="template line 2: column"):
         Templates("U0:%x[0,0]\nU1:%x[0," + "7" * digits + "]")
