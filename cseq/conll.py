@@ -10,8 +10,8 @@ any size needs memory for one sentence only; :func:`read_conll` and
 :func:`read_conllu` return whole lists.  Every error names the file and the
 line (``train.txt:123: expected 3 columns, found 2``).
 
-Sources may be a path (``str`` or :class:`os.PathLike`), or an open file
-object in text or binary mode.  Paths and binary files are decoded here, line
+Sources may be a path (``str`` or :class:`os.PathLike`; a name ending in
+``.gz`` is decompressed), or an open file object in text or binary mode.  Paths and binary files are decoded here, line
 by line, so that a decoding error names its line; a UTF-8 byte-order mark at
 the start of the file is dropped, and CRLF line ends are accepted.
 """
@@ -19,7 +19,9 @@ the start of the file is dropped, and CRLF line ends are accepted.
 from __future__ import annotations
 
 import codecs
+import gzip
 import os
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -150,7 +152,8 @@ def _open_lines(source: Source, encoding: str) -> Iterator[Iterator[tuple[int, s
     except (LookupError, TypeError):
         raise InputError(f"unknown text encoding {encoding!r}") from None
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
+        opener = gzip.open if os.fspath(source).endswith(".gz") else open
+        with opener(source, "rb") as f:
             yield _lines(f, os.fspath(source), encoding)
     elif hasattr(source, "read") and hasattr(source, "__iter__"):
         yield _lines(source, _source_name(source), encoding)
@@ -170,6 +173,8 @@ def _lines(f: IO[Any], name: str, encoding: str) -> Iterator[tuple[int, str]]:
             raw = next(it)
         except StopIteration:
             return
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise InputError(f"{name}:{lineno + 1}: cannot decompress the file: {exc}") from None
         except UnicodeDecodeError as exc:
             raise InputError(
                 f"{name}:{lineno + 1}: cannot decode the file as {exc.encoding}: {exc.reason}"

@@ -63,7 +63,8 @@ def check_wheel(path: Path) -> list[str]:
         if top not in ("cseq", f"{DIST}.libs") and not top.endswith((".dist-info", ".data")):
             errors.append(f"unexpected top-level entry in wheel: {n}")
     required = ["cseq/__init__.py", "cseq/_version.py", "cseq/py.typed", "cseq/cli.py",
-                "cseq/data/__init__.py", "cseq/data/ewt_sample.tsv", "cseq/data/LICENSE.txt",
+                "cseq/data/__init__.py", "cseq/data/ewt_sample.tsv", "cseq/data/ewt_train.tsv.gz",
+                "cseq/data/LICENSE.txt",
                 "cseq/data/README.md"]
     errors += [f"missing from wheel: {r}" for r in required if r not in names]
     for lic in ("LICENSE", "cseq/data/LICENSE.txt"):

@@ -8,7 +8,7 @@ import pytest
 
 import cseq
 from cseq.conll import read_conll
-from cseq.data import sample_path
+from cseq.data import train_path
 
 TRAIN = """\
 The DT B-NP
@@ -107,12 +107,24 @@ def test_conllu_input(tmp_path):
 
 
 def test_demo():
-    r = run("demo", "--max-iter", "2", "--sentence", "I like it .")
+    r = run("demo", "--max-iter", "1", "--sentence", "I like it .")
     assert r.returncode == 0, r.stderr
     assert "held-out accuracy" in r.stdout
     assert "tagged: I/" in r.stdout
-    X, _ = read_conll(sample_path(), sep="\t")
+    X, _ = read_conll(train_path(), sep="\t")
     assert str(len(X)) in r.stdout
+
+
+def test_demo_tags_its_showcase_sentence_correctly(tmp_path):
+    # The default demo, as the README's first command runs it.
+    r = run("demo", "-o", str(tmp_path / "pos.cseq"))
+    assert r.returncode == 0, r.stderr
+    assert ("tagged: The/DET quick/ADJ brown/ADJ fox/NOUN jumps/VERB over/ADP the/DET "
+            "lazy/ADJ dog/NOUN ./PUNCT") in r.stdout
+    acc = float(r.stdout.split("held-out accuracy on the other 2509 sentences (42055 tokens): "
+                               )[1].split("%")[0])
+    assert 94.0 < acc < 96.0
+    assert cseq.load(tmp_path / "pos.cseq").classes_[0] == "ADJ"
 
 
 @pytest.mark.parametrize("args", [[], ["train"], ["frobnicate"], ["train", "x", "--algorithm", "svm"]])

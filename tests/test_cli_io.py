@@ -394,3 +394,71 @@ def test_modules_come_with_import_cseq():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1.0", "True"]
+
+
+# ---------------------------------------------------------------------------
+# 4. eval with labels the model does not know
+
+
+def test_eval_warns_when_no_gold_label_is_known(chunk_model, tmp_path):
+    model, _ = chunk_model
+    wrong = tmp_path / "pos_labels.txt"
+    wrong.write_text("He PRP B-NP\nran VBD B-VP\n\n")
+    r = run("eval", model, wrong, "--label-column", "1")  # the POS column, by mistake
+    assert r.returncode == 0
+    assert "none of the labels" in r.stderr and "column 1" in r.stderr
+    assert "PRP" in r.stderr and "B-ADJP" in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# 12. progress where people train, span F1 for BIO data
+
+
+def _train_small(tmp_path, *extra):
+    train = tmp_path / "t.txt"
+    train.write_text("The DT B-NP\ndog NN I-NP\nbarks VBZ B-VP\n\nA DT B-NP\ncat NN I-NP\n\n")
+    return run("train", train, "--template", "chunk", "--algorithm", "perceptron",
+               "--max-iter", "3", "--dev", train, "-o", tmp_path / "m.cseq", "--seed", "1",
+               *extra)
+
+
+def test_progress_verbose_quiet_and_default(tmp_path):
+    verbose = _train_small(tmp_path, "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    lines = [line for line in verbose.stderr.splitlines() if line.startswith("iter ")]
+    assert [line.split()[1] for line in lines][:2] == ["1/3", "2/3"]
+    assert "\r" not in verbose.stderr
+    quiet = _train_small(tmp_path, "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_progress_lines_in_logs_are_throttled():
+    import io
+
+    from cseq.cli import _Progress
+    record = {"iteration": 1, "errors": 3}
+    every_call, never = io.StringIO(), io.StringIO()
+    for stream, every in ((every_call, 0.0), (never, 1e9)):
+        p = _Progress(5, stream, every=every)
+        for it in (1, 2, 3):
+            p({**record, "iteration": it})
+        p.close()
+    assert every_call.getvalue().count("\n") == 3 and "\r" not in every_call.getvalue()
+    assert never.getvalue() == ""
+
+
+@needs
+def test_eval_on_bio_reports_span_f1_first(tmp_path):
+    model = tmp_path / "ner.cseq"
+    train = head_sentences(DATA / "wnut17" / "wnut17train.conll", 800, tmp_path / "w.conll")
+    r = run("train", train, "--template", "ner", "--algorithm", "perceptron", "--max-iter",
+            "3", "-o", model, "--quiet", "--dev", WNUT_DEV)
+    assert r.returncode == 0, r.stderr
+    assert "dev span F1" in r.stdout
+    r = run("eval", model, WNUT_DEV)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("span F1: ") and "token accuracy" in first
+    X, y = cseq.conll.read_conll(WNUT_DEV)
+    f1 = cseq.metrics.chunk_f1(y, cseq.load(model).predict(X))
+    assert first.split()[2] == f"{100 * f1:.2f}%"

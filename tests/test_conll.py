@@ -338,3 +338,21 @@ def test_real_ud_ewt_dev():
     assert len({lab for s in y for lab in s}) == 17
     _, xpos = read_conllu(path, label="xpos")
     assert sum(len(s) for s in xpos) == 25147
+
+
+def test_gzip_paths_are_decompressed(tmp_path):
+    import gzip
+    plain = "He PRP B-NP\nran VBD B-VP\n\n"
+    path = tmp_path / "a.txt.gz"
+    path.write_bytes(gzip.compress(plain.encode()))
+    assert read_conll(path) == read_conll(io.StringIO(plain))
+    broken = tmp_path / "b.txt.gz"
+    many = "".join(f"w{i} T{i % 7}\n\n" for i in range(5000)).encode()
+    data = gzip.compress(many)
+    broken.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"b\.txt\.gz:\d+: cannot decompress"):
+        read_conll(broken)
+    junk = tmp_path / "c.txt.gz"
+    junk.write_bytes(b"not gzip at all\n")
+    with pytest.raises(InputError, match=r"c\.txt\.gz:1: cannot decompress"):
+        read_conll(junk)
