@@ -18,6 +18,7 @@ from cseq.exceptions import (
     InputTypeError,
     ModelFormatError,
     NotFittedError,
+    TrainingInterrupted,
 )
 from cseq.features import FeatureVocabulary
 from cseq.greedy import GreedyTagger
@@ -49,5 +50,6 @@ __all__ = [
     "NotFittedError",
     "ModelFormatError",
     "ConvergenceError",
+    "TrainingInterrupted",
     "__version__",
 ]

@@ -10,14 +10,21 @@ format) and differs only in how it sets the parameters of its
 from __future__ import annotations
 
 import math
+import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 import numpy as np
 
 from cseq import _pack
 from cseq.exceptions import (ConvergenceError, CSeqError, InputError, ModelFormatError,
+                             TrainingInterrupted,
                              NotFittedError)
+from cseq.metrics import chunk_f1, detect_scheme
 from cseq.features import FeatureVocabulary, featurizer_from_config, featurizer_from_state
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.sequences import Sequences
@@ -61,19 +68,53 @@ class ChainEstimator:
 
     # -- parameters -------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Hyperparameters as a dict (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._param_names}
+        """Hyperparameters as a dict (scikit-learn convention).
 
-    def set_params(self, **params: Any):
-        """Set hyperparameters; unknown names raise InputError. Returns self."""
-        for name, value in params.items():
+        With ``deep``, the parameters of a featurizer that has
+        ``get_params`` come too, as ``features__<name>`` (e.g.
+        ``features__min_freq``), so that ``GridSearchCV`` can tune them.
+        """
+        params = {name: getattr(self, name) for name in self._param_names}
+        if deep:
+            for name, value in list(params.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    params.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+        return params
+
+    def set_params(self, **params: Any) -> Self:
+        """Set hyperparameters, ``features__<name>`` for the featurizer's; returns self.
+
+        Unknown names raise InputError.
+        """
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, nest, sub = key.partition("__")
             if name not in self._param_names:
                 raise InputError(f"{type(self).__name__} has no parameter {name!r}")
-            setattr(self, name, value)
+            if nest:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub in nested.items():
+            target = getattr(self, name)
+            if not hasattr(target, "set_params"):
+                raise InputError(f"{type(self).__name__}.{name} is {target!r}, which has no "
+                                 f"parameters to set ({', '.join(name + '__' + k for k in sub)})")
+            target.set_params(**sub)
         return self
 
+    def __sklearn_tags__(self) -> Any:
+        """Estimator tags for scikit-learn >= 1.6 (imported only when scikit-learn asks).
+
+        Not a classifier: ``y`` holds one label sequence per sample, so
+        scikit-learn's splitters must not stratify on it.
+        """
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    input_tags=InputTags(two_d_array=False, string=True, dict=True))
+
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({args})"
 
     def _validate_params(self) -> None:
@@ -107,17 +148,29 @@ class ChainEstimator:
         corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
         return featurizer, corpus, classes
 
-    def fit(self, X, y, X_dev=None, y_dev=None, *, callback=None):
+    def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]],
+            X_dev: Sequence[Any] | None = None, y_dev: Sequence[Sequence[str]] | None = None, *,
+            callback: Callable[[dict[str, Any]], object] | None = None) -> Self:
         """Train on sequences ``X`` with label sequences ``y``; returns self.
 
         Parameters
         ----------
         X : list of sequences (see the class docstring for token forms).
         y : list of label-string sequences, one label per token.
-        X_dev, y_dev : optional development data, scored after every iteration.
+        X_dev, y_dev : optional development data, scored after every iteration
+            (token accuracy as ``dev_accuracy``; span F1 as ``dev_f1`` too
+            when the labels are BIO or BIOES, see
+            :func:`cseq.metrics.detect_scheme`).
         callback : callable, optional
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
+
+        Raises
+        ------
+        TrainingInterrupted
+            On Ctrl-C (a ``KeyboardInterrupt``).  This estimator stays
+            unfitted; the exception's ``estimator`` holds the last completed
+            iteration when the learner keeps one.
         """
         self._validate_params()
         featurizer, corpus, classes = self._pack_training(X, y)
@@ -126,7 +179,14 @@ class ChainEstimator:
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         self.history_ = []
-        self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+        self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
+        try:
+            self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+        except KeyboardInterrupt:
+            partial = self._interrupted(model)
+            self._snapshot = None
+            raise TrainingInterrupted(partial) from None
+        self._snapshot = None
         if not np.isfinite(model.params).all():
             raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
         self.model_ = model
@@ -135,6 +195,23 @@ class ChainEstimator:
     def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
         raise NotImplementedError
+
+    def _interrupted(self, model: LinearChain) -> ChainEstimator | None:
+        """A fitted copy at the last completed iteration (from ``_report``'s snapshot)."""
+        snapshot = getattr(self, "_snapshot", None)
+        if snapshot is None or not self.history_:
+            return None
+        params, fitted = snapshot()
+        if not np.isfinite(params).all():
+            return None
+        model.params = np.ascontiguousarray(params, dtype=np.float64)
+        copy = type(self)(**self.get_params(deep=False))
+        copy.featurizer_, copy.classes_, copy.model_ = self.featurizer_, self.classes_, model
+        copy.history_ = list(self.history_)
+        copy.n_iter_ = len(copy.history_)
+        for name, value in fitted.items():
+            setattr(copy, name, value)
+        return copy
 
     def _check_fitted(self) -> None:
         if getattr(self, "model_", None) is None:
@@ -185,7 +262,7 @@ class ChainEstimator:
         """
         return model.decode(corpus)
 
-    def predict(self, X, *, n_jobs: int = 1) -> list[list[str]]:
+    def predict(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[list[str]]:
         """Most likely label sequence of each sequence in ``X``.
 
         Parameters
@@ -207,7 +284,7 @@ class ChainEstimator:
             return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
         return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
 
-    def score(self, X, y, *, n_jobs: int = 1) -> float:
+    def score(self, X: Sequence[Any], y: Sequence[Sequence[str]], *, n_jobs: int = 1) -> float:
         """Token accuracy of :meth:`predict` on ``X`` against ``y``.
 
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
@@ -241,14 +318,35 @@ class ChainEstimator:
             raise InputError("give both X_dev and y_dev, or neither")
         corpus = self.featurizer_.transform(X_dev)
         label_ids = {name: i for i, name in enumerate(self.classes_)}
+        if not isinstance(y_dev, (list, tuple)):
+            y_dev = list(y_dev)  # read twice below
         gold = self._gold_ids(y_dev, corpus, label_ids)
 
+        scheme = detect_scheme({lab for seq in y_dev for lab in seq})
+        names = np.asarray(self.classes_, dtype=object)
+        gold_names = [list(seq) for seq in y_dev] if scheme is not None else None
+
         def dev_accuracy(model: LinearChain) -> float:
-            return float(np.mean(self._decode(model, corpus) == gold)) if len(gold) else 0.0
+            pred = self._decode(model, corpus)
+            if gold_names is not None:
+                flat = names[pred]
+                ptr = corpus.seq_ptr
+                labels = [flat[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])]
+                self._dev_extra = {"dev_f1": chunk_f1(gold_names, labels, scheme)}
+            return float(np.mean(pred == gold)) if len(gold) else 0.0
         return dev_accuracy
 
-    def _report(self, record: dict, callback) -> None:
-        """Record one iteration: history, verbose line, user callback."""
+    def _report(self, record: dict, callback, snapshot=None) -> None:
+        """Record one iteration: history, verbose line, user callback.
+
+        ``snapshot``, if given, returns the weights of this iteration and the
+        learner's fitted attributes (e.g. ``{"stop_reason_": ...}``): what
+        ``fit`` hands back in :class:`TrainingInterrupted` on Ctrl-C.
+        """
+        extra = self.__dict__.pop("_dev_extra", None)
+        if extra and "dev_accuracy" in record:
+            record.update(extra)
+        self._snapshot = snapshot
         self.history_.append(record)
         if self.verbose:
             print(_format_record(record), flush=True)
@@ -256,8 +354,21 @@ class ChainEstimator:
             callback(record)
 
     # -- persistence ------------------------------------------------------
-    def save(self, path) -> None:
-        """Write the model file (see :mod:`cseq.serialize`) atomically."""
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model file (see :mod:`cseq.serialize`) atomically.
+
+        The file gets the permissions a new file gets (the umask), or keeps
+        those of the file it replaces.
+
+        Raises
+        ------
+        NotFittedError
+            If the estimator is not fitted (or its fit was interrupted): such
+            a file could not tag anything.
+        """
+        if getattr(self, "model_", None) is None:
+            raise NotFittedError(f"cannot save this {type(self).__name__}: it is not fitted "
+                                 "(fit it first; an interrupted fit leaves it unfitted)")
         save(self, path)
 
     def to_bytes(self) -> bytes:
@@ -276,7 +387,7 @@ class ChainEstimator:
 
     def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The header fields and arrays that :meth:`_from_model_state` restores."""
-        params = self.get_params()
+        params = self.get_params(deep=False)
         features = params.pop("features", None)
         header: dict = {"params": params, "fitted": getattr(self, "model_", None) is not None}
         arrays: dict[str, np.ndarray] = {}
@@ -342,6 +453,8 @@ def _format_record(record: dict) -> str:
     if "errors" in record:
         parts.append(f"errors {record['errors']} ({100 * record['error_rate']:.2f}%)")
     parts.append(f"{record['seconds']:.3f}s")
+    if "dev_f1" in record:
+        parts.append(f"dev span F1 {100 * record['dev_f1']:.2f}%")
     if "dev_accuracy" in record:
         parts.append(f"dev acc {100 * record['dev_accuracy']:.2f}%")
     return "  ".join(parts)

@@ -17,11 +17,12 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from cseq.exceptions import CSeqError, InputError
+from cseq.exceptions import CSeqError, InputError, TrainingInterrupted
 
 __all__ = ["main", "LEARNERS", "Learner"]
 
@@ -228,10 +229,11 @@ def _check_columns(est: Any, width: int, where: str, fmt: str, labeled_flag: boo
 def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: str
                      ) -> str:
     """The preset for data of this shape, with a message saying why."""
+    from cseq.metrics import detect_scheme
     width = len(X[0][0])
     labels = {lab for seq in y[:2000] for lab in seq}
     if fmt == "conllu" or width == 1:
-        name = "ner" if _scheme_of(labels) else "pos"
+        name = "ner" if detect_scheme(labels) else "pos"
         why = f"one input column{' and BIO labels' if name == 'ner' else ''}"
     else:
         name = "chunk"
@@ -300,9 +302,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
     progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
-        est.fit(X, y, X_dev, y_dev, callback=progress)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, y, X_dev, y_dev, callback=progress)
+    except TrainingInterrupted as exc:
+        progress.close()
+        _show_warnings(caught)
+        return _interrupted(exc, args)
     finally:
         progress.close()
+    _show_warnings(caught)
     seconds = time.perf_counter() - t
     est.save(args.output)
     msg = (f"trained {type(est).__name__} on {sum(map(len, X))} tokens in {seconds:.1f}s "
@@ -315,34 +324,45 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Warnings from training (e.g. ConvergenceWarning) as one line each, command named."""
+    for w in caught:
+        print(f"cseq train: warning: {w.message} ({w.category.__name__})", file=sys.stderr)
+
+
+def _interrupted(exc: TrainingInterrupted, args: argparse.Namespace) -> int:
+    partial = exc.estimator
+    if partial is None:
+        print("cseq train: interrupted before an iteration completed: nothing saved",
+              file=sys.stderr)
+    elif args.save_on_interrupt:
+        partial.save(args.output)
+        print(f"cseq train: interrupted: the model after iteration {partial.n_iter_} "
+              f"written to {args.output}", file=sys.stderr)
+    else:
+        print(f"cseq train: interrupted after iteration {partial.n_iter_}: nothing saved "
+              "(--save-on-interrupt saves the last completed iteration)", file=sys.stderr)
+    return 130
+
+
 def _summary(est: Any, X: list[Any], y: list[Any], n_jobs: int) -> str:
-    from cseq.metrics import accuracy, chunk_f1
+    from cseq.metrics import accuracy, chunk_f1, detect_scheme
     pred = est.predict(X, n_jobs=n_jobs)
     acc = f"accuracy {100 * accuracy(y, pred):.2f}%"
-    scheme = _scheme_of({lab for seq in y for lab in seq})
+    scheme = detect_scheme({lab for seq in y for lab in seq})
     if scheme is None:
         return acc
     return f"span F1 {100 * chunk_f1(y, pred, scheme):.2f}% ({scheme}), token {acc}"
 
 
-def _scheme_of(labels: set[str]) -> str | None:
-    """``"iob2"`` or ``"bioes"`` when every label is O or PREFIX-TYPE of that scheme."""
-    prefixes = set()
-    for lab in labels:
-        if lab == "O":
-            continue
-        head, dash, _ = lab.partition("-")
-        if not dash or head not in ("B", "I", "E", "S"):
-            return None
-        prefixes.add(head)
-    if not prefixes:
-        return None
-    return "bioes" if prefixes & {"E", "S"} else "iob2"
-
-
 def _load(path: str) -> Any:
+    """A fitted model from ``path``; an unfitted one is an error naming the file."""
     import cseq
-    return cseq.load(path)
+    est = cseq.load(path)
+    if getattr(est, "model_", None) is None:
+        raise InputError(f"{path} holds an unfitted {type(est).__name__}: it cannot tag "
+                         "(train a model with cseq train)")
+    return est
 
 
 def _cmd_tag(args: argparse.Namespace) -> int:
@@ -412,7 +432,7 @@ def _name(path: str) -> str:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from cseq.metrics import chunk_scores, classification_report
+    from cseq.metrics import chunk_scores, classification_report, detect_scheme
     est = _load(args.model)
     X, y, fmt = _read_labeled(args.test, args)
     _check_columns(est, len(X[0][0]), f"{_name(args.test)}", fmt, True)
@@ -426,7 +446,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
               f"{', ...' if len(est.classes_) > 5 else ''}); check --label-column",
               file=sys.stderr)
     pred = est.predict(X, n_jobs=args.n_jobs)
-    scheme = _scheme_of(gold) if args.scheme == "auto" else (
+    scheme = detect_scheme(gold) if args.scheme == "auto" else (
         None if args.scheme == "none" else args.scheme)
     if scheme is not None:
         s = chunk_scores(y, pred, scheme)
@@ -439,10 +459,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     import numpy as np
-    est = _load(args.model)
+    import cseq
+    est = cseq.load(args.model)
     learner = _learner_of(est)
     print(f"learner: {learner or '?'} ({type(est).__name__})")
-    params = est.get_params()
+    params = est.get_params(deep=False)
     features = params.pop("features", None)
     print("parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
     if features is not None:
@@ -588,6 +609,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
     t.add_argument("--seed", type=_int_at_least(0), default=None,
                    help="perceptron shuffling seed (default 0)")
+    t.add_argument("--save-on-interrupt", action="store_true",
+                   help="on Ctrl-C, save the model of the last completed iteration")
     shown = t.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress")
     shown.add_argument("--verbose", action="store_true", help="a progress line per iteration")

@@ -11,9 +11,10 @@ any size needs memory for one sentence only; :func:`read_conll` and
 line (``train.txt:123: expected 3 columns, found 2``).
 
 Sources may be a path (``str`` or :class:`os.PathLike`; a name ending in
-``.gz`` is decompressed), or an open file object in text or binary mode.  Paths and binary files are decoded here, line
-by line, so that a decoding error names its line; a UTF-8 byte-order mark at
-the start of the file is dropped, and CRLF line ends are accepted.
+``.gz`` is decompressed), or an open file object in text or binary mode.
+Paths and binary files are decoded here, line by line, so that a decoding
+error names its line; a UTF-8 byte-order mark at the start of the file is
+dropped, and CRLF line ends are accepted.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -108,7 +110,9 @@ class CRF(ChainEstimator):
             if dev is not None:
                 model.params = theta
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
+            self._report(record, callback, snapshot=lambda: (theta, {
+                "stop_reason_": f"interrupted after iteration {iteration}",
+                "n_evaluations_": objective.n_evaluations}))
             clock[0] = time.perf_counter()
             k = self.period
             return len(losses) > k and \
@@ -129,7 +133,7 @@ class CRF(ChainEstimator):
         self.n_evaluations_ = objective.n_evaluations
         self.stop_reason_ = str(result.message)
 
-    def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
+    def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
         def work(corpus, block):
             return self._split(self.model_.marginals(corpus), corpus)

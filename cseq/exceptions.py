@@ -12,6 +12,7 @@ __all__ = [
     "NotFittedError",
     "ModelFormatError",
     "ConvergenceError",
+    "TrainingInterrupted",
 ]
 
 
@@ -37,3 +38,22 @@ class ModelFormatError(CSeqError, ValueError):
 
 class ConvergenceError(CSeqError, ValueError):
     """Training could not make progress (for example, non-finite objective)."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C (KeyboardInterrupt) during ``fit``, with what was trained so far.
+
+    A ``KeyboardInterrupt``, so code that stops on Ctrl-C still does.  The
+    estimator that was being fitted stays unfitted (it cannot be saved).
+
+    Attributes
+    ----------
+    estimator : estimator or None
+        A fitted copy with the weights of the last completed iteration
+        (``n_iter_`` of them), or None if no iteration completed or the
+        learner keeps no snapshot.
+    """
+
+    def __init__(self, estimator: object | None) -> None:
+        super().__init__("training interrupted")
+        self.estimator = estimator

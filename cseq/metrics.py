@@ -49,7 +49,7 @@ type.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ __all__ = [
     "chunk_f1",
     "classification_report",
     "confusion_matrix",
+    "detect_scheme",
 ]
 
 #: Accepted values of ``scheme`` and the chunk prefixes each allows.
@@ -150,6 +151,34 @@ def _locate(offsets: np.ndarray, flat_pos: int) -> tuple[int, int]:
     """Turn a flat token index into (sequence index, position)."""
     s = int(np.searchsorted(offsets, flat_pos, side="right")) - 1
     return s, flat_pos - int(offsets[s])
+
+
+def detect_scheme(labels: Iterable[Hashable]) -> str | None:
+    """The chunk scheme of a label set: ``"iob2"``, ``"bioes"``, or None.
+
+    ``"bioes"`` when every label is ``O`` or ``PREFIX-TYPE`` with prefixes
+    among ``B I E S`` and some ``E`` or ``S``; ``"iob2"`` when the prefixes
+    are ``B`` and ``I`` only; None when a label is anything else or all are
+    ``O`` (then token scores are the measure).
+
+    Examples
+    --------
+    >>> detect_scheme(["O", "B-PER", "I-PER"]), detect_scheme(["NOUN", "VERB"])
+    ('iob2', None)
+    """
+    prefixes = set()
+    for lab in labels:
+        if lab == _OUTSIDE:
+            continue
+        if not isinstance(lab, str):
+            return None
+        head, dash, _ = lab.partition("-")
+        if not dash or head not in ("B", "I", "E", "S"):
+            return None
+        prefixes.add(head)
+    if not prefixes:
+        return None
+    return "bioes" if prefixes & {"E", "S"} else "iob2"
 
 
 # ----------------------------------------------------------------------------

@@ -86,7 +86,8 @@ class StructuredPerceptron(ChainEstimator):
             if dev is not None:
                 model.params = params.averaged() if self.average else params.w.copy()
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
+            self._report(record, callback, snapshot=lambda: (
+                params.averaged() if self.average else params.w.copy(), {}))
             if errors == 0:
                 break
         model.params = params.averaged() if self.average else params.w.copy()

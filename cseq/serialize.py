@@ -31,6 +31,8 @@ import stat
 import struct
 import tempfile
 
+from typing import Any
+
 import numpy as np
 
 from cseq.exceptions import InputTypeError, ModelFormatError
@@ -187,13 +189,38 @@ def loads(data: bytes):
     return cls._from_model_state(header, arrays)
 
 
-def save(estimator, path) -> None:
-    """Write ``estimator`` to ``path`` atomically (a temporary file, then a rename)."""
+def _new_file_mode(path: str) -> int:
+    """Permissions for ``path``: those of the file it replaces, else 0o666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    try:  # Linux: the umask without changing it (os.umask would, for every thread)
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def save(estimator: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``estimator`` to ``path`` atomically (a temporary file, then a rename).
+
+    The file gets the permissions of the file it replaces, or of any new file
+    (``0o666`` less the umask), not the private mode of the temporary file.
+    """
     data = dumps(estimator)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    mode = _new_file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=".cseq-", suffix=".tmp", dir=directory)
     try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -207,7 +234,7 @@ def save(estimator, path) -> None:
         raise
 
 
-def load(path):
+def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Any:
     """Load an estimator saved with :meth:`save` (never unpickles, never executes code).
 
     Raises

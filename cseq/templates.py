@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -692,7 +692,8 @@ class TemplateFeaturizer:
 
     kind = "templates"
 
-    def __init__(self, templates="pos", *, min_freq=1, n_buckets=None):
+    def __init__(self, templates: str | Templates = "pos", *, min_freq: int = 1,
+                 n_buckets: int | None = None) -> None:
         self.templates = _as_templates(templates)
         if not self.templates.templates:
             raise InputError("the templates define no unigram (U) template")
@@ -719,6 +720,23 @@ class TemplateFeaturizer:
         self._name_strings = None  # list of str the cells index
         self._names = None  # cached attribute_names()
         self.n_columns_: int | None = None  # columns per token in training, once fitted
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters (scikit-learn convention; ``deep`` is ignored)."""
+        return {"templates": self.templates, "min_freq": self.min_freq,
+                "n_buckets": self.n_buckets}
+
+    def set_params(self, **params: Any) -> TemplateFeaturizer:
+        """Set constructor parameters, checked as the constructor checks them.
+
+        The featurizer becomes unfitted.  Returns self.
+        """
+        unknown = set(params) - {"templates", "min_freq", "n_buckets"}
+        if unknown:
+            raise InputError(f"TemplateFeaturizer has no parameter {sorted(unknown)[0]!r}")
+        merged = {**self.get_params(), **params}
+        self.__init__(merged.pop("templates"), **merged)  # type: ignore[misc]
+        return self
 
     def get_config(self) -> dict:
         """JSON-able configuration (no fitted state); :meth:`from_config` rebuilds it."""
