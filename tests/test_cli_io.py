@@ -427,7 +427,7 @@ def test_progress_verbose_quiet_and_default(tmp_path):
     assert verbose.returncode == 0, verbose.stderr
     lines = [line for line in verbose.stderr.splitlines() if line.startswith("iter ")]
     assert [line.split()[1] for line in lines][:2] == ["1/3", "2/3"]
-    assert "\r" not in verbose.stderr
+    assert "\r" not in verbose.stderr and "dev span F1" in lines[0]
     quiet = _train_small(tmp_path, "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == ""
 
