@@ -76,7 +76,7 @@ LEARNERS: dict[str, Learner] = {
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
 _LEARNER_OPTIONS = {"c2": "--c2", "n_jobs": "--n-jobs", "seed": "--seed"}
 
-_PRESET_HELP = ("presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
+_PRESET_HELP = ("Presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
                 "and 1 (POS tag); 'ner' reads column 0 (the word)")
 
 
