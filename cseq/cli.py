@@ -374,7 +374,7 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     if args.marginals and not hasattr(est, "predict_marginals"):
         raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF")
     with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
-                     allow_text=True) as reader:
+                     allow_text=not args.labeled) as reader:
         fmt_in = reader.format
         fmt_out = args.output_format or fmt_in
         if fmt_out == "conllu" and fmt_in != "conllu":
