@@ -243,7 +243,7 @@ def test_cli_shows_training_warnings(tmp_path, monkeypatch, capsys):
     fit = cseq.StructuredPerceptron.fit
 
     def warning_fit(self, *args, **kwargs):
-        warnings.warn("did not converge in 1 iteration", RuntimeWarning)
+        warnings.warn("did not converge in 1 iteration", RuntimeWarning, stacklevel=2)
         return fit(self, *args, **kwargs)
 
     monkeypatch.setattr(cseq.StructuredPerceptron, "fit", warning_fit)
