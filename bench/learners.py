@@ -50,7 +50,12 @@ def hmm(task: str):
     return cseq.HMM(alpha=0.01)
 
 
-LEARNERS = {"memm": memm, "hmm": hmm}
+def greedy(task: str):
+    """Greedy left-to-right averaged perceptron with label history, 5 epochs, the task's preset."""
+    return cseq.GreedyTagger(max_iter=5, random_state=0, features=TemplateFeaturizer(PRESET[task]))
+
+
+LEARNERS = {"memm": memm, "hmm": hmm, "greedy": greedy}
 
 
 # ---------------------------------------------------------------------------

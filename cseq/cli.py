@@ -71,6 +71,9 @@ LEARNERS: dict[str, Learner] = {
                     "maximum-entropy Markov model, L-BFGS (options --c2, --n-jobs)"),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
                    "unknown words; reads the first column only, no templates", templates=False),
+    "greedy": Learner("GreedyTagger", 5, {"seed": "random_state"},
+                      "greedy left-to-right averaged perceptron with label history, the fastest "
+                      "to tag (option --seed)", {"random_state": 0}),
 }
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).

@@ -181,3 +181,26 @@ def test_train_tag_info_memm_and_hmm(files, algorithm):
         for bad in (["--max-iter", "3"], ["--template", "pos"], ["--c2", "1"]):
             r = run("train", str(train), "--algorithm", "hmm", "-o", str(model), *bad)
             assert r.returncode != 0 and "does not apply" in r.stderr, bad
+
+
+def test_train_tag_info_greedy(files):
+    tmp, train = files
+    model = tmp / "greedy.cseq"
+    r = run("train", str(train), "--algorithm", "greedy", "--dev", str(train), "-o", str(model),
+            "--max-iter", "3", "--seed", "1")
+    assert r.returncode == 0, r.stderr
+    assert "dev span F1" in r.stdout
+    est = cseq.load(model)
+    assert type(est).__name__ == "GreedyTagger"
+    assert est.get_params()["max_iter"] == 3 and est.get_params()["random_state"] == 1
+    assert est.classes_ == ["B-NP", "B-VP", "I-NP", "O"]
+    r = run("tag", str(model), str(train), "--labeled")
+    assert r.returncode == 0, r.stderr
+    X, _ = read_conll(train)
+    tags = [line.split()[-1] for line in r.stdout.splitlines() if line.strip()]
+    assert tags == [t for s in est.predict(X) for t in s]
+    r = run("info", str(model))
+    assert r.returncode == 0, r.stderr
+    assert "GreedyTagger" in r.stdout and "labels (4)" in r.stdout
+    r = run("train", str(train), "--algorithm", "greedy", "-o", str(model), "--c2", "1")
+    assert r.returncode != 0 and "does not apply" in r.stderr
