@@ -2,7 +2,8 @@
 
 The public names: the estimators :class:`CRF`,
 :class:`StructuredPerceptron`, :class:`MEMM`, :class:`HMM` and :class:`GreedyTagger`,
-the kernels :func:`viterbi` and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
+the kernels :func:`viterbi`, :func:`loss_augmented_viterbi` and
+:func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
 :mod:`cseq.templates` come with ``import cseq``.
 """
@@ -22,8 +23,8 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 from cseq.greedy import GreedyTagger
-from cseq.inference import forward_backward, viterbi
 from cseq.hmm import HMM
+from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi
 from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
@@ -41,6 +42,7 @@ __all__ = [
     "Templates",
     "Sequences",
     "viterbi",
+    "loss_augmented_viterbi",
     "forward_backward",
     "load",
     "openmp_enabled",

@@ -1,9 +1,17 @@
-"""Viterbi decoding of first-order linear chains.
+"""Viterbi decoding of first-order linear chains, plain and cost-augmented.
+
+Cost-augmented (loss-augmented) decoding finds
+``argmax_y score(x, y) + sum_t cost[gold_t, y_t]``: the cost decomposes over
+positions, so it is added to the emission scores and the same Viterbi runs
+(Tsochantaridis et al. 2005, section 4; Taskar et al. 2004).
 
 References
 ----------
 Viterbi, A. (1967). Error bounds for convolutional codes and an asymptotically
 optimum decoding algorithm. IEEE Trans. Information Theory 13(2).
+Taskar, B., Guestrin, C., Koller, D. (2004). Max-margin Markov networks. NIPS.
+Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
+methods for structured and interdependent output variables. JMLR 6.
 """
 
 cimport cython
@@ -162,6 +170,57 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     return best
 
 
+cdef void add_cost(weight_t* emissions, index_t n, int L, const label_t* gold,
+                   const weight_t* cost, weight_t scale) noexcept nogil:
+    """Add ``scale * cost[gold[t], y]`` to ``emissions[t, y]`` for the ``n`` positions.
+
+    ``cost`` is an (L, L) row-major matrix (row: the gold label, column: the
+    predicted one), or NULL for the Hamming cost ``1 - [y == gold[t]]``.
+    """
+    cdef index_t t
+    cdef int j
+    cdef weight_t* row
+    cdef const weight_t* crow
+    for t in range(n):
+        row = emissions + t * L
+        if cost == NULL:
+            for j in range(L):
+                row[j] += scale
+            row[gold[t]] -= scale
+        else:
+            crow = cost + <index_t>gold[t] * L
+            for j in range(L):
+                row[j] += scale * crow[j]
+
+
+cdef weight_t path_score(const weight_t* emissions, index_t n, const Transitions* tr,
+                         const label_t* path) noexcept nogil:
+    """Score of one label path of ``n >= 1`` positions, term by term."""
+    cdef int L = tr.n_labels
+    cdef index_t t
+    cdef weight_t s = tr.start[path[0]] + emissions[path[0]]
+    for t in range(1, n):
+        s += tr.trans[<index_t>path[t - 1] * L + path[t]] + emissions[t * L + path[t]]
+    return s + tr.end[path[n - 1]]
+
+
+cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transitions* tr,
+                                  const label_t* gold, const weight_t* cost, weight_t scale,
+                                  weight_t* delta, label_t* back,
+                                  label_t* path) noexcept nogil:
+    """Best path under ``score + scale * cost(gold, .)``; returns that augmented score.
+
+    Adds the cost to ``emissions`` in place (:c:func:`add_cost`), then runs
+    :c:func:`viterbi_path` (same scratch, same tie-breaking: the lowest
+    label ids).  With ``scale = 1 / s`` and emissions and transitions of
+    ``w / s``, the path is the cost-augmented argmax under ``w`` (the SSVM
+    keeps its weights as ``s * v``).  One call per sequence, so a
+    second-order decoder can take its place without touching the callers.
+    """
+    add_cost(emissions, n, tr.n_labels, gold, cost, scale)
+    return viterbi_path(emissions, n, tr, delta, back, path)
+
+
 cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
                       index_t s0, index_t s1, label_t* out) noexcept nogil:
     """Viterbi-decode sequences ``s0:s1`` of ``ch``'s corpus into ``out`` (indexed by token).
@@ -209,6 +268,43 @@ def viterbi_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] trans
         raise MemoryError()
     with nogil:
         score = viterbi_path(&emissions[0, 0], n, &tr, delta, back, &path[0])
+    free(delta); free(back)
+    return path_np, float(score)
+
+
+def loss_augmented_viterbi_array(const weight_t[:, ::1] emissions,
+                                 const weight_t[:, ::1] transitions, const weight_t[::1] start,
+                                 const weight_t[::1] end, const label_t[::1] gold, cost):
+    """Cost-augmented Viterbi on validated arrays (n >= 1, ``cost`` (L, L) or None).
+
+    See :func:`cseq.loss_augmented_viterbi`.  Returns the path and its
+    augmented score.
+    """
+    cdef index_t n = emissions.shape[0]
+    cdef int L = emissions.shape[1]
+    cdef const weight_t[:, ::1] cost_view
+    cdef const weight_t* cost_ptr = NULL
+    if cost is not None:
+        cost_view = cost
+        cost_ptr = &cost_view[0, 0]
+    cdef Transitions tr
+    tr.trans = &transitions[0, 0]
+    tr.start = &start[0]
+    tr.end = &end[0]
+    tr.n_labels = L
+    em_np = np.array(emissions, dtype=np.float64)   # a copy: the cost is added in place
+    cdef weight_t[:, ::1] em = em_np
+    path_np = np.empty(n, dtype=np.int32)
+    cdef label_t[::1] path = path_np
+    cdef weight_t score
+    cdef weight_t* delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(n * L * sizeof(label_t))
+    if delta == NULL or back == NULL:
+        free(delta); free(back)
+        raise MemoryError()
+    with nogil:
+        score = loss_augmented_path(&em[0, 0], n, &tr, &gold[0], cost_ptr, 1.0, delta, back,
+                                    &path[0])
     free(delta); free(back)
     return path_np, float(score)
 

@@ -27,6 +27,7 @@ __all__ = [
     "path_score",
     "all_path_scores",
     "brute_viterbi",
+    "brute_loss_augmented",
     "brute_log_z",
     "brute_marginals",
     "brute_pair_marginals",
@@ -105,6 +106,24 @@ def brute_viterbi(E, T, start=None, end=None) -> tuple[float, set[tuple[int, ...
     paths, scores = all_path_scores(E, T, start, end)
     best = float(scores.max())
     return best, {tuple(int(y) for y in p) for p, s in zip(paths, scores) if s == best}
+
+
+def brute_loss_augmented(E, T, start, end, gold, cost=None) -> tuple[float, set[tuple[int, ...]]]:
+    """Best ``score(y) + sum_t cost[gold[t], y[t]]`` and every path reaching it exactly.
+
+    ``cost`` None is the Hamming cost: 1 for each position whose label is not the gold one.
+    """
+    paths, scores = all_path_scores(E, T, start, end)
+    totals = []
+    for p, s in zip(paths, scores):
+        c = 0.0
+        for t, y in enumerate(p):
+            g = int(gold[t])
+            c += (0.0 if int(y) == g else 1.0) if cost is None else float(cost[g][int(y)])
+        totals.append(s + c)
+    totals = np.array(totals)
+    best = float(totals.max())
+    return best, {tuple(int(y) for y in p) for p, s in zip(paths, totals) if s == best}
 
 
 def brute_log_z(E, T, start=None, end=None) -> float:
