@@ -1,7 +1,7 @@
 """cseq: fast, safe discriminative sequence labeling.
 
-The public names: the estimators :class:`CRF`,
-:class:`StructuredPerceptron`, :class:`MEMM`, :class:`HMM` and :class:`GreedyTagger`,
+The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
+:class:`MEMM`, :class:`HMM`, :class:`GreedyTagger` and :class:`StructuredSVM`,
 the kernels :func:`viterbi`, :func:`loss_augmented_viterbi` and
 :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
@@ -27,6 +27,7 @@ from cseq.hmm import HMM
 from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi
 from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
+from cseq.ssvm import StructuredSVM
 from cseq.serialize import load
 from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
@@ -37,6 +38,7 @@ __all__ = [
     "MEMM",
     "HMM",
     "GreedyTagger",
+    "StructuredSVM",
     "FeatureVocabulary",
     "TemplateFeaturizer",
     "Templates",

@@ -281,8 +281,8 @@ cdef class GreedyTrainer:
             y = dict_label(&self.ch, self.tagdict, t)
             if y < 0:
                 # One example per scored token: its 1-based number minus one.
-                sink.age = <weight_t>self.params.n_examples
-                self.params.n_examples += 1
+                self.params.begin_example(sink)
+                self.params.end_example()
                 score_emissions(self.ch.index, sink.w, self.ch.corpus, t, t + 1, L, self.row)
                 y = best_label(self.ch.layout, &self.h, sink.w, self.row, p1, p2)
                 if y != gold:

@@ -52,6 +52,8 @@ cdef class PerceptronTrainer:
         cdef index_t max_len = max(1, cv.max_len)
         if cv.corpus.labels == NULL and cv.corpus.seq_ptr[cv.corpus.n_seqs] > 0:
             raise ValueError("the perceptron needs a labeled corpus")
+        if params.scale != 1.0:
+            raise ValueError("the perceptron updates unscaled weights (params.scale must be 1)")
         if params.w.shape[0] != ix.layout.n_params:
             raise ValueError(f"params has {params.w.shape[0]} weights, the layout "
                              f"{ix.layout.n_params}")
@@ -113,7 +115,7 @@ cdef class PerceptronTrainer:
         with nogil:
             for i in range(order.shape[0]):
                 # The example's 1-based number minus one: its weight in u.
-                sink.age = <weight_t>self.params.n_examples
-                self.params.n_examples += 1
+                self.params.begin_example(&sink)
                 errors += self._train_sequence(order[i], &sink)
+                self.params.end_example()
         return errors

@@ -47,7 +47,8 @@ cdef struct ParamSink:
     # Where updates go.  With u == NULL a plain vector: w[k] += d.  Otherwise
     # lazily averaged (Daume III 2006): also u[k] += age * d, where age is
     # the number of examples seen before the current one; after c examples
-    # the average of the c weight vectors is w - u / c.
+    # the average of the c weight vectors is w - u / c.  (With a scale
+    # factor, see AveragedParams, age is the sum of the scales so far.)
     weight_t* w
     weight_t* u
     weight_t age
@@ -115,10 +116,18 @@ cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept
 
 
 cdef class AveragedParams:
-    # Weights and their lazy-averaging accumulator, owned by Python.
+    # Weights and their lazy-averaging accumulator, owned by Python.  The
+    # weights are scale * w (scale 1 unless a learner shrinks them, e.g. an
+    # L2 step); scale_sum is the sum of scale after each example, in the
+    # units of the current w (== n_examples while scale stays 1).
     cdef readonly object w
     cdef readonly object u
     cdef weight_t[::1] _w
     cdef weight_t[::1] _u
     cdef public long long n_examples
+    cdef public double scale
+    cdef public double scale_sum
     cdef ParamSink sink(self) noexcept
+    cdef void begin_example(self, ParamSink* sink) noexcept nogil
+    cdef void end_example(self) noexcept nogil
+    cdef void shrink(self, weight_t factor) noexcept nogil

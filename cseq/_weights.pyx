@@ -242,6 +242,12 @@ cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept:
     return ch
 
 
+#: Below this scale factor AveragedParams.shrink folds the scale into w (an
+#: O(n_params) pass) so that w stays far from overflow.
+cdef double _MIN_SCALE = 1e-9
+MIN_SCALE = _MIN_SCALE
+
+
 cdef class AveragedParams:
     """Parameters of an online learner and their lazy-averaging accumulator.
 
@@ -254,6 +260,16 @@ cdef class AveragedParams:
     ``AveragedParams`` (for warm starts and ``partial_fit``) and update it in
     place.
 
+    A learner with an L2 term (the structured SVM) also multiplies all
+    weights by a factor at every step; that costs O(1) here: the weights
+    are ``scale * w`` and :meth:`shrink` only changes ``scale`` (Shalev-Shwartz
+    et al. 2011, section 2.4).  The average stays lazy: with ``A`` the sum
+    of ``scale`` after each example (``scale_sum``, in the units of the
+    current ``w``), the sum of the weight vectors so far is ``A * w - u``
+    when every update adds ``A * d`` to ``u`` (``age = A``), so the average
+    is ``(A * w - u) / n_examples``.  With ``scale`` always 1, ``A`` is the
+    number of examples and this is the rule above.
+
     Parameters
     ----------
     w : ndarray of float64, optional
@@ -265,9 +281,19 @@ cdef class AveragedParams:
         Examples processed so far.
     n_params : int
         Size when ``w`` is omitted.
+    scale : float
+        The weights are ``scale * w`` (1 when omitted).
+    scale_sum : float, optional
+        ``A`` above; ``n_examples`` when omitted.
+
+    References
+    ----------
+    Shalev-Shwartz, S., Singer, Y., Srebro, N., Cotter, A. (2011). Pegasos:
+    primal estimated sub-gradient solver for SVM. Mathematical Programming 127.
     """
 
-    def __cinit__(self, w=None, u=None, long long n_examples=0, index_t n_params=0):
+    def __cinit__(self, w=None, u=None, long long n_examples=0, index_t n_params=0,
+                  double scale=1.0, scale_sum=None):
         if w is None:
             w = np.zeros(n_params, dtype=np.float64)
         if u is None:
@@ -280,24 +306,74 @@ cdef class AveragedParams:
                              "of one length")
         if n_examples < 0:
             raise ValueError("n_examples must be non-negative")
+        if not (scale > 0 and scale < float("inf")):
+            raise ValueError("scale must be positive and finite")
         self.w = w
         self.u = u
         self._w = w
         self._u = u
         self.n_examples = n_examples
+        self.scale = scale
+        self.scale_sum = float(n_examples if scale_sum is None else scale_sum)
 
     cdef ParamSink sink(self) noexcept:
         cdef ParamSink s
         s.w = &self._w[0] if self._w.shape[0] else NULL
         s.u = &self._u[0] if self._u.shape[0] else NULL
-        s.age = <weight_t>self.n_examples
+        s.age = self.scale_sum
         return s
 
+    cdef void begin_example(self, ParamSink* sink) noexcept nogil:
+        """Set ``sink.age`` for the updates of the next example."""
+        sink.age = self.scale_sum
+
+    cdef void end_example(self) noexcept nogil:
+        """Count the example just processed into the average."""
+        self.n_examples += 1
+        self.scale_sum += self.scale
+
+    cdef void shrink(self, weight_t factor) noexcept nogil:
+        """Multiply the weights by ``factor >= 0``: O(1), except rarely O(n_params).
+
+        When ``scale`` falls below :data:`MIN_SCALE` it is folded into ``w``
+        (``w *= scale``, ``A /= scale``, which leaves ``A * w`` unchanged).
+        ``factor == 0`` sets the weights to zero (``u -= A * w`` keeps the
+        running sum of the past weight vectors).
+        """
+        cdef index_t k, n = self._w.shape[0]
+        if factor > 0:
+            self.scale *= factor
+            if self.scale < _MIN_SCALE:
+                for k in range(n):
+                    self._w[k] *= self.scale
+                self.scale_sum /= self.scale
+                self.scale = 1.0
+        else:
+            for k in range(n):
+                self._u[k] -= self.scale_sum * self._w[k]
+                self._w[k] = 0.0
+            self.scale = 1.0
+
+    def scale_by(self, double factor):
+        """Multiply the current weights by ``factor >= 0`` (see the C method ``shrink``).
+
+        The average of the past weight vectors does not change.
+        """
+        if not (factor >= 0 and factor < float("inf")):
+            raise ValueError("factor must be finite and non-negative")
+        self.shrink(factor)
+
+    def weights(self):
+        """The current weights, ``scale * w`` (a new array)."""
+        return self.w * self.scale
+
     def averaged(self):
-        """The average of the weights after each example so far (``w`` itself before any)."""
+        """The average of the weights after each example so far (the weights before any)."""
         if self.n_examples == 0:
-            return self.w.copy()
-        return self.w - self.u / float(self.n_examples)
+            return self.weights()
+        n = float(self.n_examples)
+        # (A / n) is exactly 1.0 when the scale never changed: w - u / n.
+        return (self.scale_sum / n) * self.w - self.u / n
 
 
 def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,

@@ -44,6 +44,8 @@ __all__ = [
     "memm_path_log_prob",
     "brute_memm",
     "NaiveGreedy",
+    "brute_hinge",
+    "NaivePegasos",
 ]
 
 
@@ -524,3 +526,69 @@ class NaiveGreedy:
         if not self.history:
             return self.weights.copy()
         return np.mean(np.array(self.history), axis=0)
+
+
+# ---------------------------------------------------------------------------
+# Structured SVM
+
+
+def _cost_value(cost, g: int, y: int) -> float:
+    return (0.0 if g == y else 1.0) if cost is None else float(cost[g][y])
+
+
+def brute_hinge(params, attr_ptr, attr_labels, L, corpus, s: int, cost=None):
+    """Structured hinge loss of sequence ``s`` and its set of argmax paths, by enumeration.
+
+    ``max over paths y of [sum_t cost[gold_t][y_t] + score(y)] - score(gold)``, every
+    score computed as ``params . Phi(x_s, y)`` with :func:`path_features`.
+    """
+    t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+    if t1 == t0:
+        return 0.0, {()}
+    params = np.asarray(params, dtype=np.float64)
+    gold = [int(y) for y in corpus.labels[t0:t1]]
+    gold_score = float(params @ path_features(attr_ptr, attr_labels, L, corpus, s, gold))
+    totals = {}
+    for p in itertools.product(range(L), repeat=t1 - t0):
+        phi = path_features(attr_ptr, attr_labels, L, corpus, s, p)
+        totals[p] = float(params @ phi) + sum(_cost_value(cost, g, y) for g, y in zip(gold, p))
+    best = max(totals.values())
+    return best - gold_score, {p for p, v in totals.items() if v == best}
+
+
+class NaivePegasos:
+    """Pegasos on the structured hinge loss with a dense weight vector, no scale factor.
+
+    Step ``t`` (1-based, counted over every example seen) on sequence ``s``:
+    ``w <- (1 - 1/t) w + eta (Phi(gold) - Phi(y*))`` with ``eta = 1 / (lambda t)``,
+    where ``y*`` is the cost-augmented argmax under the weights before the step
+    (the update term is zero when ``y* == gold``).  Keeps every weight vector
+    for the plain average.
+    """
+
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, C: float, cost=None):
+        self.attr_ptr, self.attr_labels = np.asarray(attr_ptr), np.asarray(attr_labels)
+        self.L, self.corpus, self.cost = int(n_labels), corpus, cost
+        self.lam = 1.0 / (C * (len(corpus.seq_ptr) - 1))
+        self.weights = np.zeros(len(self.attr_labels) + self.L * self.L + 2 * self.L)
+        self.history: list[np.ndarray] = []
+
+    def step(self, s: int, pred) -> float:
+        """Step on sequence ``s`` whose cost-augmented path is ``pred`` (checked by the caller).
+
+        Returns the hinge loss before the step.
+        """
+        c, L = self.corpus, self.L
+        t0, t1 = int(c.seq_ptr[s]), int(c.seq_ptr[s + 1])
+        gold = [int(y) for y in c.labels[t0:t1]]
+        loss, _ = brute_hinge(self.weights, self.attr_ptr, self.attr_labels, L, c, s, self.cost)
+        t = len(self.history) + 1
+        eta = 1.0 / (self.lam * t)
+        phi_gold = path_features(self.attr_ptr, self.attr_labels, L, c, s, gold)
+        phi_pred = path_features(self.attr_ptr, self.attr_labels, L, c, s, list(pred))
+        self.weights = (1.0 - 1.0 / t) * self.weights + eta * (phi_gold - phi_pred)
+        self.history.append(self.weights.copy())
+        return loss
+
+    def averaged(self) -> np.ndarray:
+        return np.mean(np.array(self.history), axis=0) if self.history else self.weights.copy()

@@ -23,7 +23,8 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 
-ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM, cseq.GreedyTagger]
+ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM, cseq.GreedyTagger,
+              cseq.StructuredSVM]
 
 
 def make_corpus(seed: int, n_seqs: int = 30):
@@ -68,7 +69,12 @@ def memm():
     return fit(cseq.MEMM, c2=0.1)
 
 
-@pytest.fixture(params=["crf", "perceptron", "memm"])
+@pytest.fixture(scope="module")
+def ssvm():
+    return fit(cseq.StructuredSVM)
+
+
+@pytest.fixture(params=["crf", "perceptron", "memm", "ssvm"])
 def fitted(request):
     return request.getfixturevalue(request.param)
 
@@ -224,6 +230,9 @@ def test_score_is_token_accuracy(fitted):
                                  "verbose": False}),
     (cseq.MEMM, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10, "n_jobs": 1,
                  "all_states": False, "features": None, "verbose": False}),
+    (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "cost": None, "average": True,
+                          "shuffle": True, "random_state": None, "all_states": False,
+                          "features": None, "verbose": False}),
 ])
 def test_get_params_set_params(cls, expected):
     est = cls()
@@ -329,6 +338,17 @@ BAD_PARAMS = [
     (cseq.MEMM, {"c2": -1.0}), (cseq.MEMM, {"max_iter": 0}), (cseq.MEMM, {"tol": -1.0}),
     (cseq.MEMM, {"period": 0}), (cseq.MEMM, {"n_jobs": 0}),
     (cseq.MEMM, {"features": "not a featurizer"}),
+    (cseq.StructuredSVM, {"C": 0.0}), (cseq.StructuredSVM, {"C": -1.0}),
+    (cseq.StructuredSVM, {"C": float("inf")}), (cseq.StructuredSVM, {"C": "1"}),
+    (cseq.StructuredSVM, {"max_iter": 0}), (cseq.StructuredSVM, {"random_state": -1}),
+    (cseq.StructuredSVM, {"cost": "hamming"}),
+    (cseq.StructuredSVM, {"cost": [[0.0, -1.0], [1.0, 0.0]]}),
+    (cseq.StructuredSVM, {"cost": [[0.0, 1.0], [1.0, 2.0]]}),
+    (cseq.StructuredSVM, {"cost": [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]}),
+    (cseq.StructuredSVM, {"cost": [[0.0, float("nan")], [1.0, 0.0]]}),
+    (cseq.StructuredSVM, {"cost": {"a": {"b": -0.5}}}),
+    (cseq.StructuredSVM, {"cost": {"a": {"a": 1.0}}}),
+    (cseq.StructuredSVM, {"cost": {"a": {"b": float("inf")}}}),
 ]
 
 
@@ -427,6 +447,9 @@ def test_pickle_never_contains_a_pickled_model(fitted):
                                                            shuffle=False, random_state=42),
     cseq.CRF(features=FeatureVocabulary()),
     cseq.MEMM(), cseq.MEMM(c2=0.5, max_iter=4, tol=0.0, period=2, n_jobs=2, all_states=True),
+    cseq.StructuredSVM(),
+    cseq.StructuredSVM(C=2.5, max_iter=3, cost={"a": {"b": 0.5, "z": 2}}, average=False,
+                       shuffle=False, random_state=4),
 ], ids=repr)
 def test_unfitted_round_trips(est, tmp_path):
     for loaded in (pickle.loads(pickle.dumps(est)), cseq.load(_saved(est, tmp_path))):

@@ -1,0 +1,223 @@
+"""The structured support vector machine (margin rescaling), trained by stochastic subgradient."""
+
+from __future__ import annotations
+
+import math
+import time
+import numpy as np
+
+from cseq import _ssvm, _weights
+from cseq.base import ChainEstimator, check_number
+from cseq.exceptions import InputError, InputTypeError
+from cseq.inference import check_cost_matrix
+from cseq.serialize import register_estimator
+
+__all__ = ["StructuredSVM"]
+
+
+@register_estimator
+class StructuredSVM(ChainEstimator):
+    """Structured SVM for linear chains: L2 plus the structured hinge loss (margin rescaling).
+
+    Minimises the primal objective over all weights ``w`` (state weights,
+    transitions, start and end scores)::
+
+        1/2 ||w||^2 + C * sum_i max_y [cost(y_i, y) + w.Phi(x_i, y) - w.Phi(x_i, y_i)]
+
+    (Tsochantaridis et al. 2005) where ``cost`` sums a label-pair cost over
+    positions: the Hamming cost by default.  The inner max is cost-augmented
+    Viterbi (:func:`cseq.loss_augmented_viterbi`).
+
+    Training is Pegasos' stochastic subgradient method (Shalev-Shwartz et al.
+    2011) with ``lambda = 1 / (C n)``: one step per sequence, step size
+    ``1 / (lambda t)``, the L2 shrink folded into a scale factor so that a step
+    costs O(features of the sequence), as a perceptron update does.  It was
+    chosen over block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013),
+    which needs no step size and gives a duality gap, because BCFW keeps a
+    weight vector per training sequence (or its sparse difference), memory a
+    12,000-sentence corpus with a million parameters cannot afford, and
+    because the subgradient step reuses the shared lazy averaging and
+    path-features kernel exactly as the perceptron does.  Averaging the
+    iterates (``average=True``) smooths the stochastic steps.  The primal
+    objective, evaluated at the weights ``fit`` would return, is recorded
+    after every pass in ``history_`` (``"loss"``).
+
+    Parameters
+    ----------
+    C : float, default 0.1
+        Weight of the sum of hinge losses against ``1/2 ||w||^2`` (> 0).
+        Larger means less regularization.
+    max_iter : int, default 10
+        Passes over the training data.
+    cost : None, array_like (L, L) or dict of dicts
+        Cost of predicting label ``y`` where the gold label is ``g``. None is
+        the Hamming cost (1 for every wrong label). An (L, L) array is indexed
+        by ``classes_`` (the labels sorted): ``cost[g, y]``. A dict of dicts
+        maps gold label names to predicted label names to costs
+        (``{"B-PER": {"B-ORG": 0.5}}``); pairs left out cost 1 (0 on the
+        diagonal). Costs must be finite and non-negative with a zero
+        diagonal (the gold label costs nothing); unknown label names are
+        errors.
+    average : bool, default True
+        Return the average of the weights after every step (lazily
+        maintained) instead of the last ones.
+    shuffle : bool, default True
+        Visit sequences in a new random order each pass.
+    random_state : int or None
+        Seed of the shuffling (numpy's PCG64): the same seed gives the same model.
+    all_states : bool, default False
+        Give every (attribute, label) pair a weight, not only pairs seen in training.
+    features : featurizer or None
+        As for :class:`StructuredPerceptron`.
+    verbose : bool
+        Print one line per pass: objective, seconds, dev accuracy.
+
+    Attributes
+    ----------
+    classes_, model_, featurizer_, n_iter_
+        As for :class:`StructuredPerceptron`.
+    history_ : list of dict
+        One per pass: ``loss`` (the primal objective), ``hinge`` (its sum of
+        hinge losses), ``violations`` (sequences whose cost-augmented path was
+        not the gold one during the pass), ``seconds``, ``dev_accuracy``.
+
+    References
+    ----------
+    Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large
+    margin methods for structured and interdependent output variables. JMLR 6.
+    Shalev-Shwartz, S., Singer, Y., Srebro, N., Cotter, A. (2011). Pegasos:
+    primal estimated sub-gradient solver for SVM. Mathematical Programming 127.
+    Ratliff, N., Bagnell, J. A., Zinkevich, M. (2007). (Online) subgradient
+    methods for structured prediction. AISTATS.
+    Lacoste-Julien, S., Jaggi, M., Schmidt, M., Pletscher, P. (2013).
+    Block-coordinate Frank-Wolfe optimization for structural SVMs. ICML.
+    """
+
+    _param_names = ("C", "max_iter", "cost", "average", "shuffle", "random_state",
+                    "all_states", "features", "verbose")
+
+    def __init__(self, *, C: float = 0.1, max_iter: int = 10, cost=None, average: bool = True,
+                 shuffle: bool = True, random_state: int | None = None,
+                 all_states: bool = False, features=None, verbose: bool = False) -> None:
+        self.C = C
+        self.max_iter = max_iter
+        self.cost = cost
+        self.average = average
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.all_states = all_states
+        self.features = features
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        check_number("C", self.C, low=0.0)
+        if not self.C > 0:
+            raise InputError(f"C must be positive, got {self.C!r}")
+        check_number("max_iter", self.max_iter, low=1, integer=True)
+        if self.random_state is not None:
+            check_number("random_state", self.random_state, low=0, integer=True)
+        cost = self.cost
+        if cost is None:
+            return
+        if isinstance(cost, dict):
+            for gold, row in cost.items():
+                if not isinstance(gold, str) or not isinstance(row, dict):
+                    raise InputTypeError("a cost dict maps label names to dicts of "
+                                         f"label names to costs; got {gold!r}: {row!r}")
+                for pred, value in row.items():
+                    if not isinstance(pred, str):
+                        raise InputTypeError(f"cost[{gold!r}] has a non-string key {pred!r}")
+                    if isinstance(value, bool) or not isinstance(
+                            value, (int, float, np.integer, np.floating)):
+                        raise InputTypeError(f"cost[{gold!r}][{pred!r}] must be a number, "
+                                             f"got {value!r}")
+                    if not (math.isfinite(value) and value >= 0):
+                        raise InputError(f"cost[{gold!r}][{pred!r}] must be finite and "
+                                         f"non-negative, got {value!r}")
+                    if pred == gold and value != 0:
+                        raise InputError(f"cost[{gold!r}][{pred!r}] must be 0: predicting "
+                                         "the gold label costs nothing")
+            return
+        arr = np.asarray(cost) if not isinstance(cost, (str, bytes)) else None
+        if arr is None or arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise InputError("cost must be None, a square (L, L) array or a dict of dicts "
+                             f"over label names; got {type(cost).__name__}")
+        check_cost_matrix(arr, arr.shape[0])
+
+    def cost_matrix(self, classes: list[str] | None = None) -> np.ndarray | None:
+        """The (L, L) cost matrix over ``classes`` (default ``classes_``); None for Hamming.
+
+        Raises InputError if the cost does not fit the labels (wrong shape,
+        unknown label names).
+        """
+        if classes is None:
+            self._check_fitted()
+            classes = self.classes_
+        cost, L = self.cost, len(classes)
+        if cost is None:
+            return None
+        if isinstance(cost, dict):
+            ids = {name: i for i, name in enumerate(classes)}
+            unknown = sorted({g for g in cost if g not in ids}
+                             | {y for row in cost.values() for y in row if y not in ids})
+            if unknown:
+                raise InputError(f"cost names labels absent from the training data: "
+                                 f"{', '.join(map(repr, unknown[:5]))}"
+                                 f"{' ...' if len(unknown) > 5 else ''} "
+                                 f"(labels: {', '.join(classes[:10])}"
+                                 f"{' ...' if L > 10 else ''})")
+            arr = 1.0 - np.eye(L)
+            for gold, row in cost.items():
+                for pred, value in row.items():
+                    arr[ids[gold], ids[pred]] = float(value)
+            return check_cost_matrix(arr, L)
+        arr = np.asarray(cost)
+        if arr.shape != (L, L):
+            raise InputError(f"cost has shape {arr.shape} but the training data has {L} "
+                             f"labels: it must be ({L}, {L}), indexed by the sorted labels")
+        return check_cost_matrix(arr, L)
+
+    def _weights_now(self, params: _weights.AveragedParams) -> np.ndarray:
+        return params.averaged() if self.average else params.weights()
+
+    def _train(self, corpus, model, dev, callback):
+        cost = self.cost_matrix(self.classes_)
+        params = _weights.AveragedParams(model.params.copy())
+        view = corpus.view()
+        trainer = _ssvm.SSVMTrainer(model.index, view, params, float(self.C), cost)
+        rng = np.random.default_rng(self.random_state)
+        order = np.arange(corpus.n_sequences, dtype=np.int64)
+        for it in range(1, self.max_iter + 1):
+            t = time.perf_counter()
+            if self.shuffle:
+                rng.shuffle(order)
+            violations, _ = trainer.train_epoch(order)
+            w = self._weights_now(params)
+            hinge, _ = _ssvm.structured_hinge(model.index, w, view, cost)
+            record = {"iteration": it, "loss": 0.5 * float(w @ w) + float(self.C) * hinge,
+                      "hinge": hinge, "violations": int(violations),
+                      "seconds": time.perf_counter() - t}
+            model.params = w
+            if dev is not None:
+                record["dev_accuracy"] = dev(model)
+            self._report(record, callback)
+        model.params = self._weights_now(params)
+        self.n_iter_ = len(self.history_)
+
+    # -- persistence: the cost goes into the JSON header as lists -----------
+    def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        header, arrays = super()._model_state()
+        cost = header["params"].get("cost")
+        if isinstance(cost, dict):
+            cost = {g: {y: float(v) for y, v in row.items()} for g, row in cost.items()}
+        elif cost is not None:
+            cost = np.asarray(cost, dtype=np.float64).tolist()
+        header["params"] = {**header["params"], "cost": cost}
+        return header, arrays
+
+    @classmethod
+    def _from_model_state(cls, header: dict, arrays: dict[str, np.ndarray]):
+        est = super()._from_model_state(header, arrays)
+        if isinstance(est.cost, list):
+            est.cost = np.asarray(est.cost, dtype=np.float64)
+        return est
