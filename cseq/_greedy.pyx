@@ -282,7 +282,7 @@ cdef class GreedyTrainer:
             if y < 0:
                 # One example per scored token: its 1-based number minus one.
                 self.params.begin_example(sink)
-                self.params.end_example()
+                self.params.end_example(1.0)
                 score_emissions(self.ch.index, sink.w, self.ch.corpus, t, t + 1, L, self.row)
                 y = best_label(self.ch.layout, &self.h, sink.w, self.row, p1, p2)
                 if y != gold:

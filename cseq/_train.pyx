@@ -117,5 +117,5 @@ cdef class PerceptronTrainer:
                 # The example's 1-based number minus one: its weight in u.
                 self.params.begin_example(&sink)
                 errors += self._train_sequence(order[i], &sink)
-                self.params.end_example()
+                self.params.end_example(1.0)
         return errors

@@ -118,8 +118,10 @@ cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept
 cdef class AveragedParams:
     # Weights and their lazy-averaging accumulator, owned by Python.  The
     # weights are scale * w (scale 1 unless a learner shrinks them, e.g. an
-    # L2 step); scale_sum is the sum of scale after each example, in the
-    # units of the current w (== n_examples while scale stays 1).
+    # L2 step); the average weighs example i by c_i (1 unless a learner
+    # says otherwise); scale_sum is the sum of c_i * scale after each
+    # example, in the units of the current w, and weight_sum the sum of the
+    # c_i (both == n_examples while scale and every c_i are 1).
     cdef readonly object w
     cdef readonly object u
     cdef weight_t[::1] _w
@@ -127,7 +129,8 @@ cdef class AveragedParams:
     cdef public long long n_examples
     cdef public double scale
     cdef public double scale_sum
+    cdef public double weight_sum
     cdef ParamSink sink(self) noexcept
     cdef void begin_example(self, ParamSink* sink) noexcept nogil
-    cdef void end_example(self) noexcept nogil
+    cdef void end_example(self, weight_t weight) noexcept nogil
     cdef void shrink(self, weight_t factor) noexcept nogil

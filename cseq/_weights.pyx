@@ -263,12 +263,14 @@ cdef class AveragedParams:
     A learner with an L2 term (the structured SVM) also multiplies all
     weights by a factor at every step; that costs O(1) here: the weights
     are ``scale * w`` and :meth:`shrink` only changes ``scale`` (Shalev-Shwartz
-    et al. 2011, section 2.4).  The average stays lazy: with ``A`` the sum
-    of ``scale`` after each example (``scale_sum``, in the units of the
-    current ``w``), the sum of the weight vectors so far is ``A * w - u``
-    when every update adds ``A * d`` to ``u`` (``age = A``), so the average
-    is ``(A * w - u) / n_examples``.  With ``scale`` always 1, ``A`` is the
-    number of examples and this is the rule above.
+    et al. 2011, section 2.4).  The average may also weigh example ``i`` by
+    ``c_i`` (Lacoste-Julien et al. 2012 weigh step ``t`` by ``t``).  It stays
+    lazy: with ``A`` the sum of ``c_i * scale`` after each example
+    (``scale_sum``, in the units of the current ``w``), the weighted sum of
+    the weight vectors so far is ``A * w - u`` when every update adds
+    ``A * d`` to ``u`` (``age = A``), so the average is
+    ``(A * w - u) / sum(c_i)`` (``weight_sum``).  With ``scale`` and every
+    ``c_i`` 1, ``A`` is the number of examples and this is the rule above.
 
     Parameters
     ----------
@@ -285,15 +287,20 @@ cdef class AveragedParams:
         The weights are ``scale * w`` (1 when omitted).
     scale_sum : float, optional
         ``A`` above; ``n_examples`` when omitted.
+    weight_sum : float, optional
+        The sum of the examples' weights ``c_i``; ``n_examples`` when omitted.
 
     References
     ----------
     Shalev-Shwartz, S., Singer, Y., Srebro, N., Cotter, A. (2011). Pegasos:
     primal estimated sub-gradient solver for SVM. Mathematical Programming 127.
+    Lacoste-Julien, S., Schmidt, M., Bach, F. (2012). A simpler approach to
+    obtaining an O(1/t) convergence rate for the projected stochastic
+    subgradient method. arXiv:1212.2002.
     """
 
     def __cinit__(self, w=None, u=None, long long n_examples=0, index_t n_params=0,
-                  double scale=1.0, scale_sum=None):
+                  double scale=1.0, scale_sum=None, weight_sum=None):
         if w is None:
             w = np.zeros(n_params, dtype=np.float64)
         if u is None:
@@ -315,6 +322,7 @@ cdef class AveragedParams:
         self.n_examples = n_examples
         self.scale = scale
         self.scale_sum = float(n_examples if scale_sum is None else scale_sum)
+        self.weight_sum = float(n_examples if weight_sum is None else weight_sum)
 
     cdef ParamSink sink(self) noexcept:
         cdef ParamSink s
@@ -327,10 +335,11 @@ cdef class AveragedParams:
         """Set ``sink.age`` for the updates of the next example."""
         sink.age = self.scale_sum
 
-    cdef void end_example(self) noexcept nogil:
-        """Count the example just processed into the average."""
+    cdef void end_example(self, weight_t weight) noexcept nogil:
+        """Count the example just processed into the average, with weight ``c_i``."""
         self.n_examples += 1
-        self.scale_sum += self.scale
+        self.scale_sum += weight * self.scale
+        self.weight_sum += weight
 
     cdef void shrink(self, weight_t factor) noexcept nogil:
         """Multiply the weights by ``factor >= 0``: O(1), except rarely O(n_params).
@@ -368,11 +377,11 @@ cdef class AveragedParams:
         return self.w * self.scale
 
     def averaged(self):
-        """The average of the weights after each example so far (the weights before any)."""
-        if self.n_examples == 0:
+        """The (weighted) average of the weights after each example (the weights before any)."""
+        if self.n_examples == 0 or self.weight_sum <= 0:
             return self.weights()
-        n = float(self.n_examples)
-        # (A / n) is exactly 1.0 when the scale never changed: w - u / n.
+        n = self.weight_sum
+        # (A / n) is exactly 1.0 when scale and weights stay 1: w - u / n.
         return (self.scale_sum / n) * self.w - self.u / n
 
 

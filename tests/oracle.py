@@ -557,13 +557,14 @@ def brute_hinge(params, attr_ptr, attr_labels, L, corpus, s: int, cost=None):
 
 
 class NaivePegasos:
-    """Pegasos on the structured hinge loss with a dense weight vector, no scale factor.
+    """Stochastic subgradient steps on the structured SVM, dense weights, no scale factor.
 
     Step ``t`` (1-based, counted over every example seen) on sequence ``s``:
-    ``w <- (1 - 1/t) w + eta (Phi(gold) - Phi(y*))`` with ``eta = 1 / (lambda t)``,
-    where ``y*`` is the cost-augmented argmax under the weights before the step
-    (the update term is zero when ``y* == gold``).  Keeps every weight vector
-    for the plain average.
+    ``w <- (1 - 2/(t+1)) w + eta (Phi(gold) - Phi(y*))`` with
+    ``eta = 2 / (lambda (t + 1))`` (Lacoste-Julien et al. 2012), where ``y*``
+    is the cost-augmented argmax under the weights before the step (the
+    update term is zero when ``y* == gold``).  Keeps every weight vector; the
+    average weighs the one after step ``t`` by ``t``.
     """
 
     def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, C: float, cost=None):
@@ -573,22 +574,21 @@ class NaivePegasos:
         self.weights = np.zeros(len(self.attr_labels) + self.L * self.L + 2 * self.L)
         self.history: list[np.ndarray] = []
 
-    def step(self, s: int, pred) -> float:
-        """Step on sequence ``s`` whose cost-augmented path is ``pred`` (checked by the caller).
-
-        Returns the hinge loss before the step.
-        """
+    def step(self, s: int, pred) -> None:
+        """Step on sequence ``s`` whose cost-augmented path is ``pred`` (checked by the caller)."""
         c, L = self.corpus, self.L
         t0, t1 = int(c.seq_ptr[s]), int(c.seq_ptr[s + 1])
         gold = [int(y) for y in c.labels[t0:t1]]
-        loss, _ = brute_hinge(self.weights, self.attr_ptr, self.attr_labels, L, c, s, self.cost)
         t = len(self.history) + 1
-        eta = 1.0 / (self.lam * t)
+        eta = 2.0 / (self.lam * (t + 1))
         phi_gold = path_features(self.attr_ptr, self.attr_labels, L, c, s, gold)
         phi_pred = path_features(self.attr_ptr, self.attr_labels, L, c, s, list(pred))
-        self.weights = (1.0 - 1.0 / t) * self.weights + eta * (phi_gold - phi_pred)
+        self.weights = (1.0 - eta * self.lam) * self.weights + eta * (phi_gold - phi_pred)
         self.history.append(self.weights.copy())
-        return loss
 
     def averaged(self) -> np.ndarray:
-        return np.mean(np.array(self.history), axis=0) if self.history else self.weights.copy()
+        """Average of the stored weight vectors, the one after step t weighted by t."""
+        if not self.history:
+            return self.weights.copy()
+        steps = np.arange(1, len(self.history) + 1, dtype=np.float64)
+        return (steps[:, None] * np.array(self.history)).sum(axis=0) / steps.sum()

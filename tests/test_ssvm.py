@@ -233,7 +233,7 @@ def test_scaling_the_weights_keeps_the_average(factor):
     w, u = rng.normal(size=7), rng.normal(size=7)
     # A scale just above the threshold, so that 0.25 and 1e-6 fold it into w.
     p = _weights.AveragedParams(w.copy(), u.copy(), 5, scale=2 * _weights.MIN_SCALE,
-                                scale_sum=3.5)
+                                scale_sum=3.5, weight_sum=15.0)
     weights, average = p.weights(), p.averaged()
     p.scale_by(factor)
     np.testing.assert_allclose(p.weights(), factor * weights, rtol=1e-12, atol=0)
