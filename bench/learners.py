@@ -55,7 +55,13 @@ def greedy(task: str):
     return cseq.GreedyTagger(max_iter=5, random_state=0, features=TemplateFeaturizer(PRESET[task]))
 
 
-LEARNERS = {"memm": memm, "hmm": hmm, "greedy": greedy}
+def ssvm(task: str):
+    """Structured SVM, Hamming cost, C = 0.1, 10 passes, averaged, seed 0 (the perceptron's)."""
+    return cseq.StructuredSVM(C=0.1, max_iter=10, random_state=0,
+                              features=TemplateFeaturizer(PRESET[task]))
+
+
+LEARNERS = {"memm": memm, "hmm": hmm, "greedy": greedy, "ssvm": ssvm}
 
 
 # ---------------------------------------------------------------------------

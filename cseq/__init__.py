@@ -27,8 +27,8 @@ from cseq.hmm import HMM
 from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi
 from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
-from cseq.ssvm import StructuredSVM
 from cseq.serialize import load
+from cseq.ssvm import StructuredSVM
 from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 

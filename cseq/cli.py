@@ -67,6 +67,9 @@ LEARNERS: dict[str, Learner] = {
     "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state"},
                           "averaged structured perceptron (option --seed)",
                           {"random_state": 0}),
+    "ssvm": Learner("StructuredSVM", 10, {"C": "C", "seed": "random_state"},
+                    "structured SVM, L2 and hinge loss, stochastic subgradient "
+                    "(options --C, --seed)", {"random_state": 0}),
     "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs"},
                     "maximum-entropy Markov model, L-BFGS (options --c2, --n-jobs)"),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
@@ -77,7 +80,7 @@ LEARNERS: dict[str, Learner] = {
 }
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
-_LEARNER_OPTIONS = {"c2": "--c2", "n_jobs": "--n-jobs", "seed": "--seed"}
+_LEARNER_OPTIONS = {"c2": "--c2", "C": "--C", "n_jobs": "--n-jobs", "seed": "--seed"}
 
 _PRESET_HELP = ("Presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
                 "and 1 (POS tag); 'ner' reads column 0 (the word)")
@@ -607,11 +610,14 @@ def _parser() -> argparse.ArgumentParser:
                        f"{v.max_iter} for {k}" for k, v in LEARNERS.items()
                        if v.max_iter is not None) + ")")
     t.add_argument("--c2", type=float, default=None, help="CRF L2 strength (default 1.0)")
+    t.add_argument("--C", dest="C", type=float, default=None,
+                   help="structured SVM: weight of the hinge losses against 1/2 ||w||^2 "
+                   "(default 0.1)")
     t.add_argument("--min-freq", type=_int_at_least(1), default=1,
                    help="drop attributes seen fewer times (default 1)")
     t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
     t.add_argument("--seed", type=_int_at_least(0), default=None,
-                   help="perceptron shuffling seed (default 0)")
+                   help="perceptron and structured SVM shuffling seed (default 0)")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
     shown = t.add_mutually_exclusive_group()

@@ -204,3 +204,30 @@ def test_train_tag_info_greedy(files):
     assert "GreedyTagger" in r.stdout and "labels (4)" in r.stdout
     r = run("train", str(train), "--algorithm", "greedy", "-o", str(model), "--c2", "1")
     assert r.returncode != 0 and "does not apply" in r.stderr
+
+
+def test_train_ssvm_with_c_and_seed(files):
+    tmp, train = files
+    model = tmp / "ssvm.cseq"
+    r = run("train", str(train), "--template", "chunk", "--algorithm", "ssvm", "--C", "0.5",
+            "--max-iter", "3", "--dev", str(train), "-o", str(model))
+    assert r.returncode == 0, r.stderr
+    assert "dev span F1" in r.stdout
+    est = cseq.load(model)
+    assert type(est).__name__ == "StructuredSVM"
+    assert (est.C, est.max_iter, est.random_state, est.n_iter_) == (0.5, 3, 0, 3)
+    assert all("loss" in record for record in est.history_)
+    # The same command gives the same model (the seed defaults to 0).
+    again = tmp / "again.cseq"
+    r = run("train", str(train), "--template", "chunk", "--algorithm", "ssvm", "--C", "0.5",
+            "--max-iter", "3", "--dev", str(train), "-o", str(again))
+    assert r.returncode == 0, r.stderr
+    assert again.read_bytes() == model.read_bytes()
+    r = run("info", str(model))
+    assert r.returncode == 0 and "StructuredSVM" in r.stdout, r.stderr
+    for args in (["--algorithm", "ssvm", "--c2", "1"], ["--algorithm", "perceptron", "--C", "1"]):
+        r = run("train", str(train), "--template", "chunk", "-o", str(tmp / "x.cseq"), *args)
+        assert r.returncode != 0 and "does not apply" in r.stderr, args
+    r = run("train", str(train), "--template", "chunk", "--algorithm", "ssvm", "--C", "0",
+            "-o", str(tmp / "x.cseq"))
+    assert r.returncode == 1 and "C must be positive" in r.stderr
