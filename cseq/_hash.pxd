@@ -50,10 +50,13 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 
 # Open-addressing tables (templates' KeyTable, packing's StringTable): slot
-# counts are powers of two, at most 2**32 (ids are int32), filled to at most
-# 70% so that linear probing stays short with well-mixed hashes.
+# counts are powers of two, at most 2**32, filled to at most 70% so that
+# linear probing stays short with well-mixed hashes.  Ids are int32, so a
+# table holds at most MAX_IDS entries (ids 0 .. MAX_IDS - 1); each table
+# checks that bound itself, since 70% of 2**32 slots is more than 2**31.
 cdef enum:
     MIN_SLOTS = 16
+    MAX_IDS = 2147483647
 
 cdef inline Py_ssize_t max_slots() noexcept nogil:
     return (<Py_ssize_t> 1) << 32

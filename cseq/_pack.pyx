@@ -11,7 +11,12 @@ copies the code units of each feature string into a small scratch buffer
 (with the GIL; the user's lists may change once it is released, the copy
 may not) and every 65,536 strings interns them (training) or looks them up
 in parallel without the GIL (prediction), in batches whose cache misses
-overlap.
+overlap.  A flush is the only place where the GIL is released, and no
+borrowed pointer into the user's lists is held across it: the walker
+re-reads the token it is in afterwards, and a changed token is an error.
+
+Both tables give int32 ids and refuse more than ``2**31 - 1`` entries with
+an ``InputError`` (``_hash.MAX_IDS``) instead of wrapping to negative ids.
 """
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
@@ -24,7 +29,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
-from cseq._hash cimport hash_bytes, max_slots, slot_limit, slots_for
+from cseq._hash cimport MAX_IDS, hash_bytes, max_slots, slot_limit, slots_for
 from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
@@ -33,7 +38,6 @@ from cseq.exceptions import InputError, InputTypeError
 
 __all__ = ["StringTable", "count_features", "pack_features", "pack_labels"]
 
-cdef int64_t MAX_ID = 2147483646
 # Arena entry: int32 id, int32 byte length, uint8 kind (1, 2 or 4), then the code units.
 cdef int64_t HEADER = 9
 
@@ -95,6 +99,9 @@ cdef class StringTable:
     ----------
     capacity : int, optional
         Number of strings to make room for.
+    max_ids : int, optional
+        Most distinct strings, at most (and by default) ``2**31 - 1``, the
+        number of int32 ids; a smaller bound is for tests.
     """
 
     cdef uint8_t* _arena
@@ -105,10 +112,14 @@ cdef class StringTable:
     cdef uint64_t _mask
     cdef int64_t _limit
     cdef int64_t _readers
+    cdef int64_t _max_ids
 
-    def __cinit__(self, Py_ssize_t capacity=1024):
+    def __cinit__(self, Py_ssize_t capacity=1024, Py_ssize_t max_ids=MAX_IDS):
         if capacity < 0:
             raise ValueError("StringTable: capacity must be >= 0")
+        if not 0 < max_ids <= MAX_IDS:
+            raise ValueError(f"StringTable: max_ids must be in 1 .. {MAX_IDS}")
+        self._max_ids = max_ids
         self._alloc_slots(slots_for(capacity))
         self._entry_cap = max(capacity, 16)
         self._entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
@@ -124,7 +135,7 @@ cdef class StringTable:
 
     cdef int _alloc_slots(self, int64_t slots) except -1:
         if slots > max_slots():
-            raise MemoryError("StringTable: more than 2**31 distinct strings")
+            raise MemoryError("StringTable: more than 2**32 slots")
         cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
         cdef int64_t i
         if table == NULL:
@@ -172,9 +183,10 @@ cdef class StringTable:
         if self._readers:
             raise RuntimeError("StringTable: cannot add strings while another thread "
                                "looks strings up in the same table")
-        if self._n > MAX_ID:
-            raise InputError("more than 2**31 - 1 distinct attributes")
-        if nbytes > MAX_ID:
+        if self._n >= self._max_ids:
+            raise InputError(f"more than {self._max_ids:,} distinct feature strings "
+                             "(ids are int32)")
+        if nbytes > MAX_IDS:
             raise InputError("a feature string longer than 2**31 - 1 bytes")
         self._reserve(nbytes)
         off = self._arena_size
@@ -233,6 +245,11 @@ cdef class StringTable:
 
     def __len__(self):
         return self._n
+
+    @property
+    def max_ids(self):
+        """Most distinct strings the table accepts (``2**31 - 1`` unless set lower)."""
+        return self._max_ids
 
     def add(self, s) -> int:
         """Id of ``s`` (a str, not a subclass), inserting it when new."""
@@ -400,11 +417,25 @@ cdef int _scratch_flush(Scratch* sc) except -1:
     return 0
 
 
+cdef inline bint _make_room(Scratch* sc) except -1:
+    """Flush the scratch when it is full; True when it did.
+
+    A flush for prediction releases the GIL, so another thread may change the
+    user's lists meanwhile: the caller must hold no borrowed pointer across
+    this call, and re-read (and re-check) anything it borrowed before it.
+    """
+    if sc.n < sc.room:
+        return False
+    _scratch_flush(sc)
+    return True
+
+
 cdef int _scratch_push(Scratch* sc, int kind, const uint8_t* data, int64_t nbytes) except -1:
+    """Copy one string into the scratch, which must have room (see :func:`_make_room`)."""
     cdef int64_t cap
     cdef void* p
-    if sc.n == sc.room:
-        _scratch_flush(sc)
+    if sc.n >= sc.room:  # pragma: no cover - a caller that skipped _make_room
+        raise RuntimeError("internal error: packing scratch is full")
     if sc.size + nbytes > sc.cap:
         cap = max(sc.size + nbytes, 2 * sc.cap)
         p = realloc(sc.buf, cap)
@@ -452,7 +483,11 @@ def count_features(object X):
 
 
 cdef inline int _emit(Scratch* sc, PyObject* key) except -1:
-    """Copy the code units of the next feature, ``key``; returns 1, or 0 when it is not a str."""
+    """Copy the code units of the next feature, ``key``; returns 1, or 0 when it is not a str.
+
+    The scratch must have room: nothing here releases the GIL, so ``key`` and
+    its code units are only read while the GIL is held.
+    """
     cdef int kind
     cdef const uint8_t* data
     cdef int64_t nbytes
@@ -522,9 +557,14 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                     raise _changed()
                 tok = <object> PySequence_Fast_ITEMS(seq)[j]
                 if type(tok) is dict:
-                    if n_feat + len(<dict>tok) > n_feat_total:
+                    m = len(<dict>tok)
+                    if n_feat + m > n_feat_total:
                         raise _changed()
                     for key, value in (<dict>tok).items():
+                        # key and value are owned references; only the dict
+                        # itself may change during a flush, and that is an error.
+                        if _make_room(&sc) and len(<dict>tok) != m:
+                            raise _changed()
                         if type(key) is not str:
                             raise InputTypeError(
                                 f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
@@ -557,7 +597,9 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                     # Borrowed item pointers: no user code runs in this loop,
                     # and the strings' reference counts are never written,
                     # which keeps their cache lines clean.  Prefetching the
-                    # token's strings first overlaps their cache misses.
+                    # token's strings first overlaps their cache misses.  Only
+                    # a scratch flush releases the GIL; after one the items
+                    # are read again from ``tok`` (which this frame owns).
                     items = PySequence_Fast_ITEMS(tok)
                     m = PySequence_Fast_GET_SIZE(tok)
                     if n_feat + m > n_feat_total:
@@ -565,6 +607,12 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                     for k in range(m):
                         cseq_prefetch(items[k])
                     for k in range(m):
+                        if _make_room(&sc):
+                            # The flush released the GIL: the token may have
+                            # been changed or freed meanwhile.  Re-read it.
+                            if PySequence_Fast_GET_SIZE(tok) != m:
+                                raise _changed()
+                            items = PySequence_Fast_ITEMS(tok)
                         if not _emit(&sc, items[k]):
                             raise InputTypeError(
                                 f"X[{i}][{j}]: features must be str, got "

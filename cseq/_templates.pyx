@@ -23,10 +23,12 @@ from libc.stdlib cimport free, malloc
 
 from cython.parallel cimport prange, threadid
 
-from cseq._hash cimport combine, hash_bytes, max_slots, slot_limit, slots_for
+from cseq._hash cimport MAX_IDS, combine, hash_bytes, max_slots, slot_limit, slots_for
 from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
+
+from cseq.exceptions import InputError
 
 __all__ = ["hash_strings", "extract_keys", "hash_rows", "name_cells", "KeyTable"]
 
@@ -494,6 +496,9 @@ cdef class KeyTable:
     ----------
     capacity : int, optional
         Initial number of distinct keys to make room for.
+    max_ids : int, optional
+        Most distinct keys, at most (and by default) ``2**31 - 1``, the
+        number of int32 ids; a smaller bound is for tests.
     """
 
     cdef object _slots_arr
@@ -504,19 +509,23 @@ cdef class KeyTable:
     cdef int32_t* _first_tmpl
     cdef KSlot* _slots
     cdef uint64_t _mask
-    cdef Py_ssize_t _size, _limit
+    cdef Py_ssize_t _size, _limit, _max_ids
 
-    def __cinit__(self, Py_ssize_t capacity=1024):
+    def __cinit__(self, Py_ssize_t capacity=1024, Py_ssize_t max_ids=MAX_IDS):
         if capacity < 0:
             raise ValueError("KeyTable: capacity must be >= 0")
+        if not 0 < max_ids <= MAX_IDS:
+            raise ValueError(f"KeyTable: max_ids must be in 1 .. {MAX_IDS}")
+        self._max_ids = max_ids
         self._size = 0
         self._allocate(slots_for(capacity))
 
     cdef _allocate(self, Py_ssize_t slots):
         if slots > max_slots():
-            raise MemoryError("KeyTable: more than 2**31 distinct keys")
-        # Ids (and id + 1 in the slots) stay below 2**31.
-        cdef Py_ssize_t limit = min(slot_limit(slots), <Py_ssize_t> 2147483646)
+            raise MemoryError("KeyTable: more than 2**32 slots")
+        # Never more entries than int32 ids (70% of 2**32 slots would be):
+        # ids, and id + 1 in the slots, stay below 2**31.
+        cdef Py_ssize_t limit = min(slot_limit(slots), self._max_ids)
         # One 16-byte KSlot per slot, in a numpy array this object owns; zeros
         # are empty slots, and pages no key lands on are never touched.
         self._slots_arr = np.zeros(2 * slots, dtype=np.uint64)
@@ -563,10 +572,12 @@ cdef class KeyTable:
         return self._size
 
     @classmethod
-    def from_keys(cls, keys):
+    def from_keys(cls, keys, Py_ssize_t max_ids=MAX_IDS):
         """Build a table whose id ``i`` is ``keys[i]`` (keys must be distinct)."""
         cdef const uint64_t[::1] k = np.ascontiguousarray(keys, dtype=np.uint64)
-        cdef KeyTable table = cls(k.shape[0])
+        if k.shape[0] > max_ids:
+            raise ValueError(f"KeyTable.from_keys: more than {max_ids:,} keys (ids are int32)")
+        cdef KeyTable table = cls(k.shape[0], max_ids)
         cdef Py_ssize_t i, slot
         for i in range(k.shape[0]):
             slot = _probe(table._slots, table._mask, k[i])
@@ -612,6 +623,9 @@ cdef class KeyTable:
         while pos < total:
             pos = self._insert_run(keys, where, total, pos, out, n_cols)
             if pos < total:
+                if self._size >= self._max_ids:
+                    raise InputError(f"more than {self._max_ids:,} distinct attributes "
+                                     "(ids are int32)")
                 self._grow()
         return 0
 
@@ -871,6 +885,11 @@ cdef class KeyTable:
     def first_template(self):
         """Column of ``keys`` where each id was first inserted (-1: from_keys)."""
         return self._first_tmpl_arr[:self._size].copy()
+
+    @property
+    def max_ids(self):
+        """Most distinct keys the table accepts (``2**31 - 1`` unless set lower)."""
+        return self._max_ids
 
     @property
     def capacity(self):

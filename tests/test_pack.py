@@ -110,3 +110,124 @@ def test_changing_x_while_packing_is_an_error_not_an_overrun():
         _pack.pack_features(X, _pack.StringTable(), True)
     with pytest.raises(ValueError, match="n_jobs"):
         _pack.pack_features([], _pack.StringTable(), False, 0)
+
+
+# ---------------------------------------------------------------------------
+# More than one 65,536-string scratch block
+
+BLOCK = 1 << 16
+
+
+def _block_corpus(n_strings, width=1000):
+    """Sentences of tokens of ``width`` distinct, freshly made strings each."""
+    words = [f"f={i % 90_001}" for i in range(n_strings)]
+    toks = [words[k : k + width] for k in range(0, n_strings, width)]
+    return [toks[k : k + 7] for k in range(0, len(toks), 7)]
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_packing_more_than_one_block_gives_the_dict_ids(n_jobs):
+    # 3.05 blocks of strings, a block boundary inside a token (1000 does not
+    # divide 65,536): ids checked one by one against a dict.
+    X = _block_corpus(3 * BLOCK + 3_000)
+    table = _pack.StringTable()
+    seq_ptr, tok_ptr, attr, values = _pack.pack_features(X, table, True)
+    index: dict[str, int] = {}
+    expect = [index.setdefault(f, len(index)) for seq in X for tok in seq for f in tok]
+    assert attr.tolist() == expect
+    assert table.names() == list(index)
+    assert len(index) == 90_001
+    # Prediction: the other half of the strings is unknown and dropped.
+    test = [[[f if k % 2 else f"unknown {f}" for k, f in enumerate(tok)] for tok in seq]
+            for seq in X]
+    seq_ptr2, tok_ptr2, attr2, _ = _pack.pack_features(test, table, False, n_jobs)
+    flat = [[index[f] for f in tok if f in index] for seq in test for tok in seq]
+    assert attr2.tolist() == [a for ids in flat for a in ids]
+    assert tok_ptr2.tolist() == np.cumsum([0] + [len(ids) for ids in flat]).tolist()
+    assert seq_ptr2.tolist() == seq_ptr.tolist()
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_tokens_freed_during_a_block_flush_are_an_error(kind):
+    # A prediction-time flush looks strings up without the GIL.  A second
+    # thread that runs in that window clears every token (freeing its item
+    # array and its strings).  The packer must notice that the token it is in
+    # the middle of has changed, instead of reading its old items: before the
+    # fix it kept reading them (a use-after-free that AddressSanitizer reports)
+    # and returned without an error.
+    import sys
+    import threading
+
+    def corpus():
+        # 330 tokens of 1,000 fresh strings: five flushes fall inside a
+        # token (after 65,536, 131,072, ... strings), the last one after it.
+        if kind == "list":
+            return [[[f"f={k}" + "" for k in range(1000)] for _ in range(66)]
+                    for _ in range(5)]
+        return [[{f"f={k}": 1.0 for k in range(1000)} for _ in range(66)] for _ in range(5)]
+
+    vocab = [f"f={i}" for i in range(0, 1000, 7)]
+    full = _pack.pack_features(corpus(), _pack.StringTable.from_strings(vocab), False, 1)
+
+    def attempt():
+        table = _pack.StringTable.from_strings(vocab)
+        X = corpus()
+        tokens = [tok for seq in X for tok in seq]
+        stop = []
+
+        def vandal():
+            # Always runnable, so it asks for the GIL while the packer is in
+            # C and gets it when the packer lets go.  Adding to the table
+            # fails exactly while the packer is looking strings up in it,
+            # which tells this thread that it is inside the flush.
+            n = 0
+            while not stop:
+                n += 1
+                try:
+                    table.add(f"probe {n}")
+                except RuntimeError:
+                    for tok in tokens:
+                        tok.clear()
+                    return
+
+        thread = threading.Thread(target=vandal)
+        thread.start()
+        try:
+            try:
+                got = _pack.pack_features(X, table, False, 1)
+            except InputError as exc:
+                assert "changed while it was being packed" in str(exc)
+                return True
+        finally:
+            stop.append(True)
+            thread.join()
+        # No error: then the second thread ran only in the last flush, after
+        # every token had been read, and the arrays are those of the intact X.
+        for a, b in zip(got, full):
+            np.testing.assert_array_equal(a, b)
+        return False
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        outcomes = [attempt() for _ in range(10)]
+    finally:
+        sys.setswitchinterval(old)
+    assert any(outcomes), "the second thread never ran inside a flush within a token"
+
+
+def test_string_table_refuses_more_strings_than_int32_ids():
+    assert _pack.StringTable().max_ids == 2**31 - 1
+    table = _pack.StringTable(max_ids=3)
+    assert [table.add(s) for s in "abcab"] == [0, 1, 2, 0, 1]
+    with pytest.raises(InputError, match="more than 3 distinct feature strings"):
+        table.add("d")
+    assert len(table) == 3 and table.get("d") == -1 and table.get("c") == 2
+    # through the packer, past a block boundary
+    table = _pack.StringTable(max_ids=BLOCK + 5)
+    X = [[[f"s{i}" for i in range(BLOCK + 10)]]]
+    with pytest.raises(InputError, match=f"more than {BLOCK + 5:,} distinct"):
+        _pack.pack_features(X, table, True)
+    for bad in (0, -1, 2**31):
+        with pytest.raises(ValueError, match="max_ids"):
+            _pack.StringTable(max_ids=bad)

@@ -647,6 +647,26 @@ def test_keytable_growth_and_lookup():
     assert zero.add(np.zeros((2, 1), np.uint64)).tolist() == [[0], [0]]  # key 0 is a key
 
 
+def test_keytable_ids_never_wrap_past_int32():
+    # 70% of the largest slot table (2**32 slots) is more than 2**31 ids: the
+    # table must stop at its id bound with a clear error instead of wrapping.
+    assert _templates.KeyTable().max_ids == 2**31 - 1
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 2**63, size=(40, 1), dtype=np.uint64)
+    t = _templates.KeyTable(0, max_ids=25)
+    assert t.add(keys[:25]).ravel().tolist() == list(range(25))
+    with pytest.raises(InputError, match="more than 25 distinct attributes"):
+        t.add(keys)
+    assert len(t) == 25
+    assert t.lookup(keys[:25]).ravel().tolist() == list(range(25))
+    assert (t.add(keys[:25]) >= 0).all()  # known keys still count
+    with pytest.raises(ValueError, match="more than 3 keys"):
+        _templates.KeyTable.from_keys(keys[:4, 0], max_ids=3)
+    for bad in (0, 2**31):
+        with pytest.raises(ValueError, match="max_ids"):
+            _templates.KeyTable(max_ids=bad)
+
+
 def test_extract_keys_validates():
     cells = np.zeros((2, 1), np.int32)
     hashes = np.zeros(1, np.uint64)
