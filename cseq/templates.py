@@ -12,7 +12,9 @@ A template file has one template per line::
 the current one; rows outside the sentence read the CRF++ padding strings
 ``_B-1, _B-2, ...`` (before) and ``_B+1, _B+2, ...`` (after).  Each ``U``
 template gives every token one attribute: the template line with its macros
-replaced by the values read, e.g. ``U05:of/the``.  ``docs/templates.md`` is the
+replaced by the values read, e.g. ``U05:of/the``.  The attribute is the
+template's literal text together with those values, so two templates (or two
+value tuples) that happen to print the same string are two attributes.  ``docs/templates.md`` is the
 full reference.
 
 :class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.sequences.Sequences`

@@ -44,6 +44,13 @@ def compiled_names(feat: TemplateFeaturizer, seqs: Sequences) -> list[list[list[
 
 
 def assert_same_features(feat: TemplateFeaturizer, X, seqs: Sequences) -> None:
+    """The compiled path gives every token the reference's attributes, by name and by id.
+
+    ``seqs`` must come from ``feat.fit_transform(X)`` (``min_freq=1``): ids are
+    then dense and given in order of first occurrence (token by token, template
+    by template), which the reference's names determine.  Comparing names alone
+    would let one attribute be split over two ids.
+    """
     ref = feat.features_python(X)
     got = compiled_names(feat, seqs)
     assert len(ref) == len(got)
@@ -51,6 +58,44 @@ def assert_same_features(feat: TemplateFeaturizer, X, seqs: Sequences) -> None:
         assert len(r) == len(g), s
         for t, (rt, gt) in enumerate(zip(r, g)):
             assert Counter(rt) == Counter(gt), (s, t, rt, gt)
+    # An attribute is a template skeleton with its values (two of them may
+    # render to one name: "U1:%x[0,0]%x[0,1]" on ab|c and on a|bc).
+    index: dict[tuple, int] = {}
+    want = [index.setdefault(key, len(index)) for key in _reference_attributes(feat, X)]
+    assert seqs.attr_ids.tolist() == want
+    names = feat.attribute_names()
+    assert names == [tpl_render(key) for key in index]
+
+
+def _reference_attributes(feat: TemplateFeaturizer, X):
+    """(skeleton, values) of every attribute, token by token, template by template,
+    read the way :func:`expand` reads them."""
+    for sent in X:
+        rows = [(tok,) if isinstance(tok, str) else tuple(tok) for tok in sent]
+        n = len(rows)
+        for i in range(n):
+            for t in feat.templates.templates:
+                values = []
+                for c in t.cells:
+                    j = i + c.row
+                    if j < 0:
+                        values.append(f"_B-{-j}")
+                    elif j >= n:
+                        values.append(f"_B+{j - n + 1}")
+                    elif c.func is None:
+                        values.append(rows[j][c.col])
+                    else:
+                        values.append(TOKEN_FUNCTIONS[c.func](rows[j][c.col]))
+                yield t.skeleton, tuple(values)
+
+
+def tpl_render(key) -> str:
+    skeleton, values = key
+    parts = skeleton.split("\x00")
+    out = [parts[0]]
+    for v, p in zip(values, parts[1:]):
+        out += [v, p]
+    return "".join(out)
 
 
 # ---------------------------------------------------------------- syntax
@@ -237,6 +282,18 @@ def _template_text(spec) -> str:
         macros = [f"%x[{r},{c}{':' + fn if fn else ''}]" for r, c, fn in cells]
         lines.append(ident + sep.join(macros))
     return "\n".join(lines)
+
+
+def test_attributes_that_render_alike_keep_their_own_ids():
+    # Found by the id comparison: a template without macros and one whose
+    # value is empty both print "U1:", and "ab"+"c" and "a"+"bc" both print
+    # "U2:abc".  Each is its own attribute (skeleton and values), with its own
+    # id, whose name appears twice in attribute_names().
+    f = TemplateFeaturizer("U1:\nU1:%x[0,0]\nU2:%x[0,0]%x[0,1]")
+    seqs = f.fit_transform([[("", "c"), ("ab", "c"), ("a", "bc")]])
+    assert seqs.attr_ids.tolist() == [0, 1, 2, 0, 3, 4, 0, 5, 6]
+    assert f.attribute_names() == ["U1:", "U1:", "U2:c", "U1:ab", "U2:abc", "U1:a", "U2:abc"]
+    assert_same_features(f, [[("", "c"), ("ab", "c"), ("a", "bc")]], seqs)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
