@@ -20,13 +20,12 @@ import cseq
 from cseq.conll import read_conll
 from cseq.data import sample_path
 
-DATA = Path(os.environ.get("CSEQ_SHARED_DATA",
-                           Path(__file__).resolve().parents[2] / "shared" / "data"))
+from shared_data import DATA, SKIP_REASON, needs
+
 EWT_DEV = DATA / "ud_en_ewt" / "en_ewt-ud-dev.conllu"
 CONLL2000 = DATA / "conll2000" / "train.txt"
 WNUT_DEV = DATA / "wnut17" / "emerging.dev.conll"
-needs = pytest.mark.skipif(not EWT_DEV.exists() or not CONLL2000.exists()
-                           or not WNUT_DEV.exists(), reason=f"{DATA} is not present")
+needs_data = needs(EWT_DEV, CONLL2000, WNUT_DEV)
 
 
 def run(*args, stdin=None, cwd=None):
@@ -56,7 +55,7 @@ def pos_model(tmp_path_factory):
 def chunk_model(tmp_path_factory):
     """A chunker trained by the CLI on 300 sentences of CoNLL-2000."""
     if not CONLL2000.exists():
-        pytest.skip(f"{CONLL2000} is not present")
+        pytest.skip(f"{SKIP_REASON}: {CONLL2000}")
     tmp = tmp_path_factory.mktemp("chunk")
     train = head_sentences(CONLL2000, 300, tmp / "train.txt")
     path = tmp / "chunk.cseq"
@@ -135,7 +134,7 @@ def test_model_file_records_its_input_columns(chunk_model, pos_model):
 # 3. CoNLL-U detected by content
 
 
-@needs
+@needs_data
 def test_conllu_not_named_conllu_is_read_as_conllu(tmp_path):
     src = head_sentences(EWT_DEV, 60, tmp_path / "ewt_head.txt")
     model = tmp_path / "m.cseq"
@@ -190,7 +189,7 @@ def test_conllu_round_trip_keeps_everything(pos_model, tmp_path):
         assert "# text = Don't go." in r.stdout
 
 
-@needs
+@needs_data
 def test_conllu_round_trip_on_ewt_dev(pos_model, tmp_path):
     out = tmp_path / "dev.tagged.conllu"
     r = run("tag", pos_model, EWT_DEV, "-o", out)

@@ -19,7 +19,7 @@ from cseq.conll import (
 )
 from cseq.exceptions import InputError, InputTypeError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from shared_data import DATA, needs
 
 
 def _write(tmp_path: Path, content: str | bytes, name: str = "f.txt") -> Path:
@@ -307,7 +307,8 @@ def test_write_errors():
 # ---------------------------------------------------------------------------
 # the real corpora in ../shared/data
 
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent")
+needs_data = needs(DATA / "conll2000" / "train.txt", DATA / "wnut17" / "wnut17train.conll",
+                   DATA / "ud_en_ewt" / "en_ewt-ud-dev.conllu")
 
 
 @needs_data

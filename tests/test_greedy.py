@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
@@ -18,6 +18,7 @@ from cseq.greedy import GreedyChain
 from cseq.model import work_chunks
 from cseq.sequences import Sequences
 
+from budget import examples
 from oracle import NaiveGreedy
 from strategies import corpora
 
@@ -55,7 +56,7 @@ def test_layout_appends_history_blocks_after_the_chain():
     assert lay["n_params"] == lay["pair"] + 4 * 3 * 3
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(1, 3), st.data())
 def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epochs, data):
     """Identical weights after every sequence; the lazy average equals the mean of the weights
@@ -77,7 +78,7 @@ def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epoch
             np.testing.assert_allclose(params.averaged(), naive.averaged(), rtol=0, atol=1e-9)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(0, 2**32 - 1), st.data())
 def test_tagging_equals_naive_left_to_right_argmax(Xy, all_states, seed, data):
     _, corpus, model = pack(*Xy, all_states=all_states)

@@ -12,12 +12,14 @@ from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.hmm import WordLexicon, suffix_probabilities
+
+from budget import examples
 
 # A tiny corpus: classes_ are D, N, V (ids 0, 1, 2); words the, dog, runs.
 X_TINY = [["the", "dog", "runs"], ["the", "runs"], ["dog", "runs"]]
@@ -237,7 +239,7 @@ def word_corpora(draw):
     return X, y
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(word_corpora(), st.sampled_from([0.05, 0.5, 2.0]),
        st.lists(st.sampled_from(["a", "b", "Ab", "cab", "x", "zab", "Q", "y"]), min_size=1,
                 max_size=4))

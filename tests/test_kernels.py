@@ -7,7 +7,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -15,6 +15,7 @@ import cseq
 from cseq import _decode
 from cseq.exceptions import CSeqError, InputError, InputTypeError
 
+from budget import examples
 from oracle import (
     all_path_scores,
     brute_log_z,
@@ -47,7 +48,7 @@ def uses_log_space(T, start, end) -> bool:
 # Viterbi
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@examples(300)
 @given(chains())
 def test_viterbi_matches_brute_force(chain):
     E, T, start, end = chain
@@ -66,7 +67,7 @@ def test_viterbi_matches_brute_force(chain):
     assert path_score(E, T, start, end, path) == pytest.approx(score, abs=tol, rel=0)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@examples(200)
 @given(st.integers(1, 5), st.integers(1, 4), st.data())
 def test_viterbi_ties_go_to_lower_label_ids(n, L, data):
     # Small integers keep every score exact, so ties are real ties.
@@ -94,7 +95,7 @@ def viterbi_step(avx2: bool):
 
 
 @pytest.mark.parametrize("avx2", [False, True])
-@settings(max_examples=150, deadline=None, derandomize=True)
+@examples(150)
 @given(st.integers(1, 3), st.integers(1, 11), st.data())
 def test_both_viterbi_steps_match_brute_force_with_ties(avx2, n, L, data):
     # L up to 11 covers the 4-wide vector body and every tail length.
@@ -139,7 +140,7 @@ def test_viterbi_docstring_example():
 # Forward-backward
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@examples(300)
 @given(chains())
 def test_forward_backward_matches_brute_force(chain):
     E, T, start, end = chain
@@ -181,7 +182,7 @@ def test_forward_backward_both_sides_of_the_mode_switch(spread, where):
     np.testing.assert_allclose(pairs, brute_pair_marginals(E, T, start, end), atol=1e-10, rtol=0)
 
 
-@settings(max_examples=50, deadline=None, derandomize=True)
+@examples(50)
 @given(chains(with_start_end=False))
 def test_start_and_end_default_to_zeros(chain):
     E, T, _, _ = chain

@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
@@ -18,6 +18,7 @@ from cseq.model import LinearChain, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
 
+from budget import examples
 from oracle import (brute_memm, memm_path_log_prob, naive_local_distributions, path_score,
                     sequence_emissions, split_params)
 from strategies import corpora
@@ -58,7 +59,7 @@ def nonempty(corpus):
 # Kernels against enumeration
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(), st.booleans(), seeds, scales)
 def test_local_distributions_are_normalised_softmaxes(Xy, all_states, seed, scale):
     corpus, model = pack(*Xy, all_states=all_states)
@@ -80,7 +81,7 @@ def test_local_distributions_are_normalised_softmaxes(Xy, all_states, seed, scal
                 assert log_z[t - 1, p] == pytest.approx(want, rel=1e-12, abs=1e-9)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples(30)
 @given(corpora(max_len=4), st.booleans(), st.sampled_from([0.0, 0.5]), seeds)
 def test_memm_objective_matches_enumeration_and_finite_differences(Xy, all_states, c2, seed):
     corpus, model = pack(*Xy, all_states=all_states)
@@ -122,7 +123,7 @@ def test_memm_objective_matches_enumeration_and_finite_differences(Xy, all_state
         assert per[s] == pytest.approx(want_s, rel=1e-11, abs=1e-11)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(), st.booleans(), seeds, scales, st.sampled_from([1, 2]))
 def test_decode_and_marginals_match_enumeration(Xy, all_states, seed, scale, n_jobs):
     corpus, model = pack(*Xy, all_states=all_states)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
-import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+
 from seqeval.metrics import sequence_labeling as seqeval_labeling
 from seqeval.scheme import IOB2 as SEQEVAL_IOB2
 from seqeval.scheme import IOBES as SEQEVAL_IOBES
@@ -24,6 +23,8 @@ from cseq.metrics import (
     confusion_matrix,
     sequence_accuracy,
 )
+
+from budget import examples
 
 # ---------------------------------------------------------------------------
 # Independent references.
@@ -425,7 +426,7 @@ def _aligned_pair(draw, labels):
     return y_true, y_pred
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(_aligned_pair(CONLLEVAL_LABELS))
 def test_iob_matches_conlleval(pair):
     y_true, y_pred = pair
@@ -433,14 +434,14 @@ def test_iob_matches_conlleval(pair):
     _assert_matches_conlleval(y_true, y_pred, "iob1")
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(_aligned_pair(IOB_LABELS))
 def test_iob2_matches_seqeval_default_mode(pair):
     y_true, y_pred = pair
     _assert_matches_seqeval(y_true, y_pred, "iob2")
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(_aligned_pair(BIOES_LABELS))
 def test_bioes_matches_seqeval_default_mode(pair):
     y_true, y_pred = pair
@@ -478,14 +479,14 @@ def _well_formed_pair(draw, scheme):
     return y_true, y_pred
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(_well_formed_pair("iob2"))
 def test_iob2_matches_seqeval_strict_mode_on_well_formed_input(pair):
     y_true, y_pred = pair
     _assert_matches_seqeval(y_true, y_pred, "iob2", SEQEVAL_IOB2)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(_well_formed_pair("bioes"))
 def test_bioes_matches_seqeval_strict_mode_on_well_formed_input(pair):
     y_true, y_pred = pair
@@ -507,7 +508,7 @@ def test_where_cseq_departs_from_conlleval():
     assert chunks(y[0]) == [("creative-work", 0, 2)]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(_aligned_pair(BIOES_LABELS))
 def test_properties(pair):
     y_true, y_pred = pair
@@ -528,7 +529,7 @@ def test_properties(pair):
     assert a["support"] == n
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(_aligned_pair(IOB_LABELS))
 def test_confusion_matrix_is_consistent(pair):
     y_true, y_pred = pair
@@ -537,16 +538,3 @@ def test_confusion_matrix_is_consistent(pair):
     assert m.sum() == n
     if n:
         assert np.trace(m) / n == pytest.approx(accuracy(y_true, y_pred))
-
-
-def test_fast_on_200k_tokens():
-    rng = random.Random(0)
-    labels = ["O", "B-NP", "I-NP", "B-VP", "I-VP", "B-PP"]
-    y_true = [[rng.choice(labels) for _ in range(25)] for _ in range(8000)]
-    y_pred = [[lab if rng.random() < 0.9 else rng.choice(labels) for lab in s] for s in y_true]
-    t0 = time.perf_counter()
-    chunk_scores(y_true, y_pred)
-    accuracy(y_true, y_pred)
-    classification_report(y_true, y_pred)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 2.0, f"metrics on 200k tokens took {elapsed:.2f}s"

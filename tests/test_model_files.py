@@ -234,14 +234,12 @@ def test_declared_sizes_are_bounded_before_allocation(models, name):
     edit(header)
     data = build_model(header, arrays)
     tracemalloc.start()
-    t = time.perf_counter()
     try:
         with pytest.raises(ModelFormatError):
             serialize.loads(data)
     finally:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    assert time.perf_counter() - t < 5
     # The file's own bytes are copied a few times; nothing near the declared size.
     assert peak < 64 * len(data) + (64 << 20), peak
 

@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq.optimize import lbfgs
+
+from budget import examples
 
 
 def quadratic(A, b):
@@ -15,7 +17,7 @@ def quadratic(A, b):
     return fun
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(n=st.integers(1, 30), seed=st.integers(0, 2**32 - 1), cond=st.floats(1.0, 1e4))
 def test_strictly_convex_quadratic_reaches_the_minimum(n, seed, cond):
     rng = np.random.default_rng(seed)

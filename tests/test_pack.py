@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq import _pack
 from cseq.exceptions import InputError
+
+from budget import examples
 
 # Every width CPython uses (1, 2 and 4 bytes per code point), lone surrogates included.
 any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
 mixed = st.one_of(any_text, st.sampled_from(["", "a", "é", "Ω", "\U0001F600", "\ud800", "a" * 40]))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.lists(mixed, max_size=60), st.lists(mixed, max_size=30))
 def test_string_table_matches_a_dict(inserted, queried):
     table = _pack.StringTable(capacity=0)  # forces several rehashes

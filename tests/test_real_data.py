@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import cseq
@@ -41,7 +39,6 @@ def ewt():
 ], ids=["perceptron", "crf"])
 def test_pos_tagging_accuracy(ewt, estimator):
     (X_train, y_train), (X_test, y_test) = ewt
-    t = time.perf_counter()
     est = estimator.fit(X_train, y_train)
     accuracy = est.score(X_test, y_test)
     assert accuracy > 0.85, accuracy

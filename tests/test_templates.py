@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq import _templates
@@ -26,7 +25,9 @@ from cseq.templates import (
     preset,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from budget import examples
+from shared_data import DATA, needs
+
 CONLL2000 = DATA / "conll2000" / "train.txt"
 
 
@@ -296,7 +297,7 @@ def test_attributes_that_render_alike_keep_their_own_ids():
     assert_same_features(f, [[("", "c"), ("ab", "c"), ("a", "bc")]], seqs)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(
     spec=_template_sets,
     X=st.lists(st.lists(st.tuples(_words, _words, _words), max_size=7), min_size=1, max_size=5),
@@ -316,7 +317,7 @@ def test_compiled_matches_reference_random(spec, X):
         assert set(seqs.attr_ids.tolist()) == set(range(f.n_attributes))
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(X=st.lists(st.lists(_words, max_size=8), min_size=1, max_size=6))
 def test_single_column_strings_presets(X):
     for name in ("pos", "ner"):
@@ -339,7 +340,7 @@ def test_token_that_looks_like_padding_shares_its_attribute():
     assert f.attribute_names() == ["U:_B-1"]
 
 
-@pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
+@needs(CONLL2000)
 @pytest.mark.parametrize("name", ["chunk", "pos", "ner"])
 def test_compiled_matches_reference_conll2000(name):
     X = read_conll(CONLL2000)[0][:500]
@@ -395,7 +396,7 @@ def test_fit_transform_refits():
 # ---------------------------------------------------------------- min_freq
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(
     X=st.lists(st.lists(st.sampled_from(list("aabbbcdeff")), max_size=8), min_size=1, max_size=8),
     k=st.integers(1, 5),
@@ -499,7 +500,7 @@ def test_state_roundtrip(name, kwargs):
         assert g.attribute_names() == f.attribute_names()
 
 
-@pytest.mark.skipif(not CONLL2000.exists(), reason="shared/data/conll2000 is not present")
+@needs(CONLL2000)
 def test_state_roundtrip_real_data():
     X = read_conll(CONLL2000)[0][:300]
     f = TemplateFeaturizer("chunk", min_freq=2)

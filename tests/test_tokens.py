@@ -7,11 +7,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq import _templates, _tokens
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, _sentence_rows, expand
+
+from budget import examples
 
 # Characters where the Python definitions have edge cases: title case letters
 # (U+01C5 is neither upper nor lower), the final sigma and dotted capital I of
@@ -36,7 +38,7 @@ def test_the_compiled_functions_are_the_python_ones():
     assert _tokens.FUNCTIONS == tuple(TOKEN_FUNCTIONS)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(strings=st.lists(words, max_size=8))
 def test_functions_match_python_on_random_unicode(strings):
     for name, fn in TOKEN_FUNCTIONS.items():
@@ -119,7 +121,7 @@ def _text(spec) -> str:
     )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(80)
 @given(spec=_specs, X=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1,
                                  max_size=4),
        min_freq=st.integers(1, 2))
@@ -142,7 +144,7 @@ def test_featurization_ids_and_names_match_expand(spec, X, min_freq):
     assert np.array_equal(again.attr_ids, seqs.attr_ids)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40)
 @given(X=st.lists(st.lists(words, max_size=8), min_size=1, max_size=5))
 def test_presets_ids_and_names_match_expand(X):
     for name in ("pos", "ner"):
@@ -181,7 +183,7 @@ def _fitted(text, X):
     return f, data, f._key_args(data)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(spec=_specs, X=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1,
                                  max_size=4),
        Y=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1, max_size=4))

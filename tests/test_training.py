@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
@@ -16,6 +16,7 @@ from cseq.model import LinearChain, work_chunks
 from cseq.objectives import CRFObjective
 from cseq.sequences import Sequences
 
+from budget import examples
 from oracle import (
     NaivePerceptron,
     brute_expected_counts,
@@ -67,7 +68,7 @@ def expectations(model, corpus, params, n_jobs=1, chunks=None):
 # Emissions
 
 
-@settings(max_examples=100, deadline=None, derandomize=True)
+@examples(100)
 @given(corpora(), st.booleans(), seeds, st.data())
 def test_emissions_match_naive(Xy, all_states, seed, data):
     _, corpus, model = pack(*Xy, all_states=all_states)
@@ -87,7 +88,7 @@ def test_emissions_match_naive(Xy, all_states, seed, data):
                                naive_emissions(*args, model.n_labels), rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(corpora(), st.booleans(), seeds, st.floats(-4, 4, allow_nan=False))
 def test_path_features_kernel_matches_naive_phi(Xy, all_states, seed, scale):
     """The one path-features kernel against the oracle's Phi, on arbitrary label paths."""
@@ -162,7 +163,7 @@ def test_state_index_holds_exactly_the_seen_pairs():
 # Expected counts and log Z
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(max_len=5), st.booleans(), seeds, st.floats(-1.0, 2.7))
 def test_expected_counts_match_brute_force(Xy, all_states, seed, log_scale):
     _, corpus, model = pack(*Xy, all_states=all_states)
@@ -185,7 +186,7 @@ def test_expected_counts_match_brute_force(Xy, all_states, seed, log_scale):
     assert exp1[n_state:n_state + L * L].sum() == pytest.approx(corpus.n_tokens - n_nonempty)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(max_seqs=6), seeds, st.integers(1, 9), st.data())
 def test_expected_counts_do_not_depend_on_chunking(Xy, seed, n_chunks, data):
     _, corpus, model = pack(*Xy)
@@ -236,7 +237,7 @@ def brute_gradient(params, model, corpus, c2):
     return expected - gold + 2 * c2 * params
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples(30)
 @given(corpora(max_len=4), st.booleans(), st.sampled_from([0.0, 0.5]), seeds)
 def test_crf_objective_matches_enumeration_and_finite_differences(Xy, all_states, c2, seed):
     _, corpus, model = pack(*Xy, all_states=all_states)
@@ -305,7 +306,7 @@ def _trainer(model, corpus):
     return _Trainer(model, corpus)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(max_len=5, values="dyadic"), st.booleans(), st.integers(1, 4), st.data())
 def test_perceptron_matches_naive_after_every_step(Xy, all_states, epochs, data):
     _, corpus, model = pack(*Xy, all_states=all_states)
@@ -328,7 +329,7 @@ def test_perceptron_matches_naive_after_every_step(Xy, all_states, epochs, data)
             assert trainer.n_examples == len(snapshots)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(max_seqs=5, max_len=5), st.integers(1, 4), st.data())
 def test_lazy_average_equals_naive_average_with_float_values(Xy, epochs, data):
     _, corpus, model = pack(*Xy)
@@ -466,7 +467,7 @@ def test_same_random_state_gives_identical_model_bytes():
 # Many sequences of different lengths at once equal one sequence at a time
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(corpora(max_seqs=6, max_len=6), st.booleans(), seeds, st.floats(-1.0, 2.7))
 def test_multi_sequence_results_equal_per_sequence_results(Xy, all_states, seed, log_scale):
     _, corpus, model = pack(*Xy, all_states=all_states)
@@ -504,7 +505,7 @@ def test_multi_sequence_results_equal_per_sequence_results(Xy, all_states, seed,
     np.testing.assert_allclose(objective_all[1], grad_sum, rtol=1e-12, atol=1e-9)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True)
+@examples(15)
 @given(corpora(max_seqs=5, max_len=5))
 def test_estimators_predict_batches_like_single_sequences(Xy):
     X, y = Xy
