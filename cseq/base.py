@@ -25,7 +25,12 @@ from cseq.exceptions import (ConvergenceError, CSeqError, InputError, ModelForma
                              TrainingInterrupted,
                              NotFittedError)
 from cseq.metrics import chunk_f1, detect_scheme
-from cseq.features import FeatureVocabulary, featurizer_from_config, featurizer_from_state
+from cseq.features import (
+    FeatureVocabulary,
+    featurizer_from_config,
+    featurizer_from_state,
+    featurizer_state_arrays,
+)
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.sequences import Sequences
 from cseq.serialize import dumps, loads, save
@@ -406,6 +411,15 @@ class ChainEstimator:
             arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
             arrays.update({f"model/{k}": v for k, v in self.model_.arrays().items()})
         return header, arrays
+
+    @classmethod
+    def _model_array_names(cls, header: dict) -> frozenset:
+        """Every array name a file with this header may hold (checked before any is read)."""
+        if header.get("fitted") is not True:
+            return frozenset()
+        return frozenset(
+            {f"featurizer/{n}" for n in featurizer_state_arrays(header.get("featurizer"))}
+            | {f"model/{n}" for n in cls._model_class.ARRAY_NAMES})
 
     @classmethod
     def _from_model_state(cls, header: dict, arrays: dict[str, np.ndarray]):

@@ -26,7 +26,13 @@ FEATURIZERS: dict[str, type] = {}
 
 
 def register_featurizer(cls: type) -> type:
-    """Class decorator: model files naming ``cls.kind`` restore featurizers through ``cls``."""
+    """Class decorator: model files naming ``cls.kind`` restore featurizers through ``cls``.
+
+    ``cls.STATE_ARRAYS`` names every array its ``get_state`` may return: the
+    loader refuses any other name before it copies an array.
+    """
+    if not isinstance(getattr(cls, "STATE_ARRAYS", None), frozenset):
+        raise TypeError(f"featurizer {cls.__name__} must name its STATE_ARRAYS")
     FEATURIZERS[cls.kind] = cls
     return cls
 
@@ -42,6 +48,11 @@ def _featurizer_class(desc, what: str) -> type:
 def featurizer_from_config(config) -> object:
     """An unfitted featurizer from the configuration stored in a model header."""
     return _featurizer_class(config, "features parameter").from_config(config)
+
+
+def featurizer_state_arrays(meta) -> frozenset:
+    """Names of the arrays a featurizer described by ``meta`` may store."""
+    return _featurizer_class(meta, "featurizer description").STATE_ARRAYS
 
 
 def featurizer_from_state(meta, arrays: dict[str, np.ndarray]) -> object:
@@ -85,6 +96,8 @@ class FeatureVocabulary:
     """
 
     kind = "vocabulary"
+    #: Names of the arrays :meth:`get_state` returns.
+    STATE_ARRAYS = frozenset({"blob", "offsets"})
 
     def __init__(self) -> None:
         self._table = _pack.StringTable()
@@ -130,7 +143,7 @@ class FeatureVocabulary:
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FeatureVocabulary:
         """Rebuild a vocabulary from :meth:`get_state` output; ModelFormatError if invalid."""
-        if set(arrays) != {"blob", "offsets"}:
+        if set(arrays) != cls.STATE_ARRAYS:
             raise ModelFormatError("feature vocabulary: expected arrays 'blob' and 'offsets'")
         names = decode_strings(arrays["blob"], arrays["offsets"], "feature vocabulary")
         self = cls()

@@ -67,10 +67,12 @@ class GreedyChain(LinearChain):
 
     @classmethod
     def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray]) -> GreedyChain:
-        if set(arrays) != {"attr_ptr", "attr_labels", "params", "tag_attrs", "tag_labels"}:
+        if set(arrays) != cls.ARRAY_NAMES:
             raise ModelFormatError("model arrays are missing")
         return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"],
                    arrays["tag_attrs"], arrays["tag_labels"])
+
+    ARRAY_NAMES = LinearChain.ARRAY_NAMES | {"tag_attrs", "tag_labels"}
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {**super().arrays(), "tag_attrs": self.tag_attrs, "tag_labels": self.tag_labels}

@@ -113,6 +113,9 @@ class WordLexicon:
     """
 
     kind = "hmm-lexicon"
+    #: Names of the arrays :meth:`get_state` returns.
+    STATE_ARRAYS = frozenset({"words/blob", "words/offsets", "suffixes/blob",
+                              "suffixes/offsets", "counts"})
 
     def __init__(self, word: str | None = None, suffix_length: int = 10,
                  rare_threshold: int = 10) -> None:
@@ -262,8 +265,7 @@ class WordLexicon:
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> WordLexicon:
         self = cls.from_config(meta) if isinstance(meta, dict) else None
-        if self is None or set(arrays) != {"words/blob", "words/offsets", "suffixes/blob",
-                                           "suffixes/offsets", "counts"}:
+        if self is None or set(arrays) != cls.STATE_ARRAYS:
             raise ModelFormatError("hmm lexicon: expected its words, suffixes and counts")
         words = decode_strings(arrays["words/blob"], arrays["words/offsets"], "hmm lexicon")
         keys = decode_strings(arrays["suffixes/blob"], arrays["suffixes/offsets"],

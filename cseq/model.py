@@ -201,6 +201,9 @@ class LinearChain:
             raise InputError("path features need a labeled corpus")
         return _weights.path_feature_counts(self.index, corpus.view(), corpus.labels)
 
+    #: Names of the arrays :meth:`arrays` returns (a model file holds no others).
+    ARRAY_NAMES = frozenset({"attr_ptr", "attr_labels", "params"})
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays stored in a model file."""
         return {"attr_ptr": self.attr_ptr, "attr_labels": self.attr_labels, "params": self.params}

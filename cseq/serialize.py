@@ -44,7 +44,9 @@ FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|i1"}
-_MAX_HEADER = 1 << 30
+#: The header is parsed into Python objects, up to ~25 bytes of them per byte
+#: of JSON; real headers are a few KiB (templates, labels, training history).
+_MAX_HEADER = 64 << 20
 
 
 #: Estimator classes by the name stored in a file's header; filled by
@@ -57,7 +59,8 @@ def register_estimator(cls: type) -> type:
     """Class decorator: files whose header names ``cls.__name__`` load through ``cls``.
 
     The class provides ``_model_state() -> (header, arrays)`` and the
-    classmethod ``_from_model_state(header, arrays)``; the container stores and
+    classmethods ``_model_array_names(header)`` (every array name such a file
+    may hold) and ``_from_model_state(header, arrays)``; the container stores and
     checks the bytes and knows nothing else of it.
     """
     ESTIMATORS[cls.__name__] = cls
@@ -105,18 +108,28 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not allowed in a model header")
 
 
-def _read_arrays(header: dict, data: memoryview) -> dict[str, np.ndarray]:
+def _read_arrays(header: dict, data: memoryview, known) -> dict[str, np.ndarray]:
+    """The arrays of the table in ``header``, copied out of ``data``.
+
+    Every entry is checked before anything is copied: its name must be in
+    ``known`` (a set, or None for any name) and appear once, its dtype, shape
+    and size must agree, it must lie inside ``data``, and no two entries may
+    overlap.  So the copies add up to at most the bytes of the file.
+    """
     entries = header.get("arrays")
     if not isinstance(entries, list):
         raise ModelFormatError("header has no array table")
-    arrays = {}
+    checked, names = [], set()
     for entry in entries:
         if not isinstance(entry, dict):
             raise ModelFormatError("array table entry is not an object")
         name, dtype, shape = entry.get("name"), entry.get("dtype"), entry.get("shape")
         offset, nbytes = entry.get("offset"), entry.get("nbytes")
-        if not isinstance(name, str) or name in arrays:
+        if not isinstance(name, str) or name in names:
             raise ModelFormatError(f"bad or duplicate array name {name!r}")
+        if known is not None and name not in known:
+            raise ModelFormatError(f"unknown array {name[:80]!r} in the model file")
+        names.add(name)
         if not isinstance(dtype, str) or dtype not in _DTYPES:
             raise ModelFormatError(f"array {name!r} has unsupported dtype {dtype!r}")
         if (not isinstance(shape, list) or len(shape) > 4
@@ -132,13 +145,28 @@ def _read_arrays(header: dict, data: memoryview) -> dict[str, np.ndarray]:
             count *= d
         if count * dt.itemsize != nbytes:
             raise ModelFormatError(f"array {name!r}: shape and size disagree")
+        checked.append((offset, nbytes, name, dt, shape))
+    checked.sort(key=lambda c: (c[0], c[1]))
+    for (a_off, a_n, a_name, _, _), (b_off, _, b_name, _, _) in zip(checked, checked[1:]):
+        if a_off + a_n > b_off:
+            raise ModelFormatError(f"arrays {a_name!r} and {b_name!r} overlap in the file")
+    arrays = {}
+    for offset, nbytes, name, dt, shape in checked:
         arr = np.frombuffer(data[offset:offset + nbytes], dtype=dt).reshape(shape)
         arrays[name] = arr.astype(dt.newbyteorder("="), copy=True)
     return arrays
 
 
-def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+def unpack(data: bytes, known_arrays=None) -> tuple[dict, dict[str, np.ndarray]]:
     """The header and the arrays of model-file bytes, checked as a container.
+
+    Parameters
+    ----------
+    data : bytes
+    known_arrays : callable, optional
+        ``known_arrays(header)`` gives the set of array names the file may
+        hold; any other name is refused before an array is copied.  Without
+        it every name is accepted (the container knows no estimator).
 
     Raises
     ------
@@ -161,7 +189,8 @@ def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     if hashlib.sha256(body).digest() != digest:
         raise ModelFormatError("model file is corrupted or truncated (checksum mismatch)")
     if head_len > min(_MAX_HEADER, len(body) - _PREFIX.size):
-        raise ModelFormatError("model header length exceeds the file size")
+        raise ModelFormatError(
+            f"model header length {head_len} exceeds the file size or {_MAX_HEADER >> 20} MiB")
     try:
         header = json.loads(body[_PREFIX.size:_PREFIX.size + head_len].decode("ascii"),
                             parse_constant=_reject_constant)
@@ -169,7 +198,8 @@ def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         raise ModelFormatError(f"model header is not valid JSON: {exc}") from None
     if not isinstance(header, dict) or header.get("library") != "cseq":
         raise ModelFormatError("model header is not a cseq header")
-    arrays = _read_arrays(header, memoryview(body)[_PREFIX.size + head_len:])
+    known = None if known_arrays is None else known_arrays(header)
+    arrays = _read_arrays(header, memoryview(body)[_PREFIX.size + head_len:], known)
     return header, arrays
 
 
@@ -182,11 +212,17 @@ def loads(data: bytes):
         If the bytes are truncated, corrupted, of a newer format version, or
         describe an invalid model.
     """
-    header, arrays = unpack(data)
-    cls = _lookup(ESTIMATORS, header.get("estimator"))
-    if cls is None:
-        raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
-    return cls._from_model_state(header, arrays)
+    found = []
+
+    def known_arrays(header):
+        cls = _lookup(ESTIMATORS, header.get("estimator"))
+        if cls is None:
+            raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
+        found.append(cls)
+        return cls._model_array_names(header)
+
+    header, arrays = unpack(data, known_arrays)
+    return found[0]._from_model_state(header, arrays)
 
 
 def _new_file_mode(path: str) -> int:

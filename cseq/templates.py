@@ -693,6 +693,8 @@ class TemplateFeaturizer:
     """
 
     kind = "templates"
+    #: Names of the arrays :meth:`get_state` may return (none in hashing mode).
+    STATE_ARRAYS = frozenset({"keys", "name_template", "name_cells", "strings", "string_ptr"})
 
     def __init__(self, templates: str | Templates = "pos", *, min_freq: int = 1,
                  n_buckets: int | None = None) -> None:

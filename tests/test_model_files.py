@@ -468,3 +468,71 @@ if __name__ == "__main__":  # pragma: no cover
 def test_loading_a_device_is_refused_without_reading_it():
     with pytest.raises(cseq.ModelFormatError, match="not a regular file"):
         cseq.load("/dev/zero")
+
+
+# ---------------------------------------------------------------------------
+# The array table: no overlap, no unknown name, nothing copied before the check
+
+
+def _biggest_entry(header):
+    return max(header["arrays"], key=lambda e: e["nbytes"])
+
+
+def _load_peak(data):
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFormatError) as info:
+            serialize.loads(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return info.value, peak
+
+
+def test_many_overlapping_entries_are_refused_without_copying_them(models):
+    # The audit's file: many entries over one region of the file, with names
+    # nothing reads.  Each was copied before any name was checked (a 1 MiB
+    # file raised the peak by 400 MiB).  Now the loader copies at most the
+    # file's own bytes, once.
+    _, header, arrays = split_model(models["crf-templates"])
+    big = _biggest_entry(header)
+    for i in range(2000):
+        header["arrays"].append({**big, "name": f"junk/{i:04d}"})
+    data = build_model(header, arrays)
+    exc, peak = _load_peak(data)
+    assert "overlap" in str(exc) or "unknown" in str(exc), exc
+    assert peak < 4 * len(data) + (4 << 20), (peak, len(data), big["nbytes"])
+
+
+def test_overlapping_entries_are_refused(models):
+    _, header, arrays = split_model(models["crf-templates"])
+    a, b = sorted(header["arrays"], key=lambda e: e["offset"])[:2]
+    a["nbytes"] += 8  # now runs into b
+    a["shape"] = [a["nbytes"] // np.dtype(a["dtype"]).itemsize] + a["shape"][1:]
+    with pytest.raises(ModelFormatError, match="overlap"):
+        serialize.loads(build_model(header, arrays))
+
+
+def test_unknown_array_names_are_refused(models):
+    _, header, arrays = split_model(models["perceptron-vocabulary"])
+    header["arrays"][0]["name"] = "model/extra"
+    with pytest.raises(ModelFormatError, match="unknown array 'model/extra'"):
+        serialize.loads(build_model(header, arrays))
+
+
+def test_a_header_costs_a_bounded_multiple_of_its_size(models):
+    # JSON that builds the most objects per byte ("{}" is a 64-byte dict for
+    # 3 bytes) in a key the loader does not read.
+    _, header, arrays = split_model(models["crf-templates"])
+    header["junk"] = [{}] * 300_000
+    data = build_model(header, arrays)
+    tracemalloc.start()
+    try:
+        try:
+            serialize.loads(data)
+        except ModelFormatError:
+            pass
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * len(data) + (16 << 20), (peak, len(data))
