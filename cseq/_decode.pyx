@@ -16,14 +16,14 @@ methods for structured and interdependent output variables. JMLR 6.
 
 cimport cython
 from cython.parallel cimport prange
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, isfinite
 from libc.stdlib cimport free, malloc
 
 import numpy as np
 
 from cseq._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, all_finite, chain_of,
                             score_emissions, transitions_of)
 
 
@@ -144,7 +144,7 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
                 brow[j] = 0
             for i in range(1, L):
                 p = prev[i]
-                trow = tr.trans + i * L
+                trow = tr.trans + <index_t> i * L
                 for j in range(L):
                     # Branch-free selects: the comparison is data-dependent, and
                     # a mispredicted branch per (i, j) cost 5x the arithmetic.
@@ -222,18 +222,21 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
 
 
 cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
-                      index_t s0, index_t s1, label_t* out) noexcept nogil:
+                      index_t s0, index_t s1, label_t* out, index_t* bad_seq) noexcept nogil:
     """Viterbi-decode sequences ``s0:s1`` of ``ch``'s corpus into ``out`` (indexed by token).
 
     Emissions come from the state weights of ``params``; transitions from
-    ``tr``.  Allocates its scratch once for the whole range.  Returns -1 when
-    memory runs out, else 0.
+    ``tr``.  Allocates its scratch once for the whole range.  A sequence whose
+    emission scores or best path score are not finite (feature values times
+    weights overflow float64) is left undecoded, and the first one is written
+    to ``bad_seq`` (else -1).  Returns -1 when memory runs out, else 0.
     """
     cdef int L = tr.n_labels
     cdef index_t s, t0, n
-    cdef weight_t* em = <weight_t*>malloc(ch.max_len * L * sizeof(weight_t) + 1)
-    cdef weight_t* delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(ch.max_len * L * sizeof(label_t) + 1)
+    cdef weight_t* em = <weight_t*>malloc(<size_t> ch.max_len * L * sizeof(weight_t) + 1)
+    cdef weight_t* delta = <weight_t*>malloc(<size_t> 3 * L * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(<size_t> ch.max_len * L * sizeof(label_t) + 1)
+    bad_seq[0] = -1
     if em == NULL or delta == NULL or back == NULL:
         free(em); free(delta); free(back)
         return -1
@@ -243,7 +246,10 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
         if n == 0:
             continue
         score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
-        viterbi_path(em, n, tr, delta, back, out + t0)
+        if not all_finite(em, n * L) or not isfinite(viterbi_path(em, n, tr, delta, back,
+                                                                  out + t0)):
+            if bad_seq[0] < 0:
+                bad_seq[0] = s
     free(em); free(delta); free(back)
     return 0
 
@@ -261,8 +267,8 @@ def viterbi_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] trans
     path_np = np.empty(n, dtype=np.int32)
     cdef label_t[::1] path = path_np
     cdef weight_t score
-    cdef weight_t* delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(n * L * sizeof(label_t))
+    cdef weight_t* delta = <weight_t*>malloc(<size_t> 3 * L * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(<size_t> (n * L) * sizeof(label_t))
     if delta == NULL or back == NULL:
         free(delta); free(back)
         raise MemoryError()
@@ -326,6 +332,12 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     Returns
     -------
     ndarray of int32, one label id per token.
+
+    Raises
+    ------
+    FloatingPointError
+        With the index of the first sequence whose emission or path scores
+        are not finite.
     """
     cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros(n_tok, dtype=np.int32)
@@ -338,11 +350,17 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
+    bad_np = np.full(n_chunks, -1, dtype=np.int64)
+    cdef index_t[::1] bad = bad_np
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-        failed += -decode_range(&ch, &params[0], &tr, chunks[c], chunks[c + 1], &out[0])
+        failed += -decode_range(&ch, &params[0], &tr, chunks[c], chunks[c + 1], &out[0],
+                                &bad[c])
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
+    for c in range(n_chunks):
+        if bad[c] >= 0:
+            raise FloatingPointError(bad[c])
     return out_np
 
 

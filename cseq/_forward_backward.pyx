@@ -34,7 +34,7 @@ import numpy as np
 
 from cseq._types cimport index_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
-                            add_state_features, chain_of, score_emissions)
+                            add_state_features, all_finite, chain_of, score_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -57,7 +57,7 @@ cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* sta
                         const weight_t* end, int n_labels) noexcept nogil:
     """Prepare the transition tables; returns -1 when memory runs out."""
     cdef int L = n_labels
-    cdef index_t k
+    cdef index_t k, LL = <index_t> n_labels * n_labels
     tb.tr.trans = trans
     tb.tr.start = start
     tb.tr.end = end
@@ -65,17 +65,17 @@ cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* sta
     tb.exp_trans = NULL
     tb.exp_start = NULL
     tb.exp_end = NULL
-    tb.scaled = (_spread(trans, L * L, &tb.trans_max) <= _SCALED_MAX_SPREAD
+    tb.scaled = (_spread(trans, LL, &tb.trans_max) <= _SCALED_MAX_SPREAD
                  and _spread(start, L, &tb.start_max) <= _SCALED_MAX_SPREAD
                  and _spread(end, L, &tb.end_max) <= _SCALED_MAX_SPREAD)
     if not tb.scaled:
         return 0
-    tb.exp_trans = <weight_t*>malloc((L * L + 2 * L) * sizeof(weight_t))
+    tb.exp_trans = <weight_t*>malloc(<size_t> (LL + 2 * L) * sizeof(weight_t))
     if tb.exp_trans == NULL:
         return -1
-    tb.exp_start = tb.exp_trans + L * L
+    tb.exp_start = tb.exp_trans + LL
     tb.exp_end = tb.exp_start + L
-    for k in range(L * L):
+    for k in range(LL):
         tb.exp_trans[k] = exp(trans[k] - tb.trans_max)
     for k in range(L):
         tb.exp_start[k] = exp(start[k] - tb.start_max)
@@ -92,11 +92,11 @@ cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels) noexcept nogil
     """Allocate scratch for sequences of up to ``capacity`` positions; -1 on failure."""
     cdef index_t cap = capacity if capacity > 0 else 1
     wk.capacity = cap
-    wk.em = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
-    wk.alpha = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
-    wk.beta = <weight_t*>malloc(cap * n_labels * sizeof(weight_t))
-    wk.scale = <weight_t*>malloc(cap * sizeof(weight_t))
-    wk.tmp = <weight_t*>malloc(2 * n_labels * sizeof(weight_t))
+    wk.em = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
+    wk.alpha = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
+    wk.beta = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
+    wk.scale = <weight_t*>malloc(<size_t> cap * sizeof(weight_t))
+    wk.tmp = <weight_t*>malloc(<size_t> 2 * n_labels * sizeof(weight_t))
     if wk.em == NULL or wk.alpha == NULL or wk.beta == NULL or wk.scale == NULL or wk.tmp == NULL:
         fb_work_free(wk)
         return -1
@@ -143,7 +143,7 @@ cdef weight_t _run_scaled(const FBTables* tb, FBWork* wk, index_t n) noexcept no
             memset(al, 0, L * sizeof(weight_t))
             for i in range(L):
                 a = prev[i]
-                trow = tb.exp_trans + i * L
+                trow = tb.exp_trans + <index_t> i * L
                 for j in range(L):
                     al[j] += a * trow[j]
             for j in range(L):
@@ -172,7 +172,7 @@ cdef weight_t _run_scaled(const FBTables* tb, FBWork* wk, index_t n) noexcept no
         for j in range(L):
             tmp[j] = em[j] * be[L + j] * s
         for i in range(L):
-            trow = tb.exp_trans + i * L
+            trow = tb.exp_trans + <index_t> i * L
             a = 0.0
             for j in range(L):
                 a += trow[j] * tmp[j]
@@ -215,12 +215,12 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
         for j in range(L):
             m = -INFINITY
             for i in range(L):
-                v = prev[i] + T[i * L + j]
+                v = prev[i] + T[<index_t> i * L + j]
                 if v > m:
                     m = v
             s = 0.0
             for i in range(L):
-                s += exp(prev[i] + T[i * L + j] - m)
+                s += exp(prev[i] + T[<index_t> i * L + j] - m)
             al[j] = m + log(s) + em[j]
         m = _row_max(al, L)
         for j in range(L):
@@ -242,12 +242,12 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
         for i in range(L):
             m = -INFINITY
             for j in range(L):
-                v = T[i * L + j] + tmp[j]
+                v = T[<index_t> i * L + j] + tmp[j]
                 if v > m:
                     m = v
             s = 0.0
             for j in range(L):
-                s += exp(T[i * L + j] + tmp[j] - m)
+                s += exp(T[<index_t> i * L + j] + tmp[j] - m)
             be[i] = m + log(s)
         m = _row_max(be, L)
         for i in range(L):
@@ -312,8 +312,8 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
             tmp[j] = em[j] * be[j] * c
         for i in range(L):
             a = al[i]
-            trow = tb.exp_trans + i * L
-            orow = out + i * L
+            trow = tb.exp_trans + <index_t> i * L
+            orow = out + <index_t> i * L
             for j in range(L):
                 orow[j] += a * trow[j] * tmp[j]
     else:
@@ -322,19 +322,19 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
             tmp[j] = em[j] + be[j]
         c = -INFINITY
         for i in range(L):
-            trow = tb.tr.trans + i * L
+            trow = tb.tr.trans + <index_t> i * L
             for j in range(L):
                 if al[i] + trow[j] + tmp[j] > c:
                     c = al[i] + trow[j] + tmp[j]
         a = 0.0
         for i in range(L):
-            trow = tb.tr.trans + i * L
+            trow = tb.tr.trans + <index_t> i * L
             for j in range(L):
                 a += exp(al[i] + trow[j] + tmp[j] - c)
         a = 1.0 / a
         for i in range(L):
-            trow = tb.tr.trans + i * L
-            orow = out + i * L
+            trow = tb.tr.trans + <index_t> i * L
+            orow = out + <index_t> i * L
             for j in range(L):
                 orow[j] += exp(al[i] + trow[j] + tmp[j] - c) * a
 
@@ -387,7 +387,7 @@ cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* p
     cdef int j
     if fb_work_init(&wk, ch.max_len, L) != 0:
         return -1
-    marg = <weight_t*>malloc(wk.capacity * L * sizeof(weight_t))
+    marg = <weight_t*>malloc(<size_t> (wk.capacity * L) * sizeof(weight_t))
     if marg == NULL:
         fb_work_free(&wk)
         return -1
@@ -419,11 +419,17 @@ cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* p
 
 
 cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* params,
-                          index_t s0, index_t s1, weight_t* out) noexcept nogil:
-    """Label marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token); -1 on failure."""
+                          index_t s0, index_t s1, weight_t* out, index_t* bad_seq) noexcept nogil:
+    """Label marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token).
+
+    A sequence whose emission scores or log Z are not finite (feature values
+    times weights overflow float64) gets no marginals, and the first one is
+    written to ``bad_seq`` (else -1).  Returns -1 on allocation failure.
+    """
     cdef FBWork wk
     cdef index_t s, t0, n
     cdef int L = ch.layout.n_labels
+    bad_seq[0] = -1
     if fb_work_init(&wk, ch.max_len, L) != 0:
         return -1
     for s in range(s0, s1):
@@ -431,7 +437,10 @@ cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* p
         n = ch.corpus[0].seq_ptr[s + 1] - t0
         if n > 0:
             score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
-            fb_run(tb, &wk, n)
+            if not all_finite(wk.em, n * L) or not isfinite(fb_run(tb, &wk, n)):
+                if bad_seq[0] < 0:
+                    bad_seq[0] = s
+                continue
             fb_marginals(tb, &wk, n, out + t0 * L)
     fb_work_free(&wk)
     return 0
@@ -498,7 +507,11 @@ def crf_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Corpus
 
 def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
                      const index_t[::1] chunks, int n_jobs):
-    """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL."""
+    """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL.
+
+    Raises ``FloatingPointError`` with the index of the first sequence whose
+    emission scores or log Z are not finite.
+    """
     cdef int L = ix.layout.n_labels
     cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros((n_tok, L), dtype=np.float64)
@@ -509,11 +522,17 @@ def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef FBTables tb
     cdef index_t c
     cdef int failed = 0
+    bad_np = np.full(n_chunks, -1, dtype=np.int64)
+    cdef index_t[::1] bad = bad_np
     cdef Chain ch = chain_of(ix, cv)
     _tables_for(&tb, &ix.layout, &params[0])
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_marginals_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0])
+        failed += -_marginals_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0],
+                                    &bad[c])
     fb_tables_free(&tb)
     if failed:
         raise MemoryError("cseq: out of memory in forward-backward")
+    for c in range(n_chunks):
+        if bad[c] >= 0:
+            raise FloatingPointError(bad[c])
     return out_np

@@ -39,7 +39,7 @@ import numpy as np
 from cseq._decode cimport viterbi_path
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
-                            add_state_features, chain_of, score_emissions)
+                            add_state_features, all_finite, chain_of, score_emissions)
 
 # Below this, a scaled exponential sum may have lost its terms to underflow:
 # the local log Z is then recomputed by a plain log-sum-exp.
@@ -234,8 +234,12 @@ def memm_objective(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
 
 
 cdef int _decode_range(const Chain* ch, const weight_t* params, const LocalTables* tb,
-                       index_t s0, index_t s1, label_t* out) noexcept nogil:
-    """Most probable label paths of sequences ``s0:s1`` into ``out``; -1 on failure."""
+                       index_t s0, index_t s1, label_t* out, index_t* bad_seq) noexcept nogil:
+    """Most probable label paths of sequences ``s0:s1`` into ``out``; -1 on failure.
+
+    The first sequence whose emission scores are not finite (feature values
+    times weights overflow float64) goes to ``bad_seq`` (else -1), undecoded.
+    """
     cdef int L = ch.layout.n_labels
     cdef index_t s, t, t0, n
     cdef int j
@@ -246,6 +250,7 @@ cdef int _decode_range(const Chain* ch, const weight_t* params, const LocalTable
     cdef weight_t* log_z
     cdef weight_t* scratch
     cdef weight_t* delta
+    bad_seq[0] = -1
     if em == NULL or back == NULL:
         free(em); free(back)
         return -1
@@ -265,6 +270,10 @@ cdef int _decode_range(const Chain* ch, const weight_t* params, const LocalTable
         if n == 0:
             continue
         score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
+        if not all_finite(em, n * L):
+            if bad_seq[0] < 0:
+                bad_seq[0] = s
+            continue
         # log P(y | x) = start[y_0] + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t]
         #               - log Z_0 - sum_{t >= 1} log Z_t(y_{t-1}):
         # log Z_t(p) goes into the emission of label p at t - 1 (log Z_0 is a
@@ -291,19 +300,29 @@ def memm_decode(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
+    bad_np = np.full(n_chunks, -1, dtype=np.int64)
+    cdef index_t[::1] bad = bad_np
     if _tables_init(&tb, &ix.layout, &params[0]) != 0:
         raise MemoryError()
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_decode_range(&ch, &params[0], &tb, chunks[c], chunks[c + 1], &out[0])
+        failed += -_decode_range(&ch, &params[0], &tb, chunks[c], chunks[c + 1], &out[0],
+                                 &bad[c])
     free(tb.exp_trans)
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
+    for c in range(n_chunks):
+        if bad[c] >= 0:
+            raise FloatingPointError(bad[c])
     return out_np
 
 
 cdef int _marginals_range(const Chain* ch, const weight_t* params, index_t s0, index_t s1,
-                          weight_t* out) noexcept nogil:
-    """Chain marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token); -1 on failure."""
+                          weight_t* out, index_t* bad_seq) noexcept nogil:
+    """Chain marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token); -1 on failure.
+
+    The first sequence whose emission scores are not finite goes to
+    ``bad_seq`` (else -1), without marginals.
+    """
     cdef int L = ch.layout.n_labels
     cdef const weight_t* trans = params + ch.layout.trans
     cdef const weight_t* start = params + ch.layout.start
@@ -314,6 +333,7 @@ cdef int _marginals_range(const Chain* ch, const weight_t* params, index_t s0, i
     cdef index_t s, t, t0, n
     cdef int p, j
     cdef weight_t a
+    bad_seq[0] = -1
     if em == NULL:
         return -1
     prob = em + ch.max_len * L
@@ -323,6 +343,10 @@ cdef int _marginals_range(const Chain* ch, const weight_t* params, index_t s0, i
         if n == 0:
             continue
         score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
+        if not all_finite(em, n * L):
+            if bad_seq[0] < 0:
+                bad_seq[0] = s
+            continue
         _softmax2(em, start, L, out + t0 * L)
         for t in range(1, n):
             prev = out + (t0 + t - 1) * L
@@ -353,10 +377,16 @@ def memm_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
+    bad_np = np.full(n_chunks, -1, dtype=np.int64)
+    cdef index_t[::1] bad = bad_np
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_marginals_range(&ch, &params[0], chunks[c], chunks[c + 1], &out[0, 0])
+        failed += -_marginals_range(&ch, &params[0], chunks[c], chunks[c + 1], &out[0, 0],
+                                    &bad[c])
     if failed:
         raise MemoryError("cseq: out of memory in MEMM marginals")
+    for c in range(n_chunks):
+        if bad[c] >= 0:
+            raise FloatingPointError(bad[c])
     return out_np
 
 

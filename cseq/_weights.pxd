@@ -1,3 +1,5 @@
+from libc.math cimport isfinite
+
 from cseq._types cimport weight_t, value_t, attr_t, label_t, index_t
 
 
@@ -113,6 +115,16 @@ cdef class CorpusView:
 
 
 cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept
+
+
+cdef inline bint all_finite(const weight_t* x, index_t n) noexcept nogil:
+    """True when none of ``x[0:n]`` is NaN or infinite (feature values times
+    weights can overflow float64 even though each is finite)."""
+    cdef index_t k
+    for k in range(n):
+        if not isfinite(x[k]):
+            return False
+    return True
 
 
 cdef class AveragedParams:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cseq import _decode, _forward_backward
+from cseq._weights import MAX_LABELS
 from cseq.exceptions import InputError, InputTypeError
 
 __all__ = ["viterbi", "loss_augmented_viterbi", "forward_backward", "check_cost_matrix"]
@@ -46,6 +47,9 @@ def _chain_arrays(emissions, transitions, start, end):
     n_labels = em.shape[1]
     if n_labels == 0:
         raise InputError("emissions must have at least one label column")
+    if n_labels > MAX_LABELS:
+        raise InputError(f"emissions have {n_labels:,} label columns; the kernels take at most "
+                         f"{MAX_LABELS:,} labels")
     tr = as_score_array(transitions, "transitions", (n_labels, n_labels))
     st = np.zeros(n_labels) if start is None else as_score_array(start, "start", (n_labels,))
     en = np.zeros(n_labels) if end is None else as_score_array(end, "end", (n_labels,))

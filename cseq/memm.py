@@ -10,7 +10,7 @@ import numpy as np
 from cseq import _memm
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
-from cseq.model import LinearChain, resolve_n_jobs, work_chunks
+from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.optimize import lbfgs
 from cseq.sequences import Sequences
@@ -140,8 +140,11 @@ class MEMM(ChainEstimator):
 
     def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
         model.check_corpus(corpus)
-        return _memm.memm_decode(model.index, model.params, corpus.view(),
-                                 work_chunks(corpus.seq_ptr, 1), 1)
+        try:
+            return _memm.memm_decode(model.index, model.params, corpus.view(),
+                                     work_chunks(corpus.seq_ptr, 1), 1)
+        except FloatingPointError as exc:
+            raise not_finite(exc.args[0], "local log Z") from None
 
     def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token under the chain: a list of (n_i, L) arrays.
@@ -151,8 +154,11 @@ class MEMM(ChainEstimator):
         """
         def work(corpus, block):
             self.model_.check_corpus(corpus)
-            m = _memm.memm_marginals(self.model_.index, self.model_.params, corpus.view(),
-                                     work_chunks(corpus.seq_ptr, 1), 1)
+            try:
+                m = _memm.memm_marginals(self.model_.index, self.model_.params, corpus.view(),
+                                         work_chunks(corpus.seq_ptr, 1), 1)
+            except FloatingPointError as exc:
+                raise not_finite(exc.args[0], "local log Z") from None
             return self._split(m, corpus)
         return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 

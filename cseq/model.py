@@ -22,7 +22,7 @@ from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.sequences import Sequences
 
-__all__ = ["LinearChain", "resolve_n_jobs", "work_chunks"]
+__all__ = ["LinearChain", "not_finite", "resolve_n_jobs", "work_chunks"]
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -47,6 +47,13 @@ def work_chunks(seq_ptr: np.ndarray, n_chunks: int) -> np.ndarray:
     bounds = np.searchsorted(seq_ptr, targets, side="left").astype(INDEX)
     bounds[0], bounds[-1] = 0, n_seq
     return np.maximum.accumulate(np.minimum(bounds, n_seq))
+
+
+def not_finite(seq: int, what: str) -> InputError:
+    """The error for sequence ``seq`` of a corpus whose scores overflowed at prediction."""
+    return InputError(
+        f"sequence {seq}: scores are not finite (the emission scores or the {what} "
+        "overflow float64: feature values times weights are too large for this model)")
 
 
 class LinearChain:
@@ -75,11 +82,33 @@ class LinearChain:
         """A zero model whose state weights cover the pairs seen in a labeled corpus.
 
         With ``all_states`` every (attribute, label) pair gets a weight.
+
+        Raises
+        ------
+        InputError
+            If ``n_labels`` is not in ``1 .. MAX_LABELS``, ``n_attrs`` is
+            negative, the corpus uses an attribute id ``>= n_attrs`` or a label
+            id ``>= n_labels``, or (without ``all_states``) has no labels.
         """
+        if not isinstance(corpus, Sequences):
+            raise InputError(f"expected a Sequences corpus, got {type(corpus).__name__}")
+        n_attrs, n_labels = int(n_attrs), int(n_labels)
+        if not 1 <= n_labels <= _weights.MAX_LABELS:
+            raise InputError(f"n_labels must be between 1 and {_weights.MAX_LABELS}, got {n_labels}")
+        if n_attrs < 0:
+            raise InputError(f"n_attrs must be non-negative, got {n_attrs}")
+        if corpus.max_attr_id() >= n_attrs:
+            raise InputError(f"corpus uses attribute id {corpus.max_attr_id()} but n_attrs is "
+                             f"{n_attrs}")
+        if corpus.labels is not None and len(corpus.labels) and corpus.labels.max() >= n_labels:
+            raise InputError(f"corpus uses label id {corpus.labels.max()} but n_labels is "
+                             f"{n_labels}")
         if all_states:
             attr_ptr = np.arange(n_attrs + 1, dtype=INDEX) * n_labels
             attr_labels = np.tile(np.arange(n_labels, dtype=LABEL), n_attrs)
         else:
+            if corpus.labels is None:
+                raise InputError("the state index of a model is built from a labeled corpus")
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
         layout = cls._layout_of(len(attr_labels), n_labels, 1)
@@ -181,18 +210,31 @@ class LinearChain:
         return _weights.score_corpus_emissions(self.index, self.params, corpus.view(), t0, t1)
 
     def decode(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
-        """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences."""
+        """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences.
+
+        Raises InputError naming the first sequence whose scores overflow.
+        """
         self.check_corpus(corpus)
         threads = resolve_n_jobs(n_jobs)
-        return _decode.decode_corpus(self.index, self.params, corpus.view(),
-                                     work_chunks(corpus.seq_ptr, threads), threads)
+        try:
+            return _decode.decode_corpus(self.index, self.params, corpus.view(),
+                                         work_chunks(corpus.seq_ptr, threads), threads)
+        except FloatingPointError as exc:
+            raise not_finite(exc.args[0], "best path score") from None
 
     def marginals(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
-        """Label marginals for every token, shape (n_tokens, L)."""
+        """Label marginals for every token, shape (n_tokens, L).
+
+        Raises InputError naming the first sequence whose scores overflow.
+        """
         self.check_corpus(corpus)
         threads = resolve_n_jobs(n_jobs)
-        return _forward_backward.corpus_marginals(self.index, self.params, corpus.view(),
-                                                  work_chunks(corpus.seq_ptr, threads), threads)
+        try:
+            return _forward_backward.corpus_marginals(
+                self.index, self.params, corpus.view(), work_chunks(corpus.seq_ptr, threads),
+                threads)
+        except FloatingPointError as exc:
+            raise not_finite(exc.args[0], "log Z") from None
 
     def path_features(self, corpus: Sequences) -> np.ndarray:
         """Features of the corpus's gold label paths summed over it (the CRF's empirical counts)."""

@@ -802,3 +802,42 @@ def test_errors_in_a_late_block_name_indices_of_the_whole_x(n_jobs):
         est.score(X, bad_y, n_jobs=n_jobs)
     with pytest.raises(InputError, match="X has 201 sequences but y has 200"):
         est.score(X, y[:-1], n_jobs=n_jobs)
+
+
+def _overflowing_model(Est):
+    """A fitted model with state weights of 1e308: a feature value of 2e38
+    makes an emission score overflow, and two tokens of value 1 make a path
+    score overflow while every emission stays finite."""
+    X = [[{"a": 1.0}], [{"b": 1.0}, {"a": 1.0}]]
+    y = [["P"], ["Q", "P"]]
+    est = Est(max_iter=3).fit(X, y)
+    est.model_.params[:est.model_.n_state] = 1e308
+    return est
+
+
+# The chain decoders (Viterbi, forward-backward, the MEMM's); the greedy
+# tagger's left-to-right decoder does not check its scores yet.
+@pytest.mark.parametrize("Est", [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_non_finite_scores_at_prediction_name_the_sequence(Est, n_jobs):
+    est = _overflowing_model(Est)
+    fine = {"b": 1e-30}
+    inf_emission = [[fine], [fine, {"a": 2e38}], [fine]]
+    inf_path = [[fine], [fine], [{"a": 1.0}, {"b": 1.0}]]
+    cases = [(inf_emission, 1), (inf_path, 2)]
+    if Est is cseq.MEMM:
+        # Locally normalised: finite emissions give finite log-probabilities,
+        # so only an infinite emission score is an error.
+        assert [len(s) for s in est.predict(inf_path, n_jobs=n_jobs)] == [1, 1, 2]
+        cases = cases[:1]
+    for X, seq in cases:
+        with pytest.raises(InputError, match=rf"sequence {seq}: .*not finite"):
+            est.predict(X, n_jobs=n_jobs)
+        with pytest.raises(InputError, match=rf"sequence {seq}: .*not finite"):
+            est.score(X, [["P"] * len(s) for s in X], n_jobs=n_jobs)
+        if hasattr(est, "predict_marginals"):
+            with pytest.raises(InputError, match=rf"sequence {seq}: .*not finite"):
+                est.predict_marginals(X, n_jobs=n_jobs)
+    # the same model on sequences whose scores stay finite predicts as usual
+    pred = est.predict([[fine], [fine, fine]])
+    assert [len(s) for s in pred] == [1, 2] and set(sum(pred, [])) <= set(est.classes_)

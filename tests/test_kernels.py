@@ -479,3 +479,12 @@ def test_float32_and_integer_inputs_work():
     _assert_same_results(uints, [a.astype(np.float64) for a in uints])
     lists = [a.tolist() for a in (E, T, s, e)]
     _assert_same_results(lists, (E, T, s, e))
+
+
+@pytest.mark.parametrize("fn", [cseq.viterbi, cseq.forward_backward])
+def test_public_kernels_have_an_explicit_label_bound(fn):
+    from cseq._weights import MAX_LABELS
+    too_many = np.zeros((1, MAX_LABELS + 1))
+    # refused before the (L, L) transitions are even looked at
+    with pytest.raises(InputError, match=f"at most {MAX_LABELS:,} labels"):
+        fn(too_many, np.zeros((1, 1)))

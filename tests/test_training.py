@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq import _forward_backward, _pack, _train, _weights
+from cseq.exceptions import InputError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain, work_chunks
 from cseq.objectives import CRFObjective
@@ -547,3 +548,36 @@ def test_crf_objective_on_a_million_token_sequence_stays_finite_and_consistent()
         assert expected[n_state:n_state + L * L].sum() == pytest.approx(n - 1, rel=1e-9)
         assert expected[n_state + L * L:n_state + L * L + L].sum() == pytest.approx(1.0, abs=1e-9)
         assert expected[-L:].sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_from_corpus_and_the_objective_validate_ids_and_labels():
+    # Reachable from Python: out-of-range ids or a corpus without labels
+    # wrote out of bounds in build_state_index.
+    feats = [[["a"], ["b"]], [["a"]]]
+    table = _pack.StringTable()
+    seq_ptr, tok_ptr, attr_ids, values = _pack.pack_features(feats, table, True)
+    labels = np.array([0, 1, 0], dtype=np.int32)
+    corpus = Sequences(seq_ptr, tok_ptr, attr_ids, values, labels)
+    unlabeled = Sequences(seq_ptr, tok_ptr, attr_ids, values)
+    with pytest.raises(InputError, match="attribute id 1 but n_attrs is 1"):
+        LinearChain.from_corpus(corpus, 1, 2)
+    with pytest.raises(InputError, match="label id 1 but n_labels is 1"):
+        LinearChain.from_corpus(corpus, 2, 1)
+    with pytest.raises(InputError, match="labeled corpus"):
+        LinearChain.from_corpus(unlabeled, 2, 2)
+    with pytest.raises(InputError, match="n_labels"):
+        LinearChain.from_corpus(corpus, 2, 0)
+    with pytest.raises(InputError, match="n_attrs"):
+        LinearChain.from_corpus(corpus, -1, 2)
+    model = LinearChain.from_corpus(corpus, 2, 2)
+    assert model.n_attributes == 2 and model.n_labels == 2
+    assert LinearChain.from_corpus(unlabeled, 2, 2, all_states=True).n_state == 4
+    # The objective checks the corpus against the model.
+    with pytest.raises(InputError, match="labeled corpus"):
+        CRFObjective(model, unlabeled)
+    wide = Sequences(seq_ptr, tok_ptr, attr_ids + 5, values, labels)
+    with pytest.raises(InputError, match="attribute id"):
+        CRFObjective(model, wide)
+    tall = Sequences(seq_ptr, tok_ptr, attr_ids, values, labels + 3)
+    with pytest.raises(InputError, match="label id"):
+        CRFObjective(model, tall)
