@@ -78,3 +78,104 @@ def test_line_search_failure_is_reported():
     res = lbfgs(lambda x: (float(x @ x), -x), np.ones(2), max_linesearch=5)
     assert "line search failed" in res.message
     np.testing.assert_array_equal(res.x, np.ones(2))
+
+
+# -- OWL-QN: f(x) + l1 * ||x||_1 ---------------------------------------------
+
+
+def _lasso_reference(A, b, lam):
+    """The exact minimiser of 0.5 x'Ax - b'x + lam ||x||_1 (A positive definite).
+
+    scipy's L-BFGS-B on the split x = u - v (u, v >= 0), a smooth bound-constrained
+    problem, finds the support and the signs; the exact values then solve the
+    optimality conditions on that support, A_SS x_S = b_S - lam sign(x_S), and
+    the result is checked to satisfy every condition (|g_i| <= lam off the support).
+    """
+    n = len(b)
+
+    def split(z):
+        u, v = z[:n], z[n:]
+        x = u - v
+        g = A @ x - b
+        return 0.5 * x @ A @ x - b @ x + lam * z.sum(), np.concatenate([g + lam, -g + lam])
+    res = scipy.optimize.minimize(split, np.zeros(2 * n), jac=True, method="L-BFGS-B",
+                                  bounds=[(0, None)] * (2 * n),
+                                  options={"gtol": 1e-12, "ftol": 0, "maxiter": 10000})
+    approx = res.x[:n] - res.x[n:]
+    support = np.flatnonzero(np.abs(approx) > 1e-6)
+    signs = np.sign(approx[support])
+    x = np.zeros(n)
+    x[support] = np.linalg.solve(A[np.ix_(support, support)], b[support] - lam * signs)
+    g = A @ x - b
+    off = np.setdiff1d(np.arange(n), support)
+    assert np.all(np.sign(x[support]) == signs)
+    assert np.all(np.abs(g[off]) <= lam * (1 + 1e-9))
+    return x
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(n=st.integers(1, 25), seed=st.integers(0, 2**32 - 1), lam_scale=st.floats(0.05, 0.9))
+def test_owlqn_finds_the_exact_lasso_minimum_with_exact_zeros(n, seed, lam_scale):
+    rng = np.random.default_rng(seed)
+    M = rng.normal(size=(n + 5, n))
+    A = M.T @ M / (n + 5) + 0.1 * np.eye(n)
+    b = rng.normal(size=n)
+    lam = lam_scale * float(np.abs(b).max())  # below max|b|: not everything is zero
+    ref = _lasso_reference(A, b, lam)
+    res = lbfgs(quadratic(A, b), np.zeros(n), l1=lam, max_iter=2000, memory=10, gtol=1e-10)
+    f_ref = quadratic(A, b)(ref)[0] + lam * np.abs(ref).sum()
+    assert res.fun <= f_ref + 1e-9 * (1 + abs(f_ref))
+    np.testing.assert_allclose(res.x, ref, atol=1e-5)
+    # The zeros are exact zeros, and exactly the reference's.
+    assert set(np.flatnonzero(res.x == 0.0)) == set(np.flatnonzero(ref == 0.0))
+
+
+def test_owlqn_l1_logistic_loss_matches_a_bound_constrained_reference():
+    rng = np.random.default_rng(7)
+    n_feat = 30
+    X = rng.normal(size=(150, n_feat))
+    w_true = np.zeros(n_feat)
+    w_true[:4] = [2.0, -1.5, 1.0, 0.5]
+    y = (X @ w_true + 0.3 * rng.normal(size=150) > 0) * 2.0 - 1.0
+    lam = 8.0
+
+    def fun(w):
+        z = y * (X @ w)
+        return float(np.logaddexp(0, -z).sum()), -(X.T @ (y / (1 + np.exp(z))))
+
+    def split(z):
+        f, g = fun(z[:n_feat] - z[n_feat:])
+        return f + lam * z.sum(), np.concatenate([g + lam, -g + lam])
+    ref = scipy.optimize.minimize(split, np.zeros(2 * n_feat), jac=True, method="L-BFGS-B",
+                                  bounds=[(0, None)] * (2 * n_feat),
+                                  options={"gtol": 1e-12, "ftol": 0, "maxiter": 10000})
+    ours = lbfgs(fun, np.zeros(n_feat), l1=lam, max_iter=1000, gtol=1e-9)
+    assert ours.fun == pytest.approx(ref.fun, rel=1e-9)
+    ref_x = ref.x[:n_feat] - ref.x[n_feat:]
+    np.testing.assert_allclose(ours.x, ref_x, atol=1e-4)
+    zeros = ours.x == 0.0
+    assert 10 <= zeros.sum() < n_feat
+    np.testing.assert_array_equal(zeros, np.abs(ref_x) < 1e-6)
+    # Optimality: off the support the gradient is inside [-lam, lam].
+    g = fun(ours.x)[1]
+    assert np.all(np.abs(g[zeros]) <= lam + 1e-6)
+    np.testing.assert_allclose(g[~zeros], -lam * np.sign(ours.x[~zeros]), atol=1e-5)
+
+
+def test_pseudo_gradient_by_cases():
+    from cseq.optimize import pseudo_gradient
+    x = np.array([1.0, -2.0, 0.0, 0.0, 0.0])
+    g = np.array([0.5, 0.5, -3.0, 3.0, 0.2])
+    # x != 0: g + l1 sign(x); at 0: the derivative of the descending side, or 0.
+    np.testing.assert_array_equal(pseudo_gradient(x, g, 1.0), [1.5, -0.5, -2.0, 2.0, 0.0])
+
+
+def test_owlqn_zero_is_optimal_when_l1_dominates():
+    A, b = np.eye(3), np.array([0.5, -0.2, 0.1])
+    res = lbfgs(quadratic(A, b), np.zeros(3), l1=1.0)
+    assert res.nit == 0 and np.all(res.x == 0.0)
+
+
+def test_l1_must_be_non_negative():
+    with pytest.raises(ValueError):
+        lbfgs(quadratic(np.eye(2), np.ones(2)), np.zeros(2), l1=-1.0)
