@@ -14,6 +14,7 @@ from cseq._version import __version__
 from cseq.crf import CRF
 from cseq.exceptions import (
     ConvergenceError,
+    ConvergenceWarning,
     CSeqError,
     InputError,
     InputTypeError,
@@ -54,6 +55,7 @@ __all__ = [
     "NotFittedError",
     "ModelFormatError",
     "ConvergenceError",
+    "ConvergenceWarning",
     "TrainingInterrupted",
     "__version__",
 ]

@@ -32,9 +32,10 @@ from libc.string cimport memset
 
 import numpy as np
 
-from cseq._types cimport index_t, weight_t
-from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
-                            add_state_features, all_finite, chain_of, score_emissions)
+from cseq._types cimport index_t, label_t, weight_t
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, ParamSink, Transitions,
+                            add_path_features, add_state_features, all_finite, chain_of,
+                            score_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -339,6 +340,61 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
                 orow[j] += exp(al[i] + trow[j] + tmp[j] - c) * a
 
 
+cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk,
+                                 const weight_t* w, weight_t w_scale, index_t s, weight_t gain,
+                                 weight_t* marg, weight_t* pairs, weight_t* out) noexcept nogil:
+    """One sequence's negative log-likelihood, and its gradient times ``-gain`` added into ``out``.
+
+    The state weights are ``w_scale * w[:n_state]``; ``tb`` holds the
+    transitions (already scaled).  Adds ``gain * (Phi(x, gold) - E[Phi(x, y)])``
+    to ``out`` (a sparse update: only the state weights of the sequence's
+    attributes and the transition blocks), so ``gain = -1`` adds the gradient
+    of ``log Z - score(gold)`` and ``gain = eta`` is a stochastic gradient step.
+    ``marg`` has room for ``wk.capacity * L`` values, ``pairs`` for ``L * L``.
+    Returns ``log Z - score(gold)``, or a non-finite value (and ``out``
+    untouched) when log Z is not finite.
+    """
+    cdef int L = ch.layout.n_labels
+    cdef index_t t0 = ch.corpus[0].seq_ptr[s]
+    cdef index_t n = ch.corpus[0].seq_ptr[s + 1] - t0
+    cdef const label_t* gold = ch.corpus[0].labels + t0
+    cdef index_t t, k
+    cdef int j
+    cdef weight_t gold_score, lz
+    cdef ParamSink sink
+    if n == 0:
+        return 0.0
+    score_emissions(ch.index, w, ch.corpus, t0, t0 + n, L, wk.em)
+    if w_scale != 1.0:
+        for k in range(n * L):
+            wk.em[k] *= w_scale
+    # The gold path's score, before fb_run overwrites the emissions.
+    gold_score = tb.tr.start[gold[0]] + tb.tr.end[gold[n - 1]]
+    for t in range(n):
+        gold_score += wk.em[t * L + gold[t]]
+    for t in range(1, n):
+        gold_score += tb.tr.trans[gold[t - 1] * L + gold[t]]
+    lz = fb_run(tb, wk, n)
+    if not isfinite(lz):
+        return lz
+    fb_marginals(tb, wk, n, marg)
+    for t in range(n):
+        add_state_features(ch.index, ch.corpus, t0 + t, marg + t * L, L, -gain, out)
+    memset(pairs, 0, L * L * sizeof(weight_t))
+    for t in range(n - 1):
+        fb_add_pairs(tb, wk, t, pairs)
+    for k in range(L * L):
+        out[ch.layout.trans + k] -= gain * pairs[k]
+    for j in range(L):
+        out[ch.layout.start + j] -= gain * marg[j]
+        out[ch.layout.end + j] -= gain * marg[(n - 1) * L + j]
+    sink.w = out
+    sink.u = NULL
+    sink.age = 0.0
+    add_path_features(ch.layout, ch.index, ch.corpus, t0, n, gold, NULL, gain, &sink)
+    return lz - gold_score
+
+
 # ---------------------------------------------------------------------------
 # Python entry points (arrays validated by the caller).
 
@@ -503,6 +559,37 @@ def crf_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Corpus
         if bad[c] >= 0:
             raise FloatingPointError(f"log Z is not finite for sequence {bad[c]}")
     return float(lz_np.sum()), grad_np.sum(axis=0) if n_chunks > 1 else grad_np[0].copy()
+
+
+def sequence_loss_and_gradient(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
+                               index_t s):
+    """``log Z - score(gold)`` of sequence ``s`` of a labeled corpus and its gradient.
+
+    The Python face of :func:`fb_sequence_update` (``gain = -1``, unit scale),
+    for tests; ``s`` and the corpus are validated by the caller.
+    """
+    cdef int L = ix.layout.n_labels
+    cdef FBTables tb
+    cdef FBWork wk
+    cdef weight_t loss
+    cdef Chain ch = chain_of(ix, cv)
+    if cv.corpus.labels == NULL or not 0 <= s < cv.corpus.n_seqs:
+        raise ValueError("need a labeled corpus and a sequence index in range")
+    grad_np = np.zeros(ix.layout.n_params, dtype=np.float64)
+    cdef weight_t[::1] grad = grad_np
+    marg_np = np.empty((max(cv.max_len, 1), L), dtype=np.float64)
+    pairs_np = np.empty((L, L), dtype=np.float64)
+    cdef weight_t[:, ::1] marg = marg_np
+    cdef weight_t[:, ::1] pairs = pairs_np
+    _tables_for(&tb, &ix.layout, &params[0])
+    if fb_work_init(&wk, cv.max_len, L) != 0:
+        fb_tables_free(&tb)
+        raise MemoryError()
+    loss = fb_sequence_update(&ch, &tb, &wk, &params[0], 1.0, s, -1.0, &marg[0, 0],
+                              &pairs[0, 0], &grad[0])
+    fb_work_free(&wk)
+    fb_tables_free(&tb)
+    return float(loss), grad_np
 
 
 def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,9 +22,8 @@ if TYPE_CHECKING:
 import numpy as np
 
 from cseq import _pack
-from cseq.exceptions import (ConvergenceError, CSeqError, InputError, ModelFormatError,
-                             TrainingInterrupted,
-                             NotFittedError)
+from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
+                             ModelFormatError, NotFittedError, TrainingInterrupted)
 from cseq.metrics import chunk_f1, detect_scheme
 from cseq.features import (
     FeatureVocabulary,
@@ -35,7 +35,11 @@ from cseq.model import LinearChain, resolve_n_jobs
 from cseq.sequences import Sequences
 from cseq.serialize import dumps, loads, save
 
-__all__ = ["ChainEstimator", "check_number"]
+__all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
+
+#: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
+#: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
+MAX_ITER_REASON = "maximum number of iterations reached"
 
 # Blocks of sequences per thread in predict/score: enough that a thread's
 # reading of the user's lists overlaps the others' decoding, few enough that
@@ -55,6 +59,44 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False) ->
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
 
 
+class EarlyStopping:
+    """Keep the parameters of the iteration that scored best on the dev set.
+
+    :meth:`ChainEstimator.fit` makes one when the estimator's
+    ``early_stopping`` is True; :meth:`ChainEstimator._report` feeds it every
+    record that has a ``dev_accuracy``.  At that moment ``model.params``
+    must hold the parameters that were scored (what every learner already
+    does to score the dev set).  A copy is taken when the accuracy improves;
+    :meth:`update` says to stop once ``patience`` iterations in a row have not
+    improved on the best; :meth:`restore` puts the best parameters back.
+    """
+
+    def __init__(self, model: LinearChain, patience: int) -> None:
+        self.model = model
+        self.patience = int(patience)
+        self.best_score = -math.inf
+        self.best_iteration: int | None = None
+        self.best_params: np.ndarray | None = None
+        self.stopped = False
+
+    def update(self, record: dict) -> bool:
+        """Take one iteration's record; True when training should stop."""
+        score = record.get("dev_accuracy")
+        if score is None:
+            return False
+        if score > self.best_score:
+            self.best_score = float(score)
+            self.best_iteration = int(record["iteration"])
+            self.best_params = self.model.params.copy()
+        self.stopped = record["iteration"] - self.best_iteration >= self.patience
+        return self.stopped
+
+    def restore(self) -> None:
+        """Put the best iteration's parameters into the model."""
+        if self.best_params is not None:
+            self.model.params = self.best_params
+
+
 class ChainEstimator:
     """Shared machinery of the estimators: parameters, data, prediction, persistence.
 
@@ -64,6 +106,16 @@ class ChainEstimator:
     so that model files naming it load.  Learner-specific fitted state (beyond
     the model, the featurizer, the labels and the history) goes through
     ``_training_state`` / ``_restore_training``.
+
+    An iterative learner gets early stopping on the dev set by listing
+    ``early_stopping`` and ``patience`` among its parameters, reporting each
+    iteration through :meth:`_report` (with ``model.params`` holding the
+    parameters it scored) and ending its loop when ``_report`` returns True;
+    ``fit`` then restores the best iteration's parameters (see
+    :class:`EarlyStopping` and ``docs/architecture.md``).  A learner with a
+    convergence test sets ``stop_reason_`` to :data:`MAX_ITER_REASON` when it
+    ran out of iterations; ``fit`` then warns with
+    :class:`~cseq.exceptions.ConvergenceWarning`.
     """
 
     _param_names: tuple[str, ...] = ()
@@ -178,24 +230,51 @@ class ChainEstimator:
             iteration when the learner keeps one.
         """
         self._validate_params()
+        early = "early_stopping" in self._param_names and self.early_stopping
+        if "early_stopping" in self._param_names:
+            if not isinstance(self.early_stopping, (bool, np.bool_)):
+                raise InputError(f"early_stopping must be True or False, got "
+                                 f"{self.early_stopping!r}")
+            check_number("patience", self.patience, low=1, integer=True)
+            if early and (X_dev is None or y_dev is None):
+                raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
         featurizer, corpus, classes = self._pack_training(X, y)
         model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
                                               bool(self.all_states))
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         self.history_ = []
+        self.best_iteration_ = None
+        self.stop_reason_ = None
+        self._early = EarlyStopping(model, self.patience) if early else None
         self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
         try:
             self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+            if self._early is not None:
+                self._early.restore()
+                self.best_iteration_ = self._early.best_iteration
+                if self._early.stopped:
+                    self.stop_reason_ = (f"early stopping: no dev improvement in "
+                                         f"{self.patience} iterations")
         except KeyboardInterrupt:
             partial = self._interrupted(model)
             self._snapshot = None
             raise TrainingInterrupted(partial) from None
+        finally:
+            self._early = None
         self._snapshot = None
         if not np.isfinite(model.params).all():
             raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
-        self.model_ = model
+        self.model_ = self._finish(model)
+        if getattr(self, "stop_reason_", None) == MAX_ITER_REASON:
+            warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before "
+                          f"its convergence test (tol={getattr(self, 'tol', None)!r}) was met; "
+                          "raise max_iter or tol", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _finish(self, model: LinearChain) -> LinearChain:
+        """The model to keep after training (and early stopping); e.g. a pruned copy."""
+        return model
 
     def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
@@ -341,12 +420,13 @@ class ChainEstimator:
             return float(np.mean(pred == gold)) if len(gold) else 0.0
         return dev_accuracy
 
-    def _report(self, record: dict, callback, snapshot=None) -> None:
-        """Record one iteration: history, verbose line, user callback.
+    def _report(self, record: dict, callback, snapshot=None) -> bool:
+        """Record one iteration: history, verbose line, user callback, early stopping.
 
         ``snapshot``, if given, returns the weights of this iteration and the
         learner's fitted attributes (e.g. ``{"stop_reason_": ...}``): what
         ``fit`` hands back in :class:`TrainingInterrupted` on Ctrl-C.
+        Returns True when early stopping says to stop training now.
         """
         extra = self.__dict__.pop("_dev_extra", None)
         if extra and "dev_accuracy" in record:
@@ -357,6 +437,8 @@ class ChainEstimator:
             print(_format_record(record), flush=True)
         if callback is not None:
             callback(record)
+        early = getattr(self, "_early", None)
+        return early.update(record) if early is not None else False
 
     # -- persistence ------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -408,6 +490,10 @@ class ChainEstimator:
                        for rec in self.history_]
             header["training"] = {"n_iter": int(self.n_iter_), "history": history,
                                   **self._training_state()}
+            if getattr(self, "stop_reason_", None) is not None:
+                header["training"]["stop_reason"] = str(self.stop_reason_)
+            if getattr(self, "best_iteration_", None) is not None:
+                header["training"]["best_iteration"] = int(self.best_iteration_)
             arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
             arrays.update({f"model/{k}": v for k, v in self.model_.arrays().items()})
         return header, arrays
@@ -450,6 +536,14 @@ class ChainEstimator:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
         est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
         est.n_iter_ = training["n_iter"]
+        best = training.get("best_iteration")
+        if best is not None and type(best) is not int:
+            raise ModelFormatError("model header has bad training information")
+        est.best_iteration_ = best
+        if "stop_reason" in training:
+            if not isinstance(training["stop_reason"], str):
+                raise ModelFormatError("model header has bad training information")
+            est.stop_reason_ = training["stop_reason"]
         history = training.get("history", [])
         est.history_ = history if isinstance(history, list) else []
         est._restore_training(training)

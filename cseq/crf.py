@@ -1,4 +1,4 @@
-"""The linear-chain conditional random field, trained with L-BFGS."""
+"""The linear-chain conditional random field: L-BFGS (L2), OWL-QN (L1, elastic net) or SGD."""
 
 from __future__ import annotations
 
@@ -9,39 +9,69 @@ from typing import Any
 
 import numpy as np
 
-from cseq.base import ChainEstimator, check_number
-from cseq.exceptions import ConvergenceError, ModelFormatError
+from cseq import _sgd
+from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
+from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import resolve_n_jobs
 from cseq.objectives import CRFObjective
-from cseq.optimize import lbfgs
+from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.serialize import register_estimator
 
 __all__ = ["CRF"]
 
+#: Step sizes tried by the SGD calibration (``eta0=None``), and its sample size.
+_ETA0_CANDIDATES = (1.0, 0.3, 0.1, 0.03, 0.01)
+_CALIBRATION_SEQUENCES = 1000
+
 
 @register_estimator
 class CRF(ChainEstimator):
-    """Linear-chain conditional random field trained with L-BFGS.
+    """Linear-chain conditional random field.
 
-    Minimises ``-sum log p(y | x) + c2 * ||w||^2`` with L-BFGS
-    (:func:`cseq.optimize.lbfgs`);
-    objective and gradient come from one GIL-free pass over the corpus,
-    parallel over sequences when ``n_jobs > 1``.
+    Minimises ``-sum log p(y | x) + c1 * ||w||_1 + c2 * ||w||^2`` (CRFsuite's
+    scaling of ``c1`` and ``c2``).  ``algorithm="lbfgs"`` uses the project's
+    L-BFGS (:func:`cseq.optimize.lbfgs`), which becomes OWL-QN when ``c1 >
+    0``; objective and gradient come from one GIL-free pass over the corpus,
+    parallel over sequences when ``n_jobs > 1``.  ``algorithm="sgd"``
+    (L2 only) takes one stochastic gradient step per sequence with the rate
+    ``1 / (lam * (t0 + t))``, ``lam = 2 * c2 / N`` (Bottou 2010), applying the
+    L2 decay lazily (:mod:`cseq._sgd`).
+
+    State weights that end exactly at 0 (with ``c1 > 0``, most of them) are
+    pruned from the model after training, and attributes left without a
+    weight are dropped from the featurizer (except in hashing mode), so the
+    model file stores only non-zero state weights; predictions are unchanged.
 
     Parameters
     ----------
+    c1 : float, default 0.0
+        L1 regularisation strength (OWL-QN; with ``c2 > 0``, elastic net).
     c2 : float, default 1.0
-        L2 regularisation strength (CRFsuite's ``c2``).
+        L2 regularisation strength (CRFsuite's ``c2``).  ``cseq train`` uses
+        0.1 with the ``pos`` preset (docs/learners.md).
+    algorithm : {"lbfgs", "sgd"}, default "lbfgs"
     max_iter : int, default 100
-        Maximum L-BFGS iterations.
+        Maximum L-BFGS iterations, or SGD epochs.
     tol : float, default 1e-5
         Stop when the objective improved by less than ``tol`` (relative) over
-        the last ``period`` iterations (CRFsuite's ``delta`` test).
+        the last ``period`` iterations (CRFsuite's ``delta`` test).  A fit
+        that reaches ``max_iter`` first warns (:class:`~cseq.ConvergenceWarning`).
     period : int, default 10
         Window of that test.
+    eta0 : float or None, default None
+        SGD: the initial rate (``t0 = 1 / (lam * eta0)``); None chooses it by
+        one trial epoch per candidate on up to 1,000 sequences (the lowest
+        loss wins), as CRFsuite's calibration does.
+    random_state : int or None
+        SGD: seed of the visiting order (and the calibration sample).
+    early_stopping : bool, default False
+        Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
+        every iteration, stop after ``patience`` iterations without a better
+        accuracy and keep the best iteration's weights (``best_iteration_``).
+    patience : int, default 5
     n_jobs : int, default 1
-        Threads for the objective (``-1``: all cores). Results depend on
-        ``n_jobs`` only through float rounding.
+        Threads for the L-BFGS objective (``-1``: all cores). Results depend on
+        ``n_jobs`` only through float rounding.  SGD runs on one thread.
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None
@@ -52,11 +82,19 @@ class CRF(ChainEstimator):
     Attributes
     ----------
     classes_, model_, featurizer_, n_iter_, history_
-        As for :class:`StructuredPerceptron`; ``history_`` records the loss.
+        As for :class:`StructuredPerceptron`; ``history_`` records the loss
+        (for SGD, the sum of the per-sequence losses met during the epoch
+        plus the L2 term at its end).
     n_evaluations_ : int
         Objective and gradient evaluations (line searches may take several
-        per iteration).
+        per iteration); for SGD, epochs.
+    n_pruned_ : int
+        State weights pruned after training because they were exactly 0.
     stop_reason_ : str
+    best_iteration_ : int or None
+        With early stopping, the iteration whose weights were kept.
+    eta0_ : float or None
+        SGD: the initial rate used.
 
     References
     ----------
@@ -64,31 +102,71 @@ class CRF(ChainEstimator):
     probabilistic models for segmenting and labeling sequence data. ICML.
     Sha, F., Pereira, F. (2003). Shallow parsing with conditional random
     fields. HLT-NAACL.
+    Andrew, G., Gao, J. (2007). Scalable training of L1-regularized log-linear
+    models. ICML.
+    Bottou, L. (2010). Large-scale machine learning with stochastic gradient
+    descent. COMPSTAT.
     """
 
-    _param_names = ("c2", "max_iter", "tol", "period", "n_jobs", "all_states", "features",
-                    "verbose")
+    _param_names = ("c1", "c2", "algorithm", "max_iter", "tol", "period", "eta0",
+                    "random_state", "early_stopping", "patience", "n_jobs", "all_states",
+                    "features", "verbose")
 
-    def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
-                 period: int = 10, n_jobs: int = 1, all_states: bool = False, features=None,
-                 verbose: bool = False) -> None:
+    def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",
+                 max_iter: int = 100, tol: float = 1e-5, period: int = 10,
+                 eta0: float | None = None, random_state: int | None = None,
+                 early_stopping: bool = False, patience: int = 5, n_jobs: int = 1,
+                 all_states: bool = False, features=None, verbose: bool = False) -> None:
+        self.c1 = c1
         self.c2 = c2
+        self.algorithm = algorithm
         self.max_iter = max_iter
         self.tol = tol
         self.period = period
+        self.eta0 = eta0
+        self.random_state = random_state
+        self.early_stopping = early_stopping
+        self.patience = patience
         self.n_jobs = n_jobs
         self.all_states = all_states
         self.features = features
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        check_number("c1", self.c1, low=0.0)
         check_number("c2", self.c2, low=0.0)
+        if self.algorithm not in ("lbfgs", "sgd"):
+            raise InputError(f"algorithm must be 'lbfgs' or 'sgd', got {self.algorithm!r}")
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)
+        if self.eta0 is not None:
+            check_number("eta0", self.eta0, low=0.0)
+            if not self.eta0 > 0:
+                raise InputError(f"eta0 must be > 0, got {self.eta0!r}")
+        if self.random_state is not None:
+            check_number("random_state", self.random_state, low=0, integer=True)
+        check_number("patience", self.patience, low=1, integer=True)
+        if self.algorithm == "sgd" and (self.c1 > 0 or not self.c2 > 0):
+            raise InputError("algorithm='sgd' needs c2 > 0 and c1 == 0 (L2 only); "
+                             "use algorithm='lbfgs' for L1")
         resolve_n_jobs(self.n_jobs)
 
+    def _stalled(self, losses: list[float]) -> bool:
+        """CRFsuite's test: the last ``period`` iterations improved by at most ``tol``."""
+        k = self.period
+        return len(losses) > k and \
+            (losses[-k - 1] - losses[-1]) <= self.tol * max(abs(losses[-1]), 1.0)
+
     def _train(self, corpus, model, dev, callback):
+        self.n_pruned_ = 0
+        self.eta0_ = None
+        if self.algorithm == "sgd":
+            self._train_sgd(corpus, model, dev, callback)
+        else:
+            self._train_lbfgs(corpus, model, dev, callback)
+
+    def _train_lbfgs(self, corpus, model, dev, callback):
         objective = CRFObjective(model, corpus, self.c2, self.n_jobs)
         losses: list[float] = []
         clock = [time.perf_counter()]
@@ -110,16 +188,14 @@ class CRF(ChainEstimator):
             if dev is not None:
                 model.params = theta
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback, snapshot=lambda: (theta, {
+            stop = self._report(record, callback, snapshot=lambda: (theta, {
                 "stop_reason_": f"interrupted after iteration {iteration}",
-                "n_evaluations_": objective.n_evaluations}))
+                "n_evaluations_": objective.n_evaluations, "n_pruned_": 0, "eta0_": None}))
             clock[0] = time.perf_counter()
-            k = self.period
-            return len(losses) > k and \
-                (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0)
+            return stop or self._stalled(losses)
 
         result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
-                       callback=on_iteration)
+                       callback=on_iteration, l1=float(self.c1))
         if result.nit == 0 and "line search failed" in result.message:
             biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
             raise ConvergenceError(
@@ -131,7 +207,80 @@ class CRF(ChainEstimator):
         model.params = params
         self.n_iter_ = len(losses)
         self.n_evaluations_ = objective.n_evaluations
-        self.stop_reason_ = str(result.message)
+        self.stop_reason_ = MAX_ITER_REASON if result.message == MAX_ITER_MESSAGE \
+            else str(result.message)
+
+    def _sgd_epoch(self, trainer, order, lam, t0, t):
+        try:
+            return trainer.epoch(order, lam, t0, t)
+        except FloatingPointError as exc:
+            raise ConvergenceError(f"SGD diverged ({exc}); give a smaller eta0") from None
+
+    def _calibrate(self, corpus, model, lam: float, rng) -> float:
+        """The candidate rate with the lowest loss after one epoch on a sample."""
+        n = corpus.n_sequences
+        sample = np.sort(rng.permutation(n)[:_CALIBRATION_SEQUENCES]).astype(np.int64)
+        view = corpus.view()
+        best, best_loss = None, math.inf
+        for eta in _ETA0_CANDIDATES:
+            w = np.zeros_like(model.params)
+            trainer = _sgd.CRFSGDTrainer(model.index, view, w)
+            try:
+                loss, _ = trainer.epoch(sample, lam, 1.0 / (lam * eta), 0)
+            except FloatingPointError:
+                continue
+            loss += self.c2 * len(sample) / n * float(w @ w)
+            if math.isfinite(loss) and loss < best_loss:
+                best, best_loss = eta, loss
+        if best is None:
+            raise ConvergenceError("SGD diverged for every calibration rate; give eta0")
+        return best
+
+    def _train_sgd(self, corpus, model, dev, callback):
+        n = corpus.n_sequences
+        lam = 2.0 * float(self.c2) / n
+        rng = np.random.default_rng(self.random_state)
+        eta0 = float(self.eta0) if self.eta0 is not None else self._calibrate(corpus, model,
+                                                                                lam, rng)
+        self.eta0_ = eta0
+        t0 = 1.0 / (lam * eta0)
+        w = np.zeros_like(model.params)
+        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(), w)
+        losses: list[float] = []
+        step = 0
+        self.stop_reason_ = MAX_ITER_REASON
+        for it in range(1, int(self.max_iter) + 1):
+            clock = time.perf_counter()
+            order = rng.permutation(n).astype(np.int64)
+            loss, step = self._sgd_epoch(trainer, order, lam, t0, step)
+            loss += float(self.c2) * float(w @ w)
+            losses.append(loss)
+            record = {"iteration": it, "loss": loss, "seconds": time.perf_counter() - clock}
+            model.params = w
+            if dev is not None:
+                record["dev_accuracy"] = dev(model)
+            if self._report(record, callback, snapshot=lambda: (w.copy(), {
+                    "stop_reason_": f"interrupted after epoch {it}",
+                    "n_evaluations_": it, "n_pruned_": 0, "eta0_": eta0})):
+                self.stop_reason_ = "stopped by early stopping"
+                break
+            if self._stalled(losses):
+                self.stop_reason_ = "stopped by the convergence test"
+                break
+        model.params = w.copy()
+        self.n_iter_ = len(losses)
+        self.n_evaluations_ = len(losses)
+
+    def _finish(self, model):
+        """Prune the state weights that are exactly 0 (and attributes left without any)."""
+        if not (model.state_weights == 0.0).any():
+            return model
+        pruned, kept = model.pruned(drop_attributes=True)
+        keep_attributes = getattr(self.featurizer_, "keep_attributes", None)
+        if keep_attributes is None or not keep_attributes(kept):
+            pruned, _ = model.pruned(drop_attributes=False)
+        self.n_pruned_ = model.n_state - pruned.n_state
+        return pruned
 
     def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
@@ -140,12 +289,25 @@ class CRF(ChainEstimator):
         return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 
     def _training_state(self) -> dict:
-        return {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_)}
+        state = {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_),
+                 "n_pruned": int(self.n_pruned_)}
+        if self.eta0_ is not None:
+            state["eta0"] = float(self.eta0_)
+        return state
 
     def _restore_training(self, training: dict) -> None:
+        self.n_pruned_ = 0
+        self.eta0_ = None
         if "stop_reason" in training:
             self.stop_reason_ = str(training["stop_reason"])
             n_eval = training.get("n_evaluations")
             if type(n_eval) is not int or n_eval < 0:
                 raise ModelFormatError("model header has bad training information")
             self.n_evaluations_ = n_eval
+        n_pruned = training.get("n_pruned", 0)
+        eta0 = training.get("eta0")
+        if type(n_pruned) is not int or n_pruned < 0 or not (
+                eta0 is None or (type(eta0) is float and eta0 > 0)):
+            raise ModelFormatError("model header has bad training information")
+        self.n_pruned_ = n_pruned
+        self.eta0_ = eta0

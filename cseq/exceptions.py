@@ -12,6 +12,7 @@ __all__ = [
     "NotFittedError",
     "ModelFormatError",
     "ConvergenceError",
+    "ConvergenceWarning",
     "TrainingInterrupted",
 ]
 
@@ -38,6 +39,14 @@ class ModelFormatError(CSeqError, ValueError):
 
 class ConvergenceError(CSeqError, ValueError):
     """Training could not make progress (for example, non-finite objective)."""
+
+
+class ConvergenceWarning(UserWarning):
+    """Training stopped at ``max_iter`` before its convergence test was met.
+
+    The model is usable (it holds the last iterate); more iterations, or a
+    larger ``tol``, would let the optimizer finish.
+    """
 
 
 class TrainingInterrupted(KeyboardInterrupt):

@@ -136,6 +136,12 @@ class FeatureVocabulary:
         """Attribute strings in id order."""
         return self._table.names()
 
+    def keep_attributes(self, kept: np.ndarray) -> bool:
+        """Keep only the attribute ids ``kept`` (ascending), renumbered ``0 .. len(kept) - 1``."""
+        names = self._table.names()
+        self._table = _pack.StringTable.from_strings([names[i] for i in np.asarray(kept).tolist()])
+        return True
+
     def get_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """JSON-able metadata and arrays that :meth:`from_state` restores."""
         return {"kind": self.kind}, encode_strings(self._table.names())

@@ -246,6 +246,34 @@ class LinearChain:
     #: Names of the arrays :meth:`arrays` returns (a model file holds no others).
     ARRAY_NAMES = frozenset({"attr_ptr", "attr_labels", "params"})
 
+    def pruned(self, drop_attributes: bool = False) -> tuple[LinearChain, np.ndarray]:
+        """A copy without the state weights that are exactly 0 (they add nothing to any score).
+
+        With ``drop_attributes`` the attributes left without a weight are
+        removed too and the others renumbered in order (the featurizer must
+        then be renumbered the same way, e.g. ``keep_attributes``).
+
+        Returns
+        -------
+        model : LinearChain
+            Scores every labeling exactly as this model does (for the kept
+            attribute ids).
+        kept : ndarray of int64
+            The attribute ids of this model that the new one has, in order.
+        """
+        keep = self.state_weights != 0.0
+        attr_of = np.repeat(np.arange(self.n_attributes, dtype=INDEX), np.diff(self.attr_ptr))
+        counts = np.bincount(attr_of[keep], minlength=self.n_attributes).astype(INDEX)
+        kept = (np.flatnonzero(counts) if drop_attributes
+                else np.arange(self.n_attributes)).astype(INDEX)
+        attr_ptr = np.zeros(len(kept) + 1, dtype=INDEX)
+        np.cumsum(counts[kept], out=attr_ptr[1:])
+        params = np.concatenate([self.state_weights[keep], self.params[self.n_state:]])
+        model = LinearChain(self.n_labels, attr_ptr,
+                            np.ascontiguousarray(self.attr_labels[keep], dtype=LABEL),
+                            np.ascontiguousarray(params, dtype=WEIGHT))
+        return model, kept
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays stored in a model file."""
         return {"attr_ptr": self.attr_ptr, "attr_labels": self.attr_labels, "params": self.params}

@@ -28,6 +28,11 @@ class StructuredPerceptron(ChainEstimator):
         Visit sequences in a new random order each pass.
     random_state : int or None
         Seed of the shuffling (numpy's PCG64, identical on every platform).
+    early_stopping : bool, default False
+        Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after every
+        pass, stop after ``patience`` passes without a better accuracy and
+        keep the best pass's (averaged) weights (``best_iteration_``).
+    patience : int, default 3
     all_states : bool, default False
         Give every (attribute, label) pair a weight, not only pairs seen in training.
     features : featurizer or None
@@ -44,6 +49,12 @@ class StructuredPerceptron(ChainEstimator):
     featurizer_ : the fitted featurizer
     n_iter_ : int
     history_ : list of dict, one per iteration
+    stop_reason_ : str
+        Why training stopped: ``max_iter`` passes done (the perceptron has no
+        convergence test, so this is no warning), no training errors, or
+        early stopping.
+    best_iteration_ : int or None
+        With early stopping, the pass whose weights were kept.
 
     References
     ----------
@@ -51,16 +62,19 @@ class StructuredPerceptron(ChainEstimator):
     models: theory and experiments with perceptron algorithms. EMNLP.
     """
 
-    _param_names = ("max_iter", "average", "shuffle", "random_state", "all_states",
-                    "features", "verbose")
+    _param_names = ("max_iter", "average", "shuffle", "random_state", "early_stopping",
+                    "patience", "all_states", "features", "verbose")
 
     def __init__(self, *, max_iter: int = 10, average: bool = True, shuffle: bool = True,
-                 random_state: int | None = None, all_states: bool = False, features=None,
+                 random_state: int | None = None, early_stopping: bool = False,
+                 patience: int = 3, all_states: bool = False, features=None,
                  verbose: bool = False) -> None:
         self.max_iter = max_iter
         self.average = average
         self.shuffle = shuffle
         self.random_state = random_state
+        self.early_stopping = early_stopping
+        self.patience = patience
         self.all_states = all_states
         self.features = features
         self.verbose = verbose
@@ -75,6 +89,7 @@ class StructuredPerceptron(ChainEstimator):
         trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
+        self.stop_reason_ = f"{self.max_iter} passes done"
         for it in range(1, self.max_iter + 1):
             t = time.perf_counter()
             if self.shuffle:
@@ -86,9 +101,11 @@ class StructuredPerceptron(ChainEstimator):
             if dev is not None:
                 model.params = params.averaged() if self.average else params.w.copy()
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback, snapshot=lambda: (
-                params.averaged() if self.average else params.w.copy(), {}))
+            if self._report(record, callback, snapshot=lambda: (
+                    params.averaged() if self.average else params.w.copy(), {})):
+                break
             if errors == 0:
+                self.stop_reason_ = "no training errors in a pass"
                 break
         model.params = params.averaged() if self.average else params.w.copy()
         self.n_iter_ = len(self.history_)

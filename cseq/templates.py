@@ -955,6 +955,33 @@ class TemplateFeaturizer:
             self._names = names
         return list(self._names)
 
+    def keep_attributes(self, kept: np.ndarray) -> bool:
+        """Keep only the attribute ids ``kept`` (ascending), renumbered ``0 .. len(kept) - 1``.
+
+        Used to drop attributes a model gives no weight (e.g. after L1
+        training), so that model files shrink.  Returns False, changing
+        nothing, in hashing mode (bucket ids cannot be renumbered).
+        """
+        if self.n_buckets is not None:
+            return False
+        self._check_fitted()
+        kept = np.asarray(kept, dtype=np.int64)
+        counts = self._n_cells[self._name_template]
+        ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        lens = counts[kept].astype(np.int64)
+        before = np.cumsum(lens) - lens
+        cell_pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(ptr[kept] - before, lens)
+        cells = self._name_cells[cell_pos]
+        used, cells = np.unique(cells, return_inverse=True)
+        strings = self._name_strings
+        self._table = _templates.KeyTable.from_keys(self._table.keys[kept])
+        self._name_template = np.ascontiguousarray(self._name_template[kept])
+        self._name_cells = np.ascontiguousarray(cells.reshape(-1), dtype=np.int32)
+        self._name_strings = [strings[i] for i in used.tolist()]
+        self._names = None
+        return True
+
     def features_python(self, X) -> list[list[list[str]]]:
         """The attributes of ``X`` as strings, by the plain-Python reference path.
 

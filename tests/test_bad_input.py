@@ -35,6 +35,10 @@ from cseq.exceptions import (
     ModelFormatError,
 )
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "reliability.md"
 

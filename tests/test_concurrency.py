@@ -18,6 +18,10 @@ import pytest
 import cseq
 from cseq import serialize
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 
 def corpus(seed: int, n: int):
     rng = np.random.default_rng(seed)

@@ -25,6 +25,10 @@ from cseq.conll import iter_conllu
 
 from shared_data import EWT, needs
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 SHARED = EWT
 HERE = Path(__file__).resolve().parent
 
@@ -79,6 +83,7 @@ _CHILD = """
 import hashlib, sys
 sys.path.insert(0, {here!r})
 import test_determinism as t
+
 for name in sorted(t.ESTIMATORS):
     print(name, hashlib.sha256(t.train(name)).hexdigest(), flush=True)
 """

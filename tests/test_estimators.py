@@ -23,6 +23,10 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM, cseq.GreedyTagger,
               cseq.StructuredSVM]
 
@@ -223,11 +227,13 @@ def test_score_is_token_accuracy(fitted):
 
 
 @pytest.mark.parametrize("cls, expected", [
-    (cseq.CRF, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10, "n_jobs": 1,
-                "all_states": False, "features": None, "verbose": False}),
+    (cseq.CRF, {"c1": 0.0, "c2": 1.0, "algorithm": "lbfgs", "max_iter": 100, "tol": 1e-5,
+                "period": 10, "eta0": None, "random_state": None, "early_stopping": False,
+                "patience": 5, "n_jobs": 1, "all_states": False, "features": None,
+                "verbose": False}),
     (cseq.StructuredPerceptron, {"max_iter": 10, "average": True, "shuffle": True,
-                                 "random_state": None, "all_states": False, "features": None,
-                                 "verbose": False}),
+                                 "random_state": None, "early_stopping": False, "patience": 3,
+                                 "all_states": False, "features": None, "verbose": False}),
     (cseq.MEMM, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10, "n_jobs": 1,
                  "all_states": False, "features": None, "verbose": False}),
     (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "cost": None, "average": True,

@@ -8,6 +8,10 @@ import cseq
 from cseq.conll import read_conll
 from cseq.data import sample_path
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 N_TRAIN = 2000
 
 

@@ -29,6 +29,10 @@ from oracle import (
 )
 from strategies import corpora
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 seeds = st.integers(0, 2**32 - 1)
 
 

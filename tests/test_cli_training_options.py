@@ -1,0 +1,76 @@
+"""The command line and the CRF training options: per-preset defaults, ConvergenceWarning
+on stderr, and what `cseq info` says about pruned (L1) models."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cseq
+from cseq import cli
+
+TRAIN = """\
+The DT B-NP
+dog NN I-NP
+barks VBZ B-VP
+. . O
+
+A DT B-NP
+cat NN I-NP
+sleeps VBZ B-VP
+. . O
+"""
+
+
+def run(*args):
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "cseq", *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("argv, template, expected", [
+    (["--algorithm", "crf"], "pos", 0.1),            # the pos preset's own default
+    (["--algorithm", "crf", "--c2", "2.5"], "pos", 2.5),  # an option always wins
+    (["--algorithm", "crf"], "chunk", 1.0),          # other presets: the class default
+    (["--algorithm", "crf"], "ner", 1.0),
+])
+def test_crf_c2_default_is_resolved_per_preset(argv, template, expected):
+    args = cli._parser().parse_args(["train", "x.txt", "--template", template, *argv])
+    est = cli._make_estimator(args, cli._templates(template))
+    assert isinstance(est, cseq.CRF) and est.c2 == expected
+
+
+def test_a_template_file_keeps_the_class_default(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("U00:%x[0,0]\n")
+    args = cli._parser().parse_args(["train", "x.txt", "--template", str(path)])
+    assert cli._make_estimator(args, cli._templates(str(path))).c2 == 1.0
+
+
+def test_train_shows_the_convergence_warning(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN)
+    model = tmp_path / "m.cseq"
+    r = run("train", str(train), "--template", "chunk", "--algorithm", "crf", "--max-iter", "2",
+            "-o", str(model), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "cseq train: warning: CRF stopped at max_iter=2 before its convergence test" \
+        in r.stderr
+    r = run("train", str(train), "--template", "chunk", "--algorithm", "perceptron",
+            "--max-iter", "2", "-o", str(model), "--quiet")
+    assert r.returncode == 0 and "warning" not in r.stderr
+
+
+def test_info_reports_zero_and_pruned_state_weights(tmp_path):
+    X = [[("The", "DT"), ("dog", "NN"), ("barks", "VBZ")], [("A", "DT"), ("cat", "NN")]]
+    y = [["B-NP", "I-NP", "B-VP"], ["B-NP", "I-NP"]]
+    est = cseq.CRF(c1=0.5, c2=0.0, max_iter=200,
+                   features=cseq.TemplateFeaturizer("chunk")).fit(X, y)
+    assert est.n_pruned_ > 0
+    path = tmp_path / "l1.cseq"
+    est.save(path)
+    r = run("info", str(path))
+    assert r.returncode == 0, r.stderr
+    assert (f"state weights: {est.model_.n_state} (0 zero; {est.n_pruned_} exactly-zero "
+            "weights pruned after training)") in r.stdout
