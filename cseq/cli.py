@@ -69,7 +69,7 @@ class Learner:
 LEARNERS: dict[str, Learner] = {
     "crf": Learner("CRF", 100, {"c2": "c2", "n_jobs": "n_jobs"},
                    "linear-chain CRF, L-BFGS (options --c2, --n-jobs)",
-                   preset_defaults={"pos": {"c2": 0.1}}),
+                   preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}}),
     "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state"},
                           "averaged structured perceptron (option --seed)",
                           {"random_state": 0}),
@@ -281,7 +281,8 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
             raise InputError(f"{option} does not apply to --algorithm {args.algorithm}")
         params[learner.options[dest]] = value
     if learner.max_iter is not None:
-        params["max_iter"] = args.max_iter if args.max_iter is not None else learner.max_iter
+        params["max_iter"] = args.max_iter if args.max_iter is not None \
+            else params.get("max_iter", learner.max_iter)
     elif args.max_iter is not None:
         raise InputError(f"--max-iter does not apply to --algorithm {args.algorithm}")
     if learner.templates:
@@ -620,7 +621,8 @@ def _parser() -> argparse.ArgumentParser:
                        f"{v.max_iter} for {k}" for k, v in LEARNERS.items()
                        if v.max_iter is not None) + ")")
     t.add_argument("--c2", type=float, default=None,
-                   help="CRF L2 strength (default 1.0; 0.1 with the pos preset)")
+                   help="CRF L2 strength (default 1.0; 0.1 and 200 iterations with the "
+                   "pos preset)")
     t.add_argument("--C", dest="C", type=float, default=None,
                    help="structured SVM: weight of the hinge losses against 1/2 ||w||^2 "
                    "(default 0.1)")

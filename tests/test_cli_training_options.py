@@ -29,16 +29,24 @@ def run(*args):
                           text=True, env=env, timeout=300)
 
 
-@pytest.mark.parametrize("argv, template, expected", [
-    (["--algorithm", "crf"], "pos", 0.1),            # the pos preset's own default
-    (["--algorithm", "crf", "--c2", "2.5"], "pos", 2.5),  # an option always wins
-    (["--algorithm", "crf"], "chunk", 1.0),          # other presets: the class default
-    (["--algorithm", "crf"], "ner", 1.0),
+@pytest.mark.parametrize("argv, template, c2, max_iter", [
+    (["--algorithm", "crf"], "pos", 0.1, 200),      # the pos preset's own defaults
+    (["--algorithm", "crf", "--c2", "2.5"], "pos", 2.5, 200),  # an option always wins
+    (["--algorithm", "crf", "--max-iter", "7"], "pos", 0.1, 7),
+    (["--algorithm", "crf"], "chunk", 1.0, 100),    # other presets: the class defaults
+    (["--algorithm", "crf"], "ner", 1.0, 100),
 ])
-def test_crf_c2_default_is_resolved_per_preset(argv, template, expected):
+def test_crf_defaults_are_resolved_per_preset(argv, template, c2, max_iter):
     args = cli._parser().parse_args(["train", "x.txt", "--template", template, *argv])
     est = cli._make_estimator(args, cli._templates(template))
-    assert isinstance(est, cseq.CRF) and est.c2 == expected
+    assert isinstance(est, cseq.CRF) and est.c2 == c2 and est.max_iter == max_iter
+
+
+def test_the_perceptron_keeps_its_defaults_with_the_pos_preset():
+    args = cli._parser().parse_args(["train", "x.txt", "--template", "pos", "--algorithm",
+                                     "perceptron"])
+    est = cli._make_estimator(args, cli._templates("pos"))
+    assert est.max_iter == 10 and est.random_state == 0
 
 
 def test_a_template_file_keeps_the_class_default(tmp_path):
