@@ -19,6 +19,10 @@ import cseq
 from cseq.exceptions import NotFittedError, TrainingInterrupted
 from cseq.templates import TemplateFeaturizer
 
+# Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
+# test_crf_options.py.
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 TRAIN = [
