@@ -446,7 +446,7 @@ def test_progress_lines_in_logs_are_throttled():
     assert never.getvalue() == ""
 
 
-@needs
+@needs_data
 def test_eval_on_bio_reports_span_f1_first(tmp_path):
     model = tmp_path / "ner.cseq"
     train = head_sentences(DATA / "wnut17" / "wnut17train.conll", 800, tmp_path / "w.conll")

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
@@ -17,6 +17,7 @@ from cseq.base import MAX_ITER_REASON
 from cseq.objectives import CRFObjective
 from cseq.optimize import lbfgs
 
+from budget import examples
 from oracle import brute_expected_counts, naive_crf_objective, path_features
 from strategies import corpora
 from test_training import pack, random_params, single_sequence
@@ -50,7 +51,7 @@ TEMPLATES = "U00:%x[0,0:lower]\nU01:%x[-1,0:lower]\nU02:%x[0,1]\nU03:%x[-1,1]/%x
 # -- L1 / elastic net ------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@examples(25)
 @given(data=corpora(max_seqs=4, max_len=4, max_labels=3), c1=st.floats(0.05, 1.0),
        c2=st.sampled_from([0.0, 0.05]))
 def test_l1_crf_minimum_matches_a_bound_constrained_reference(data, c1, c2):
@@ -162,7 +163,7 @@ def test_linear_chain_pruned_scores_like_the_original():
 # -- SGD ---------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(data=corpora(max_seqs=3, max_len=4, max_labels=3), seed=seeds,
        scale=st.sampled_from([0.1, 1.0, 3.0]))
 def test_sequence_loss_and_gradient_against_brute_force(data, seed, scale):
@@ -184,7 +185,7 @@ def test_sequence_loss_and_gradient_against_brute_force(data, seed, scale):
         np.testing.assert_allclose(grad, expected - gold, atol=1e-9)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@examples(25)
 @given(data=corpora(max_seqs=4, max_len=4, max_labels=3), seed=seeds,
        lam=st.sampled_from([1e-3, 0.1, 0.5]), t0=st.sampled_from([2.0, 10.0, 1000.0]))
 def test_sgd_epoch_matches_plain_steps(data, seed, lam, t0):

@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -18,6 +18,7 @@ from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain
 from cseq.sequences import Sequences
 
+from budget import examples
 from oracle import (NaivePegasos, brute_hinge, brute_loss_augmented, kernel_tie_break,
                     path_features, path_score)
 from strategies import chains, corpora
@@ -42,7 +43,7 @@ def cost_matrices(draw, L, elements):
     return C
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@examples(300)
 @given(chains(max_n=5), st.data())
 def test_loss_augmented_viterbi_matches_brute_force(chain, data):
     E, T, start, end = chain
@@ -75,7 +76,7 @@ def viterbi_step(avx2: bool):
 
 
 @pytest.mark.parametrize("avx2", [False, True])
-@settings(max_examples=200, deadline=None, derandomize=True)
+@examples(200)
 @given(st.integers(1, 4), st.integers(1, 6), st.data())
 def test_loss_augmented_viterbi_ties_go_to_lower_label_ids(avx2, n, L, data):
     # Small integers keep every score exact, so ties are real ties (and frequent).
@@ -168,7 +169,7 @@ def random_cost(rng, L):
     return C
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@examples(60)
 @given(corpora(max_len=4, max_labels=3), st.booleans(), st.integers(0, 2**32 - 1),
        st.sampled_from([0.1, 1.0, 10.0]))
 def test_structured_hinge_matches_enumeration(Xy, all_states, seed, scale):
@@ -188,7 +189,7 @@ def test_structured_hinge_matches_enumeration(Xy, all_states, seed, scale):
     assert n_strict <= violated <= corpus.n_sequences
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples(40)
 @given(corpora(max_len=4, max_labels=3), st.integers(1, 3),
        st.sampled_from([0.05, 1.0, 20.0]), st.booleans(), st.data())
 def test_pegasos_trainer_matches_naive_after_every_step(Xy, epochs, C, with_cost, data):
