@@ -96,11 +96,31 @@ def worker(model: str, conll: str, repeat: int, data: Path) -> dict:
     return out
 
 
-def _run(checkout: Path, args, model: str, conll: str) -> dict:
+def train_model(path: str, epochs: int, data: Path) -> None:
+    """Train the measured model with the cseq found first on sys.path and save it."""
+    import cseq
+    from cseq.conll import read_conllu
+
+    sents, tags = read_conllu(data / "en_ewt-ud-train.conllu")[:2]
+    X = [[r[0] for r in s] for s in sents]
+    cseq.StructuredPerceptron(max_iter=epochs, random_state=0,
+                              features=cseq.TemplateFeaturizer("pos")).fit(X, tags).save(path)
+
+
+def _in(checkout: Path, cmd: list[str]) -> subprocess.CompletedProcess:
+    """Run ``cmd`` with ``checkout`` first on the path (stderr shown if it fails)."""
     env = dict(os.environ, PYTHONPATH=str(checkout), OMP_NUM_THREADS="2")
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        raise SystemExit(f"{checkout}: {' '.join(cmd[1:3])} failed")
+    return res
+
+
+def _run(checkout: Path, args, model: str, conll: str) -> dict:
     cmd = [sys.executable, __file__, "--worker", model, conll, "--repeat", str(args.repeat),
            "--data", str(args.data)]
-    res = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    res = _in(checkout, cmd)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     if Path(out["cseq"]).resolve() != (checkout / "cseq").resolve():
         raise SystemExit(f"{checkout}: the worker imported cseq from {out['cseq']}")
@@ -127,9 +147,13 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=3, help="perceptron epochs of the model")
     p.add_argument("--data", type=Path, default=DATA, help="the ud_en_ewt directory")
     p.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--train-model", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         print(json.dumps(worker(*args.worker, args.repeat, args.data)))
+        return
+    if args.train_model:
+        train_model(args.train_model, args.epochs, args.data)
         return
 
     sys.path.insert(0, str(HERE))
@@ -138,24 +162,25 @@ def main() -> None:
     load0 = os.getloadavg()
     print(f"cseq {cseq.__version__} ({HERE}), Python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
-    train = cseq.conll.read_conllu(args.data / "en_ewt-ud-train.conllu")
-    X = [[r[0] for r in s] for s in train[0]]
+    X = _words(args.data / "en_ewt-ud-train.conllu")
     with tempfile.TemporaryDirectory() as tmp:
-        model = str(Path(tmp) / "pos.cseq")
         conll = str(Path(tmp) / "train.conll")
-        cseq.StructuredPerceptron(max_iter=args.epochs, random_state=0,
-                                  features=cseq.TemplateFeaturizer("pos")).fit(
-            X, train[1]).save(model)
         with open(conll, "w", encoding="utf-8") as f:
             for sent in X:
                 f.write("\n".join(sent) + "\n\n")
         checkouts = {"this": HERE}
         if args.against is not None:
             checkouts = {"other": args.against.resolve(), "this": HERE}
+        # Each checkout trains its own copy of the same model (same data, epochs and seed):
+        # an older checkout may not read a newer file.  The dev tags are compared below.
+        models = {name: str(Path(tmp) / f"pos-{name}.cseq") for name in checkouts}
+        for name, path in checkouts.items():
+            _in(path, [sys.executable, __file__, "--train-model", models[name],
+                       "--epochs", str(args.epochs), "--data", str(args.data)])
         results: dict[str, dict | None] = {k: None for k in checkouts}
         for _ in range(args.rounds):
             for name, path in checkouts.items():
-                results[name] = _merge(results[name], _run(path, args, model, conll))
+                results[name] = _merge(results[name], _run(path, args, models[name], conll))
     load1 = os.getloadavg()
     this = results["this"]
     other = results.get("other")
