@@ -404,6 +404,21 @@ cdef void _scratch_free(Scratch* sc) noexcept:
     sc.kinds = NULL
 
 
+# Testing seam: called with no argument (and the GIL) right after each
+# prediction flush, i.e. where another thread may have run; see _set_after_flush.
+cdef object _after_flush = None
+
+
+def _set_after_flush(hook):
+    """Call ``hook()`` after every prediction flush (``None`` removes it).
+
+    For tests only: it stands for another thread that runs while a flush has
+    released the GIL, deterministically instead of by the scheduler's luck.
+    """
+    global _after_flush
+    _after_flush = hook
+
+
 cdef int _scratch_flush(Scratch* sc) except -1:
     """Intern or look up the copied strings, writing their ids to ``attr[base:base + n]``."""
     cdef StringTable vocab = <StringTable> <object> sc.vocab
@@ -411,6 +426,8 @@ cdef int _scratch_flush(Scratch* sc) except -1:
         vocab._add_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n)
     else:
         vocab._lookup_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n, sc.n_jobs)
+        if _after_flush is not None:
+            _after_flush()
     sc.base += sc.n
     sc.n = 0
     sc.size = 0
