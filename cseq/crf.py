@@ -259,7 +259,7 @@ class CRF(ChainEstimator):
             model.params = w
             if dev is not None:
                 record["dev_accuracy"] = dev(model)
-            if self._report(record, callback, snapshot=lambda: (w.copy(), {
+            if self._report(record, callback, snapshot=lambda it=it: (w.copy(), {
                     "stop_reason_": f"interrupted after epoch {it}",
                     "n_evaluations_": it, "n_pruned_": 0, "eta0_": eta0})):
                 self.stop_reason_ = "stopped by early stopping"

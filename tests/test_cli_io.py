@@ -20,6 +20,7 @@ import cseq
 from cseq.conll import read_conll
 from cseq.data import sample_path
 
+from memory import skip_under_asan
 from shared_data import DATA, SKIP_REASON, needs
 
 EWT_DEV = DATA / "ud_en_ewt" / "en_ewt-ud-dev.conllu"
@@ -260,6 +261,7 @@ def _peak_rss_kb(*args) -> int:
 
 
 @pytest.mark.slow
+@skip_under_asan
 def test_tag_streams_in_constant_memory(tmp_path):
     train = tmp_path / "train.txt"
     train.write_text("a DT\ndog NN\n\nthe DT\ncat NN\n\n")

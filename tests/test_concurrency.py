@@ -18,6 +18,8 @@ import pytest
 import cseq
 from cseq import serialize
 
+from memory import skip_under_asan
+
 # Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
 # test_crf_options.py.
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -139,8 +141,7 @@ def _rss_bytes() -> int:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc/self/statm")
-@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
-                    reason="AddressSanitizer's quarantine keeps freed memory resident")
+@skip_under_asan
 def test_fit_predict_save_load_cycles_do_not_leak(tmp_path):
     X = [[["w=a", "p=S"], {"w": "b", "v": 2.0}], [["w=c"], ["w=a"]]]
     y = [["A", "B"], ["C", "A"]]
