@@ -6,6 +6,8 @@ kernels that the estimators use.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from cseq import _decode, _forward_backward
@@ -13,6 +15,10 @@ from cseq._weights import MAX_LABELS
 from cseq.exceptions import InputError, InputTypeError
 
 __all__ = ["viterbi", "loss_augmented_viterbi", "forward_backward", "check_cost_matrix"]
+
+# NumPy before 1.24 turns a ragged nested list into an object array with this
+# warning (later versions raise ValueError); it lives in np.exceptions from 1.25.
+_RaggedWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
 
 
 def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
@@ -25,8 +31,10 @@ def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     if isinstance(x, (str, bytes)) or x is None:
         raise InputTypeError(f"{name} must be a numeric array, got {type(x).__name__}")
     try:
-        arr = np.asarray(x)
-    except (ValueError, TypeError) as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _RaggedWarning)
+            arr = np.asarray(x)
+    except (ValueError, TypeError, _RaggedWarning) as exc:
         raise InputError(f"{name} is not a rectangular numeric array ({exc})") from None
     if arr.dtype.kind not in "iuf":
         raise InputTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
