@@ -94,6 +94,34 @@ def test_single_line_of_text_is_one_sentence(pos_model):
     assert [w.split("/")[0] for w in r.stdout.split()] == ["The", "dog", "barked"]
 
 
+def test_the_documented_text_conll_ambiguity_and_its_option(pos_model, tmp_path):
+    # README ("How the format is told"): the pos preset reads one column, so
+    # files of two-word or of one-word lines look like CoNLL; --format text
+    # reads them as text.
+    from cseq.conll import sniff_format
+
+    pairs, singles = ["Thank you", "No way", "Good job"], ["Yes", "No", "Fine"]
+    assert sniff_format(pairs, n_columns=1) == "conll"
+    assert sniff_format(singles, n_columns=1) == "conll"
+    assert sniff_format(pairs + ["Yes", "It ran home ."], n_columns=1) == "text"
+    assert sniff_format(["The dog barked", "It ran home"], n_columns=1) == "text"
+    assert sniff_format(["The dog barked", "It ran home"]) == "conll"  # no column count
+    for lines in (pairs, singles):
+        text = tmp_path / "short.txt"
+        text.write_text("\n".join(lines) + "\n")
+        guessed = run("tag", pos_model, text)
+        if lines is pairs:  # the second word looks like a gold label column
+            assert guessed.returncode == 1 and "--format text" in guessed.stderr
+        else:  # one sentence of three one-word tokens
+            assert guessed.returncode == 0, guessed.stderr
+            assert len([t for t in guessed.stdout.split("\n") if t]) == 3
+            assert guessed.stdout.split("\n")[3] == ""
+        told = run("tag", pos_model, text, "--format", "text")
+        assert told.returncode == 0, told.stderr
+        words = [[w.rsplit("/", 1)[0] for w in line.split()] for line in told.stdout.splitlines()]
+        assert words == [line.split() for line in lines]
+
+
 def test_text_output_as_word_tab_tag(pos_model, tmp_path):
     text = tmp_path / "raw.txt"
     text.write_text("The dog barked .\nIt ran .\n")
