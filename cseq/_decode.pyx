@@ -1,4 +1,4 @@
-"""Viterbi decoding of first-order linear chains, plain and cost-augmented.
+"""Viterbi decoding of first- and second-order linear chains, plain and cost-augmented.
 
 Cost-augmented (loss-augmented) decoding finds
 ``argmax_y score(x, y) + sum_t cost[gold_t, y_t]``: the cost decomposes over
@@ -32,20 +32,22 @@ cdef extern from *:
     /* The max-plus step of Viterbi for one position, in AVX2 (4 doubles per
        instruction), used when the CPU has AVX2: gcc does not vectorize the
        scalar loop at the x86-64 baseline (bench/tagging.py times both).
-       cur[j] = max over i of prev[i] + trans[i * L + j], bp[j] = the lowest
-       such i (as a double, so every lane has one width); the same compares
-       and selects as the scalar loop in viterbi_path, so the same result. */
+       cur[j] = max over i of prev[i] + trans[i * stride + j], bp[j] = the
+       lowest such i (as a double, so every lane has one width); the same
+       compares and selects as the scalar loop in _max_step, so the same
+       result.  stride is L for a first-order step, L * L for the second
+       order's (the rows of one label's slice of the trigram block). */
     #include <string.h>
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     typedef double cseq_v4d __attribute__((vector_size(32)));
     typedef long long cseq_v4i __attribute__((vector_size(32)));
     __attribute__((target("avx2")))
     static void cseq_viterbi_max_avx2(const double* prev, const double* trans, int L,
-                                      double* cur, double* bp) {
+                                      size_t stride, double* cur, double* bp) {
         int i, j;
         for (j = 0; j < L; j++) { cur[j] = prev[0] + trans[j]; bp[j] = 0.0; }
         for (i = 1; i < L; i++) {
-            const double* trow = trans + (size_t) i * L;
+            const double* trow = trans + (size_t) i * stride;
             double p = prev[i], fi = (double) i;
             cseq_v4d vp = {p, p, p, p}, vf = {fi, fi, fi, fi}, t, c, b, s;
             cseq_v4i m, rc, rb;
@@ -74,14 +76,14 @@ cdef extern from *:
     }
     #else
     static void cseq_viterbi_max_avx2(const double* prev, const double* trans, int L,
-                                      double* cur, double* bp) {
-        (void) prev; (void) trans; (void) L; (void) cur; (void) bp;   /* never called */
+                                      size_t stride, double* cur, double* bp) {
+        (void) prev; (void) trans; (void) L; (void) stride; (void) cur; (void) bp;
     }
     static int cseq_cpu_has_avx2(void) { return 0; }
     #endif
     """
     void cseq_viterbi_max_avx2(const weight_t* prev, const weight_t* trans, int L,
-                               weight_t* cur, weight_t* bp) noexcept nogil
+                               size_t stride, weight_t* cur, weight_t* bp) noexcept nogil
     int cseq_cpu_has_avx2() noexcept nogil
 
 
@@ -100,6 +102,39 @@ def _set_avx2(bint enabled):
     return bool(_use_avx2)
 
 
+cdef inline void _max_step(const weight_t* prev, const weight_t* trans, index_t stride, int L,
+                           weight_t* cur, weight_t* bp, label_t* brow) noexcept nogil:
+    """``cur[j] = max_i prev[i] + trans[i * stride + j]``, ``brow[j]`` the lowest such ``i``.
+
+    The max-plus step every Viterbi position runs (``bp``: scratch of L).
+    """
+    cdef int i, j
+    cdef bint better
+    cdef weight_t s, p
+    cdef const weight_t* trow
+    if _use_avx2:
+        cseq_viterbi_max_avx2(prev, trans, L, <size_t> stride, cur, bp)
+        for j in range(L):
+            brow[j] = <label_t> bp[j]
+        return
+    # Loop over the previous label outside so the inner loop runs along
+    # a contiguous row of the transition matrix.
+    p = prev[0]
+    for j in range(L):
+        cur[j] = p + trans[j]
+        brow[j] = 0
+    for i in range(1, L):
+        p = prev[i]
+        trow = trans + <index_t> i * stride
+        for j in range(L):
+            # Branch-free selects: the comparison is data-dependent, and
+            # a mispredicted branch per (i, j) cost 5x the arithmetic.
+            s = p + trow[j]
+            better = s > cur[j]
+            cur[j] = s if better else cur[j]
+            brow[j] = i if better else brow[j]
+
+
 cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitions* tr,
                            weight_t* delta, label_t* back, label_t* path) noexcept nogil:
     """Best label path of one sequence of ``n >= 1`` positions; returns its score.
@@ -107,12 +142,14 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     Parameters
     ----------
     emissions : (n, L) row-major state scores.
-    tr : transitions, start and end scores.
-    delta : scratch of 3 * L scores.
-    back : scratch of n * L back-pointers.
+    tr : transitions, start and end scores (and the trigram block for a
+        second-order chain, which is then decoded over label pairs).
+    delta : scratch of :c:func:`viterbi_delta_size` scores.
+    back : scratch of :c:func:`viterbi_back_size` back-pointers.
     path : output, n labels.
 
-    Ties go to the lowest label id, so the result is deterministic.
+    Ties go to the lowest label id, so the result is deterministic: among
+    tied best paths, the one whose reversed label sequence is smallest.
     """
     cdef int L = tr.n_labels
     cdef weight_t* prev = delta
@@ -120,38 +157,16 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     cdef weight_t* bp = delta + 2 * L
     cdef weight_t* swap
     cdef const weight_t* row
-    cdef const weight_t* trow
-    cdef label_t* brow
     cdef index_t t
-    cdef int i, j, best_j
-    cdef bint better
-    cdef weight_t s, p, best
+    cdef int j, best_j
+    cdef weight_t s, best
+    if tr.trans2 != NULL:
+        return _viterbi_path2(emissions, n, tr, delta, back, path)
     for j in range(L):
         prev[j] = tr.start[j] + emissions[j]
     for t in range(1, n):
-        brow = back + t * L
         row = emissions + t * L
-        if _use_avx2:
-            cseq_viterbi_max_avx2(prev, tr.trans, L, cur, bp)
-            for j in range(L):
-                brow[j] = <label_t> bp[j]
-        else:
-            # Loop over the previous label outside so the inner loop runs along
-            # a contiguous row of the transition matrix.
-            p = prev[0]
-            for j in range(L):
-                cur[j] = p + tr.trans[j]
-                brow[j] = 0
-            for i in range(1, L):
-                p = prev[i]
-                trow = tr.trans + <index_t> i * L
-                for j in range(L):
-                    # Branch-free selects: the comparison is data-dependent, and
-                    # a mispredicted branch per (i, j) cost 5x the arithmetic.
-                    s = p + trow[j]
-                    better = s > cur[j]
-                    cur[j] = s if better else cur[j]
-                    brow[j] = i if better else brow[j]
+        _max_step(prev, tr.trans, L, L, cur, bp, back + t * L)
         for j in range(L):
             cur[j] += row[j]
         swap = prev
@@ -167,6 +182,79 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
     path[n - 1] = best_j
     for t in range(n - 1, 0, -1):
         path[t - 1] = back[t * L + path[t]]
+    return best
+
+
+cdef weight_t _viterbi_path2(const weight_t* emissions, index_t n, const Transitions* tr,
+                             weight_t* delta, label_t* back, label_t* path) noexcept nogil:
+    """Second-order Viterbi over label pairs: O(n L^3), the step of the first order per label.
+
+    ``D_t[b, c]`` is the best score of a path whose labels at ``t - 1, t`` are
+    ``b, c``:  ``D_1[b, c] = start[b] + E[0, b] + T[b, c] + E[1, c]`` and
+    ``D_t[b, c] = max_a (D_{t-1}[a, b] + T2[a, b, c]) + T[b, c] + E[t, c]``.
+    For each ``b`` the max over ``a`` is the first-order max-plus step
+    (:c:func:`_max_step`) on the column ``D_{t-1}[:, b]`` and the ``(a, c)``
+    slice of the trigram block.  The end takes the lowest ``c``, then the
+    lowest ``b``; back-pointers the lowest ``a``: the same tie rule as the
+    first order.
+    """
+    cdef int L = tr.n_labels
+    cdef index_t LL = <index_t> L * L
+    cdef weight_t* prev = delta
+    cdef weight_t* cur = delta + LL
+    cdef weight_t* bp = delta + 2 * LL
+    cdef weight_t* col = bp + L
+    cdef weight_t* swap
+    cdef weight_t* crow
+    cdef const weight_t* row
+    cdef const weight_t* trow
+    cdef index_t t
+    cdef int a, b, c, best_b, best_c
+    cdef weight_t s, best, p
+    if n == 1:
+        best_c = 0
+        best = tr.start[0] + emissions[0] + tr.end[0]
+        for c in range(1, L):
+            s = tr.start[c] + emissions[c] + tr.end[c]
+            if s > best:
+                best = s
+                best_c = c
+        path[0] = best_c
+        return best
+    row = emissions + L
+    for b in range(L):
+        p = tr.start[b] + emissions[b]
+        trow = tr.trans + <index_t> b * L
+        for c in range(L):
+            prev[<index_t> b * L + c] = p + trow[c] + row[c]
+    for t in range(2, n):
+        row = emissions + t * L
+        for b in range(L):
+            for a in range(L):
+                col[a] = prev[<index_t> a * L + b]
+            crow = cur + <index_t> b * L
+            _max_step(col, tr.trans2 + <index_t> b * L, LL, L, crow, bp,
+                      back + t * LL + <index_t> b * L)
+            trow = tr.trans + <index_t> b * L
+            for c in range(L):
+                crow[c] += trow[c] + row[c]
+        swap = prev
+        prev = cur
+        cur = swap
+    best_b = 0
+    best_c = 0
+    best = prev[0] + tr.end[0]
+    for c in range(L):
+        for b in range(L):
+            s = prev[<index_t> b * L + c] + tr.end[c]
+            if s > best:
+                best = s
+                best_b = b
+                best_c = c
+    path[n - 1] = best_c
+    path[n - 2] = best_b
+    for t in range(n - 1, 1, -1):
+        path[t - 2] = back[t * LL + <index_t> path[t - 1] * L + path[t]]
     return best
 
 
@@ -195,12 +283,15 @@ cdef void add_cost(weight_t* emissions, index_t n, int L, const label_t* gold,
 
 cdef weight_t path_score(const weight_t* emissions, index_t n, const Transitions* tr,
                          const label_t* path) noexcept nogil:
-    """Score of one label path of ``n >= 1`` positions, term by term."""
+    """Score of one label path of ``n >= 1`` positions, term by term (trigrams too if any)."""
     cdef int L = tr.n_labels
     cdef index_t t
     cdef weight_t s = tr.start[path[0]] + emissions[path[0]]
     for t in range(1, n):
         s += tr.trans[<index_t>path[t - 1] * L + path[t]] + emissions[t * L + path[t]]
+    if tr.trans2 != NULL:
+        for t in range(2, n):
+            s += tr.trans2[(<index_t>path[t - 2] * L + path[t - 1]) * L + path[t]]
     return s + tr.end[path[n - 1]]
 
 
@@ -212,10 +303,10 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
 
     Adds the cost to ``emissions`` in place (:c:func:`add_cost`), then runs
     :c:func:`viterbi_path` (same scratch, same tie-breaking: the lowest
-    label ids).  With ``scale = 1 / s`` and emissions and transitions of
-    ``w / s``, the path is the cost-augmented argmax under ``w`` (the SSVM
-    keeps its weights as ``s * v``).  One call per sequence, so a
-    second-order decoder can take its place without touching the callers.
+    label ids; second order when ``tr`` has a trigram block).  With
+    ``scale = 1 / s`` and emissions and transitions of ``w / s``, the path
+    is the cost-augmented argmax under ``w`` (the SSVM keeps its weights as
+    ``s * v``).
     """
     add_cost(emissions, n, tr.n_labels, gold, cost, scale)
     return viterbi_path(emissions, n, tr, delta, back, path)
@@ -232,10 +323,12 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
     to ``bad_seq`` (else -1).  Returns -1 when memory runs out, else 0.
     """
     cdef int L = tr.n_labels
+    cdef int order = 2 if tr.trans2 != NULL else 1
     cdef index_t s, t0, n
     cdef weight_t* em = <weight_t*>malloc(<size_t> ch.max_len * L * sizeof(weight_t) + 1)
-    cdef weight_t* delta = <weight_t*>malloc(<size_t> 3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(<size_t> ch.max_len * L * sizeof(label_t) + 1)
+    cdef weight_t* delta = <weight_t*>malloc(viterbi_delta_size(L, order) * sizeof(weight_t))
+    cdef label_t* back = <label_t*>malloc(viterbi_back_size(ch.max_len, L, order)
+                                          * sizeof(label_t) + 1)
     bad_seq[0] = -1
     if em == NULL or delta == NULL or back == NULL:
         free(em); free(delta); free(back)
@@ -254,65 +347,88 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
     return 0
 
 
+cdef class _DenseChain:
+    """Validated dense arrays (``transitions2`` (L, L, L) or None) as a Transitions, with scratch."""
+
+    cdef Transitions tr
+    cdef const weight_t[:, ::1] _trans
+    cdef const weight_t[::1] _start
+    cdef const weight_t[::1] _end
+    cdef const weight_t[:, :, ::1] _trans2
+    cdef weight_t* delta
+    cdef label_t* back
+
+    def __cinit__(self, index_t n, const weight_t[:, ::1] transitions, const weight_t[::1] start,
+                  const weight_t[::1] end, transitions2):
+        cdef int L = transitions.shape[0]
+        cdef int order = 1 if transitions2 is None else 2
+        self._trans = transitions
+        self._start = start
+        self._end = end
+        self.tr.trans = &self._trans[0, 0]
+        self.tr.start = &self._start[0]
+        self.tr.end = &self._end[0]
+        self.tr.trans2 = NULL
+        self.tr.n_labels = L
+        if transitions2 is not None:
+            self._trans2 = transitions2
+            self.tr.trans2 = &self._trans2[0, 0, 0]
+        self.delta = <weight_t*>malloc(viterbi_delta_size(L, order) * sizeof(weight_t))
+        self.back = <label_t*>malloc(viterbi_back_size(n, L, order) * sizeof(label_t) + 1)
+        if self.delta == NULL or self.back == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.delta)
+        free(self.back)
+
+
 def viterbi_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
-                  const weight_t[::1] start, const weight_t[::1] end):
+                  const weight_t[::1] start, const weight_t[::1] end, transitions2=None):
     """Viterbi on validated dense arrays (n >= 1); see :func:`cseq.viterbi`."""
     cdef index_t n = emissions.shape[0]
-    cdef int L = emissions.shape[1]
-    cdef Transitions tr
-    tr.trans = &transitions[0, 0]
-    tr.start = &start[0]
-    tr.end = &end[0]
-    tr.n_labels = L
+    cdef _DenseChain dc = _DenseChain(n, transitions, start, end, transitions2)
     path_np = np.empty(n, dtype=np.int32)
     cdef label_t[::1] path = path_np
     cdef weight_t score
-    cdef weight_t* delta = <weight_t*>malloc(<size_t> 3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(<size_t> (n * L) * sizeof(label_t))
-    if delta == NULL or back == NULL:
-        free(delta); free(back)
-        raise MemoryError()
     with nogil:
-        score = viterbi_path(&emissions[0, 0], n, &tr, delta, back, &path[0])
-    free(delta); free(back)
+        score = viterbi_path(&emissions[0, 0], n, &dc.tr, dc.delta, dc.back, &path[0])
     return path_np, float(score)
 
 
 def loss_augmented_viterbi_array(const weight_t[:, ::1] emissions,
                                  const weight_t[:, ::1] transitions, const weight_t[::1] start,
-                                 const weight_t[::1] end, const label_t[::1] gold, cost):
+                                 const weight_t[::1] end, const label_t[::1] gold, cost,
+                                 transitions2=None):
     """Cost-augmented Viterbi on validated arrays (n >= 1, ``cost`` (L, L) or None).
 
     See :func:`cseq.loss_augmented_viterbi`.  Returns the path and its
     augmented score.
     """
     cdef index_t n = emissions.shape[0]
-    cdef int L = emissions.shape[1]
     cdef const weight_t[:, ::1] cost_view
     cdef const weight_t* cost_ptr = NULL
     if cost is not None:
         cost_view = cost
         cost_ptr = &cost_view[0, 0]
-    cdef Transitions tr
-    tr.trans = &transitions[0, 0]
-    tr.start = &start[0]
-    tr.end = &end[0]
-    tr.n_labels = L
+    cdef _DenseChain dc = _DenseChain(n, transitions, start, end, transitions2)
     em_np = np.array(emissions, dtype=np.float64)   # a copy: the cost is added in place
     cdef weight_t[:, ::1] em = em_np
     path_np = np.empty(n, dtype=np.int32)
     cdef label_t[::1] path = path_np
     cdef weight_t score
-    cdef weight_t* delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
-    cdef label_t* back = <label_t*>malloc(n * L * sizeof(label_t))
-    if delta == NULL or back == NULL:
-        free(delta); free(back)
-        raise MemoryError()
     with nogil:
-        score = loss_augmented_path(&em[0, 0], n, &tr, &gold[0], cost_ptr, 1.0, delta, back,
-                                    &path[0])
-    free(delta); free(back)
+        score = loss_augmented_path(&em[0, 0], n, &dc.tr, &gold[0], cost_ptr, 1.0, dc.delta,
+                                    dc.back, &path[0])
     return path_np, float(score)
+
+
+def path_score_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
+                     const weight_t[::1] start, const weight_t[::1] end,
+                     const label_t[::1] path, transitions2=None):
+    """The kernels' score of one label path on validated arrays (n >= 1); for tests."""
+    cdef _DenseChain dc = _DenseChain(1, transitions, start, end, transitions2)
+    return float(path_score(&emissions[0, 0], emissions.shape[0], &dc.tr, &path[0]))
 
 
 def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,

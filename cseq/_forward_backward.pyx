@@ -1,4 +1,4 @@
-"""Forward-backward for first-order linear chains: log Z, marginals, expected counts.
+"""Forward-backward for first- and second-order linear chains: log Z, marginals, expected counts.
 
 Two numerically safe variants share one interface:
 
@@ -13,6 +13,14 @@ Two numerically safe variants share one interface:
 * **log-space** (the fallback for wider spreads): log-sum-exp with max
   subtraction at every step; about three times slower, exact for any finite
   scores.
+
+A second-order chain (a trigram block ``trans2``) runs the same recursions
+over label pairs ``(y_{t-1}, y_t)``: ``alpha_t[b, c] = sum_a alpha_{t-1}[a, b]
+* exp(trans2[a, b, c] + trans[b, c]) * exp(E[t, c])``, O(n L^3), in the same
+two variants, on the same emission buffer, behind the same functions
+(``fb_run``, ``fb_marginals``, ``fb_add_pairs``, plus ``fb_add_triples`` for
+the trigram marginals); the first position has single labels and the second
+the first-order transition.
 
 References
 ----------
@@ -35,7 +43,7 @@ import numpy as np
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, ParamSink, Transitions,
                             add_path_features, add_state_features, all_finite, chain_of,
-                            score_emissions)
+                            n_path_states, score_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -55,24 +63,39 @@ cdef inline weight_t _spread(const weight_t* x, index_t n, weight_t* mx) noexcep
 
 
 cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* start,
-                        const weight_t* end, int n_labels) noexcept nogil:
-    """Prepare the transition tables; returns -1 when memory runs out."""
+                        const weight_t* end, const weight_t* trans2, int n_labels) noexcept nogil:
+    """Prepare the transition tables (``trans2`` NULL: first order); -1 when memory runs out."""
     cdef int L = n_labels
-    cdef index_t k, LL = <index_t> n_labels * n_labels
+    cdef index_t k, ab, LL = <index_t> n_labels * n_labels, L3 = LL * n_labels
+    cdef int b, c
     tb.tr.trans = trans
     tb.tr.start = start
     tb.tr.end = end
+    tb.tr.trans2 = trans2
     tb.tr.n_labels = L
+    tb.order = 1 if trans2 == NULL else 2
     tb.exp_trans = NULL
     tb.exp_start = NULL
     tb.exp_end = NULL
+    tb.k2 = NULL
+    tb.k2_max = 0.0
+    if tb.order == 2:
+        tb.k2 = <weight_t*>malloc(<size_t> L3 * sizeof(weight_t))
+        if tb.k2 == NULL:
+            return -1
+        for ab in range(LL):
+            b = ab % L
+            for c in range(L):
+                tb.k2[ab * L + c] = trans2[ab * L + c] + trans[<index_t> b * L + c]
     tb.scaled = (_spread(trans, LL, &tb.trans_max) <= _SCALED_MAX_SPREAD
                  and _spread(start, L, &tb.start_max) <= _SCALED_MAX_SPREAD
-                 and _spread(end, L, &tb.end_max) <= _SCALED_MAX_SPREAD)
+                 and _spread(end, L, &tb.end_max) <= _SCALED_MAX_SPREAD
+                 and (tb.order == 1 or _spread(tb.k2, L3, &tb.k2_max) <= _SCALED_MAX_SPREAD))
     if not tb.scaled:
         return 0
     tb.exp_trans = <weight_t*>malloc(<size_t> (LL + 2 * L) * sizeof(weight_t))
     if tb.exp_trans == NULL:
+        fb_tables_free(tb)
         return -1
     tb.exp_start = tb.exp_trans + LL
     tb.exp_end = tb.exp_start + L
@@ -81,23 +104,29 @@ cdef int fb_tables_init(FBTables* tb, const weight_t* trans, const weight_t* sta
     for k in range(L):
         tb.exp_start[k] = exp(start[k] - tb.start_max)
         tb.exp_end[k] = exp(end[k] - tb.end_max)
+    if tb.order == 2:
+        for k in range(L3):
+            tb.k2[k] = exp(tb.k2[k] - tb.k2_max)
     return 0
 
 
 cdef void fb_tables_free(FBTables* tb) noexcept nogil:
     free(tb.exp_trans)
+    free(tb.k2)
     tb.exp_trans = NULL
+    tb.k2 = NULL
 
 
-cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels) noexcept nogil:
+cdef int fb_work_init(FBWork* wk, index_t capacity, int n_labels, int order) noexcept nogil:
     """Allocate scratch for sequences of up to ``capacity`` positions; -1 on failure."""
     cdef index_t cap = capacity if capacity > 0 else 1
+    cdef index_t S = n_path_states(n_labels, order)
     wk.capacity = cap
     wk.em = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
-    wk.alpha = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
-    wk.beta = <weight_t*>malloc(<size_t> (cap * n_labels) * sizeof(weight_t))
+    wk.alpha = <weight_t*>malloc(<size_t> (cap * S) * sizeof(weight_t))
+    wk.beta = <weight_t*>malloc(<size_t> (cap * S) * sizeof(weight_t))
     wk.scale = <weight_t*>malloc(<size_t> cap * sizeof(weight_t))
-    wk.tmp = <weight_t*>malloc(<size_t> 2 * n_labels * sizeof(weight_t))
+    wk.tmp = <weight_t*>malloc(<size_t> 2 * S * sizeof(weight_t))
     if wk.em == NULL or wk.alpha == NULL or wk.beta == NULL or wk.scale == NULL or wk.tmp == NULL:
         fb_work_free(wk)
         return -1
@@ -109,9 +138,9 @@ cdef void fb_work_free(FBWork* wk) noexcept nogil:
     wk.em = NULL; wk.alpha = NULL; wk.beta = NULL; wk.scale = NULL; wk.tmp = NULL
 
 
-cdef inline weight_t _row_max(const weight_t* x, int L) noexcept nogil:
+cdef inline weight_t _row_max(const weight_t* x, index_t L) noexcept nogil:
     cdef weight_t m = x[0]
-    cdef int j
+    cdef index_t j
     for j in range(1, L):
         if x[j] > m:
             m = x[j]
@@ -181,9 +210,9 @@ cdef weight_t _run_scaled(const FBTables* tb, FBWork* wk, index_t n) noexcept no
     return log_z
 
 
-cdef inline weight_t _log_sum_exp(const weight_t* x, int L) noexcept nogil:
+cdef inline weight_t _log_sum_exp(const weight_t* x, index_t L) noexcept nogil:
     cdef weight_t m = _row_max(x, L), s = 0.0
-    cdef int j
+    cdef index_t j
     for j in range(L):
         s += exp(x[j] - m)
     return m + log(s)
@@ -261,11 +290,305 @@ cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
 
     In scaled mode ``wk.em`` is overwritten with its shifted exponentials.
     """
+    if tb.order == 2:
+        if tb.scaled:
+            wk.log_z = _run_scaled2(tb, wk, n)
+        else:
+            _run_log2(tb, wk, n)
+        return wk.log_z
     if tb.scaled:
         wk.log_z = _run_scaled(tb, wk, n)
     else:
         _run_log(tb, wk, n)
     return wk.log_z
+
+
+# ---------------------------------------------------------------------------
+# Second order: the recursions over label pairs (see the module docstring).
+# Row t of alpha and beta has L * L entries, (y_{t-1}, y_t) = (b, c) at
+# b * L + c; row 0 only L (the first label).
+
+
+cdef weight_t _run_scaled2(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    cdef int L = tb.tr.n_labels
+    cdef index_t LL = <index_t> L * L, t, k, width
+    cdef int a, b, c
+    cdef weight_t m, s, p, acc, log_z = 0.0
+    cdef weight_t* em
+    cdef weight_t* al
+    cdef weight_t* prev
+    cdef weight_t* be
+    cdef weight_t* nxt
+    cdef weight_t* orow
+    cdef weight_t* tmp = wk.tmp
+    cdef const weight_t* krow
+    cdef const weight_t* trow
+    cdef const weight_t* nrow
+    for t in range(n):
+        em = wk.em + t * L
+        m = _row_max(em, L)
+        for c in range(L):
+            em[c] = exp(em[c] - m)
+        al = wk.alpha + t * LL
+        if t == 0:
+            for c in range(L):
+                al[c] = tb.exp_start[c] * em[c]
+            log_z += m + tb.start_max
+            width = L
+        elif t == 1:
+            prev = wk.alpha
+            for b in range(L):
+                p = prev[b]
+                trow = tb.exp_trans + <index_t> b * L
+                orow = al + <index_t> b * L
+                for c in range(L):
+                    orow[c] = p * trow[c] * em[c]
+            log_z += m + tb.trans_max
+            width = LL
+        else:
+            prev = al - LL
+            memset(al, 0, <size_t> LL * sizeof(weight_t))
+            for a in range(L):
+                for b in range(L):
+                    p = prev[<index_t> a * L + b]
+                    krow = tb.k2 + (<index_t> a * L + b) * L
+                    orow = al + <index_t> b * L
+                    for c in range(L):
+                        orow[c] += p * krow[c]
+            for b in range(L):
+                orow = al + <index_t> b * L
+                for c in range(L):
+                    orow[c] *= em[c]
+            log_z += m + tb.k2_max
+            width = LL
+        s = 0.0
+        for k in range(width):
+            s += al[k]
+        wk.scale[t] = s
+        s = 1.0 / s
+        for k in range(width):
+            al[k] *= s
+        log_z -= log(s)
+    s = 0.0
+    al = wk.alpha + (n - 1) * LL
+    be = wk.beta + (n - 1) * LL
+    if n == 1:
+        for c in range(L):
+            be[c] = tb.exp_end[c]
+            s += al[c] * be[c]
+    else:
+        for b in range(L):
+            for c in range(L):
+                be[<index_t> b * L + c] = tb.exp_end[c]
+                s += al[<index_t> b * L + c] * tb.exp_end[c]
+    wk.zp = s
+    log_z += log(s) + tb.end_max
+    for t in range(n - 2, -1, -1):
+        be = wk.beta + t * LL
+        nxt = be + LL
+        em = wk.em + (t + 1) * L
+        s = 1.0 / wk.scale[t + 1]
+        for c in range(L):
+            tmp[c] = em[c] * s
+        if t == 0:
+            for b in range(L):
+                trow = tb.exp_trans + <index_t> b * L
+                nrow = nxt + <index_t> b * L
+                acc = 0.0
+                for c in range(L):
+                    acc += trow[c] * tmp[c] * nrow[c]
+                be[b] = acc
+        else:
+            for a in range(L):
+                for b in range(L):
+                    krow = tb.k2 + (<index_t> a * L + b) * L
+                    nrow = nxt + <index_t> b * L
+                    acc = 0.0
+                    for c in range(L):
+                        acc += krow[c] * tmp[c] * nrow[c]
+                    be[<index_t> a * L + b] = acc
+    return log_z
+
+
+cdef weight_t _run_log2(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil:
+    # As _run_log: every row shifted by its maximum, whose sum goes to log Z.
+    cdef int L = tb.tr.n_labels
+    cdef index_t LL = <index_t> L * L, t, k, width
+    cdef int a, b, c
+    cdef weight_t m, s, v, log_z
+    cdef const weight_t* T = tb.tr.trans
+    cdef const weight_t* K = tb.k2
+    cdef weight_t* em
+    cdef weight_t* al
+    cdef weight_t* prev
+    cdef weight_t* be
+    cdef weight_t* nxt
+    cdef weight_t* tmp = wk.tmp
+    for c in range(L):
+        wk.alpha[c] = tb.tr.start[c] + wk.em[c]
+    log_z = _row_max(wk.alpha, L)
+    for c in range(L):
+        wk.alpha[c] -= log_z
+    for t in range(1, n):
+        al = wk.alpha + t * LL
+        prev = al - LL
+        em = wk.em + t * L
+        if t == 1:
+            for b in range(L):
+                for c in range(L):
+                    al[<index_t> b * L + c] = prev[b] + T[<index_t> b * L + c] + em[c]
+        else:
+            for b in range(L):
+                for c in range(L):
+                    m = -INFINITY
+                    for a in range(L):
+                        v = prev[<index_t> a * L + b] + K[(<index_t> a * L + b) * L + c]
+                        if v > m:
+                            m = v
+                    s = 0.0
+                    for a in range(L):
+                        s += exp(prev[<index_t> a * L + b] + K[(<index_t> a * L + b) * L + c] - m)
+                    al[<index_t> b * L + c] = m + log(s) + em[c]
+        m = _row_max(al, LL)
+        for k in range(LL):
+            al[k] -= m
+        log_z += m
+    al = wk.alpha + (n - 1) * LL
+    be = wk.beta + (n - 1) * LL
+    m = _row_max(tb.tr.end, L)
+    width = L if n == 1 else LL
+    for k in range(width):
+        be[k] = tb.tr.end[k % L] - m
+        tmp[k] = al[k] + be[k]
+    wk.log_z = log_z + m + _log_sum_exp(tmp, width)
+    for t in range(n - 2, -1, -1):
+        be = wk.beta + t * LL
+        nxt = be + LL
+        em = wk.em + (t + 1) * L
+        width = L if t == 0 else LL
+        for k in range(width):
+            # k = b (t == 0: the first label) or a * L + b; the step to (b, c).
+            b = k % L
+            m = -INFINITY
+            for c in range(L):
+                v = (T[<index_t> b * L + c] if t == 0 else K[k * L + c]) + em[c] \
+                    + nxt[<index_t> b * L + c]
+                if v > m:
+                    m = v
+            s = 0.0
+            for c in range(L):
+                v = (T[<index_t> b * L + c] if t == 0 else K[k * L + c]) + em[c] \
+                    + nxt[<index_t> b * L + c]
+                s += exp(v - m)
+            be[k] = m + log(s)
+        m = _row_max(be, width)
+        for k in range(width):
+            be[k] -= m
+    return wk.log_z
+
+
+cdef void _marginals2(const FBTables* tb, FBWork* wk, index_t n, weight_t* out) noexcept nogil:
+    cdef int L = tb.tr.n_labels
+    cdef index_t LL = <index_t> L * L, t, k, width
+    cdef int c
+    cdef weight_t mx, a, inv
+    cdef weight_t* al
+    cdef weight_t* be
+    cdef weight_t* o
+    for t in range(n):
+        al = wk.alpha + t * LL
+        be = wk.beta + t * LL
+        o = out + t * L
+        width = L if t == 0 else LL
+        for c in range(L):
+            o[c] = 0.0
+        if tb.scaled:
+            inv = 1.0 / wk.zp
+            for k in range(width):
+                o[k % L] += al[k] * be[k] * inv
+        else:
+            for k in range(width):
+                wk.tmp[k] = al[k] + be[k]
+            mx = _row_max(wk.tmp, width)
+            a = 0.0
+            for k in range(width):
+                wk.tmp[k] = exp(wk.tmp[k] - mx)
+                a += wk.tmp[k]
+            a = 1.0 / a
+            for k in range(width):
+                o[k % L] += wk.tmp[k] * a
+
+
+cdef void fb_add_triples(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
+    """Add the (L, L, L) marginals P(y_t = a, y_{t+1} = b, y_{t+2} = c) of the last run to ``out``.
+
+    Second order only, ``0 <= t <= n - 3``.
+    """
+    cdef int L = tb.tr.n_labels
+    cdef index_t LL = <index_t> L * L, ab
+    cdef int b, c
+    cdef weight_t p, mx, v, total
+    cdef const weight_t* al = wk.alpha + (t + 1) * LL
+    cdef const weight_t* be = wk.beta + (t + 2) * LL
+    cdef const weight_t* em = wk.em + (t + 2) * L
+    cdef const weight_t* krow
+    cdef const weight_t* brow
+    cdef weight_t* orow
+    if tb.scaled:
+        p = 1.0 / (wk.scale[t + 2] * wk.zp)
+        for ab in range(LL):
+            v = al[ab] * p
+            b = ab % L
+            krow = tb.k2 + ab * L
+            brow = be + <index_t> b * L
+            orow = out + ab * L
+            for c in range(L):
+                orow[c] += v * krow[c] * em[c] * brow[c]
+        return
+    # Shifted logs: normalise the L^3 block by its own log-sum-exp.
+    mx = -INFINITY
+    for ab in range(LL):
+        b = ab % L
+        for c in range(L):
+            v = al[ab] + tb.k2[ab * L + c] + em[c] + be[<index_t> b * L + c]
+            if v > mx:
+                mx = v
+    total = 0.0
+    for ab in range(LL):
+        b = ab % L
+        for c in range(L):
+            total += exp(al[ab] + tb.k2[ab * L + c] + em[c] + be[<index_t> b * L + c] - mx)
+    total = 1.0 / total
+    for ab in range(LL):
+        b = ab % L
+        orow = out + ab * L
+        for c in range(L):
+            orow[c] += exp(al[ab] + tb.k2[ab * L + c] + em[c] + be[<index_t> b * L + c]
+                           - mx) * total
+
+
+cdef void _add_pairs2(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
+    # P(y_t = b, y_{t+1} = c) is the pair-state marginal at t + 1.
+    cdef index_t LL = <index_t> tb.tr.n_labels * tb.tr.n_labels, k
+    cdef const weight_t* al = wk.alpha + (t + 1) * LL
+    cdef const weight_t* be = wk.beta + (t + 1) * LL
+    cdef weight_t mx, a
+    if tb.scaled:
+        a = 1.0 / wk.zp
+        for k in range(LL):
+            out[k] += al[k] * be[k] * a
+        return
+    for k in range(LL):
+        wk.tmp[k] = al[k] + be[k]
+    mx = _row_max(wk.tmp, LL)
+    a = 0.0
+    for k in range(LL):
+        wk.tmp[k] = exp(wk.tmp[k] - mx)
+        a += wk.tmp[k]
+    a = 1.0 / a
+    for k in range(LL):
+        out[k] += wk.tmp[k] * a
+
 
 
 cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out) noexcept nogil:
@@ -274,6 +597,9 @@ cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out)
     cdef index_t k, t
     cdef int j
     cdef weight_t c, a
+    if tb.order == 2:
+        _marginals2(tb, wk, n, out)
+        return
     if tb.scaled:
         c = 1.0 / wk.zp
         for k in range(n * L):
@@ -307,6 +633,9 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
     cdef const weight_t* trow
     cdef weight_t* orow
     cdef weight_t* tmp = wk.tmp
+    if tb.order == 2:
+        _add_pairs2(tb, wk, t, out)
+        return
     if tb.scaled:
         c = 1.0 / (wk.scale[t + 1] * wk.zp)
         for j in range(L):
@@ -350,7 +679,8 @@ cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk
     to ``out`` (a sparse update: only the state weights of the sequence's
     attributes and the transition blocks), so ``gain = -1`` adds the gradient
     of ``log Z - score(gold)`` and ``gain = eta`` is a stochastic gradient step.
-    ``marg`` has room for ``wk.capacity * L`` values, ``pairs`` for ``L * L``.
+    ``marg`` has room for ``wk.capacity * L`` values, ``pairs`` for ``L * L``
+    (second order: ``L * L + L^3``, the trigram counts after the bigrams).
     Returns ``log Z - score(gold)``, or a non-finite value (and ``out``
     untouched) when log Z is not finite.
     """
@@ -361,6 +691,7 @@ cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk
     cdef index_t t, k
     cdef int j
     cdef weight_t gold_score, lz
+    cdef weight_t* triples
     cdef ParamSink sink
     if n == 0:
         return 0.0
@@ -374,6 +705,9 @@ cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk
         gold_score += wk.em[t * L + gold[t]]
     for t in range(1, n):
         gold_score += tb.tr.trans[gold[t - 1] * L + gold[t]]
+    if tb.order == 2:
+        for t in range(2, n):
+            gold_score += tb.tr.trans2[(<index_t> gold[t - 2] * L + gold[t - 1]) * L + gold[t]]
     lz = fb_run(tb, wk, n)
     if not isfinite(lz):
         return lz
@@ -385,6 +719,13 @@ cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk
         fb_add_pairs(tb, wk, t, pairs)
     for k in range(L * L):
         out[ch.layout.trans + k] -= gain * pairs[k]
+    if tb.order == 2:
+        triples = pairs + L * L
+        memset(triples, 0, <size_t> L * L * L * sizeof(weight_t))
+        for t in range(n - 2):
+            fb_add_triples(tb, wk, t, triples)
+        for k in range(<index_t> L * L * L):
+            out[ch.layout.trans2 + k] -= gain * triples[k]
     for j in range(L):
         out[ch.layout.start + j] -= gain * marg[j]
         out[ch.layout.end + j] -= gain * marg[(n - 1) * L + j]
@@ -399,21 +740,33 @@ cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk
 # Python entry points (arrays validated by the caller).
 
 def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
-                           const weight_t[::1] start, const weight_t[::1] end):
-    """Forward-backward on validated dense arrays (n >= 1); see :func:`cseq.forward_backward`."""
+                           const weight_t[::1] start, const weight_t[::1] end, transitions2=None):
+    """Forward-backward on validated dense arrays (n >= 1); see :func:`cseq.forward_backward`.
+
+    Returns ``(log_z, marginals, pair_marginals)``, and with ``transitions2``
+    ((L, L, L), second order) also the (n - 2, L, L, L) trigram marginals.
+    """
     cdef index_t n = emissions.shape[0]
     cdef int L = emissions.shape[1]
+    cdef int order = 1 if transitions2 is None else 2
     cdef FBTables tb
     cdef FBWork wk
     cdef index_t t
+    cdef const weight_t[:, :, ::1] t2
+    cdef const weight_t* t2_ptr = NULL
+    if transitions2 is not None:
+        t2 = transitions2
+        t2_ptr = &t2[0, 0, 0]
     marg_np = np.empty((n, L), dtype=np.float64)
     pairs_np = np.zeros((max(n - 1, 0), L, L), dtype=np.float64)
+    triples_np = np.zeros((max(n - 2, 0) if order == 2 else 0, L, L, L), dtype=np.float64)
     cdef weight_t[:, ::1] marg = marg_np
     cdef weight_t[:, :, ::1] pairs = pairs_np
+    cdef weight_t[:, :, :, ::1] triples = triples_np
     cdef weight_t log_z
-    if fb_tables_init(&tb, &transitions[0, 0], &start[0], &end[0], L) != 0:
+    if fb_tables_init(&tb, &transitions[0, 0], &start[0], &end[0], t2_ptr, L) != 0:
         raise MemoryError()
-    if fb_work_init(&wk, n, L) != 0:
+    if fb_work_init(&wk, n, L, order) != 0:
         fb_tables_free(&tb)
         raise MemoryError()
     with nogil:
@@ -423,8 +776,13 @@ def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, :
         fb_marginals(&tb, &wk, n, &marg[0, 0])
         for t in range(n - 1):
             fb_add_pairs(&tb, &wk, t, &pairs[t, 0, 0])
+        if order == 2:
+            for t in range(n - 2):
+                fb_add_triples(&tb, &wk, t, &triples[t, 0, 0, 0])
     fb_work_free(&wk)
     fb_tables_free(&tb)
+    if order == 2:
+        return float(log_z), marg_np, pairs_np, triples_np
     return float(log_z), marg_np, pairs_np
 
 
@@ -439,9 +797,10 @@ cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* p
     cdef weight_t* g_trans = grad + ch.layout.trans
     cdef weight_t* g_start = grad + ch.layout.start
     cdef weight_t* g_end = grad + ch.layout.end
+    cdef weight_t* g_trans2 = grad + ch.layout.trans2
     cdef weight_t* marg
     cdef int j
-    if fb_work_init(&wk, ch.max_len, L) != 0:
+    if fb_work_init(&wk, ch.max_len, L, ch.layout.order) != 0:
         return -1
     marg = <weight_t*>malloc(<size_t> (wk.capacity * L) * sizeof(weight_t))
     if marg == NULL:
@@ -465,6 +824,9 @@ cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* p
             add_state_features(ch.index, ch.corpus, t0 + t, marg + t * L, L, 1.0, grad)
         for t in range(n - 1):
             fb_add_pairs(tb, &wk, t, g_trans)
+        if ch.layout.order == 2:
+            for t in range(n - 2):
+                fb_add_triples(tb, &wk, t, g_trans2)
         for j in range(L):
             g_start[j] += marg[j]
             g_end[j] += marg[(n - 1) * L + j]
@@ -486,7 +848,7 @@ cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* p
     cdef index_t s, t0, n
     cdef int L = ch.layout.n_labels
     bad_seq[0] = -1
-    if fb_work_init(&wk, ch.max_len, L) != 0:
+    if fb_work_init(&wk, ch.max_len, L, ch.layout.order) != 0:
         return -1
     for s in range(s0, s1):
         t0 = ch.corpus[0].seq_ptr[s]
@@ -504,7 +866,7 @@ cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* p
 
 cdef int _tables_for(FBTables* tb, const Layout* lay, const weight_t* params) except -1:
     if fb_tables_init(tb, params + lay.trans, params + lay.start, params + lay.end,
-                      lay.n_labels) != 0:
+                      params + lay.trans2 if lay.order == 2 else NULL, lay.n_labels) != 0:
         raise MemoryError()
     return 0
 
@@ -578,15 +940,15 @@ def sequence_loss_and_gradient(ChainIndex ix, const weight_t[::1] params, Corpus
     grad_np = np.zeros(ix.layout.n_params, dtype=np.float64)
     cdef weight_t[::1] grad = grad_np
     marg_np = np.empty((max(cv.max_len, 1), L), dtype=np.float64)
-    pairs_np = np.empty((L, L), dtype=np.float64)
+    pairs_np = np.empty(L * L + (L * L * L if ix.layout.order == 2 else 0), dtype=np.float64)
     cdef weight_t[:, ::1] marg = marg_np
-    cdef weight_t[:, ::1] pairs = pairs_np
+    cdef weight_t[::1] pairs = pairs_np
     _tables_for(&tb, &ix.layout, &params[0])
-    if fb_work_init(&wk, cv.max_len, L) != 0:
+    if fb_work_init(&wk, cv.max_len, L, ix.layout.order) != 0:
         fb_tables_free(&tb)
         raise MemoryError()
     loss = fb_sequence_update(&ch, &tb, &wk, &params[0], 1.0, s, -1.0, &marg[0, 0],
-                              &pairs[0, 0], &grad[0])
+                              &pairs[0], &grad[0])
     fb_work_free(&wk)
     fb_tables_free(&tb)
     return float(loss), grad_np

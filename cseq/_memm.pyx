@@ -263,6 +263,7 @@ cdef int _decode_range(const Chain* ch, const weight_t* params, const LocalTable
     tr.trans = tb.trans
     tr.start = tb.start
     tr.end = zero_end
+    tr.trans2 = NULL
     tr.n_labels = L
     for s in range(s0, s1):
         t0 = ch.corpus.seq_ptr[s]

@@ -59,6 +59,7 @@ cdef class CRFSGDTrainer:
     cdef weight_t* marg
     cdef weight_t* pairs
     cdef weight_t* trans
+    cdef index_t n_trans
 
     def __cinit__(self, ChainIndex ix, CorpusView cv, w):
         cdef int L = ix.layout.n_labels
@@ -80,11 +81,15 @@ cdef class CRFSGDTrainer:
         self._w = w
         self.scale = 1.0
         self.ch = chain_of(ix, cv)
-        if fb_work_init(&self.wk, cv.max_len, L) != 0:
+        if fb_work_init(&self.wk, cv.max_len, L, ix.layout.order) != 0:
             raise MemoryError()
+        # The transition blocks are contiguous in the layout (trans, start,
+        # end, then trans2 for order 2): copied scaled before every step.
+        self.n_trans = ix.layout.n_params - ix.layout.trans
         self.marg = <weight_t*>malloc(self.wk.capacity * L * sizeof(weight_t))
-        self.pairs = <weight_t*>malloc(L * L * sizeof(weight_t))
-        self.trans = <weight_t*>malloc((L * L + 2 * L) * sizeof(weight_t))
+        self.pairs = <weight_t*>malloc((L * L + (L * L * L if ix.layout.order == 2 else 0))
+                                       * sizeof(weight_t))
+        self.trans = <weight_t*>malloc(self.n_trans * sizeof(weight_t))
         if self.marg == NULL or self.pairs == NULL or self.trans == NULL:
             raise MemoryError()
 
@@ -144,11 +149,11 @@ cdef class CRFSGDTrainer:
                 if self.scale < _MIN_SCALE:
                     self._fold()
                 gain = eta / self.scale
-                # The transitions, start and end blocks are contiguous (trans, start, end).
-                for k in range(L * L + 2 * L):
+                for k in range(self.n_trans):
                     self.trans[k] = self.scale * self._w[tr0 + k]
                 if fb_tables_init(&tb, self.trans, self.trans + L * L, self.trans + L * L + L,
-                                  L) != 0:
+                                  self.trans + L * L + 2 * L if self.n_trans > L * L + 2 * L
+                                  else NULL, L) != 0:
                     failed = 1
                     break
                 loss = fb_sequence_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale, s,

@@ -6,7 +6,7 @@ form with ``C`` on the sum of losses) is
     F(w) = 1/2 ||w||^2 + C * sum_i H_i(w),
     H_i(w) = max_y [cost(y_i, y) + w . Phi(x_i, y)] - w . Phi(x_i, y_i),
 
-over all parameters (state weights, transitions, start, end).  Divided by
+over all parameters (state weights, transitions, start, end, trigrams).  Divided by
 ``C n`` it is Pegasos' ``lambda/2 ||w||^2 + 1/n sum_i H_i`` with
 ``lambda = 1 / (C n)``, minimised by stochastic subgradient steps
 (Shalev-Shwartz et al. 2011; Ratliff et al. 2007 for structured outputs)
@@ -42,7 +42,8 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from cseq._decode cimport loss_augmented_path, path_score
+from cseq._decode cimport (loss_augmented_path, path_score, viterbi_back_size,
+                           viterbi_delta_size)
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
                             add_path_features, chain_of, score_emissions, transitions_of)
@@ -56,15 +57,16 @@ cdef struct Buffers:
 
 
 cdef class _Scratch:
-    """Per-sequence buffers for decoding sequences of up to ``max_len`` tokens."""
+    """Per-sequence buffers for sequences of up to ``max_len`` tokens, a chain of ``order``."""
 
     cdef Buffers b
 
-    def __cinit__(self, index_t max_len, index_t n_labels):
+    def __cinit__(self, index_t max_len, index_t n_labels, int order):
         max_len = max(1, max_len)
         self.b.em = <weight_t*>malloc(max_len * n_labels * sizeof(weight_t))
-        self.b.delta = <weight_t*>malloc(3 * n_labels * sizeof(weight_t))
-        self.b.back = <label_t*>malloc(max_len * n_labels * sizeof(label_t))
+        self.b.delta = <weight_t*>malloc(viterbi_delta_size(n_labels, order) * sizeof(weight_t))
+        self.b.back = <label_t*>malloc(viterbi_back_size(max_len, n_labels, order)
+                                       * sizeof(label_t))
         self.b.pred = <label_t*>malloc(max_len * sizeof(label_t))
         if self.b.em == NULL or self.b.delta == NULL or self.b.back == NULL or self.b.pred == NULL:
             raise MemoryError()
@@ -112,7 +114,6 @@ cdef weight_t _violation(const Chain* ch, const weight_t* params, weight_t scale
     transitions_of(ch.layout, params, &tr)
     score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, buf.em)
     gold_score = path_score(buf.em, n, &tr, gold)
-    # Second order would swap this call (and path_score) for its own DP.
     best = loss_augmented_path(buf.em, n, &tr, gold, cost, 1.0 / scale, buf.delta, buf.back,
                                buf.pred)
     return max(0.0, scale * (best - gold_score))
@@ -160,7 +161,7 @@ cdef class SSVMTrainer:
         self.params = params
         self.ch = chain_of(ix, cv)
         self.cost = _Cost(cost, ix.layout.n_labels)
-        self.buf = _Scratch(cv.max_len, ix.layout.n_labels)
+        self.buf = _Scratch(cv.max_len, ix.layout.n_labels, ix.layout.order)
         self.lam = 1.0 / (C * cv.corpus.n_seqs)
         self.last_n = 0
 
@@ -246,7 +247,7 @@ def structured_hinge(ChainIndex ix, const weight_t[::1] params, CorpusView cv, c
     if params.shape[0] != ix.layout.n_params:
         raise ValueError("params does not match the layout")
     cdef Chain ch = chain_of(ix, cv)
-    cdef _Scratch buf = _Scratch(cv.max_len, L)
+    cdef _Scratch buf = _Scratch(cv.max_len, L, ix.layout.order)
     cdef index_t s, t, t0, n, violated = 0
     cdef weight_t total = 0.0
     with nogil:

@@ -17,7 +17,7 @@ language processing. PhD thesis, USC.
 
 from libc.stdlib cimport free, malloc
 
-from cseq._decode cimport viterbi_path
+from cseq._decode cimport viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
                             add_path_features, chain_of, score_emissions, transitions_of)
@@ -62,8 +62,9 @@ cdef class PerceptronTrainer:
         self.params = params
         self.ch = chain_of(ix, cv)
         self.em = <weight_t*>malloc(max_len * L * sizeof(weight_t))
-        self.delta = <weight_t*>malloc(3 * L * sizeof(weight_t))
-        self.back = <label_t*>malloc(max_len * L * sizeof(label_t))
+        self.delta = <weight_t*>malloc(viterbi_delta_size(L, ix.layout.order) * sizeof(weight_t))
+        self.back = <label_t*>malloc(viterbi_back_size(max_len, L, ix.layout.order)
+                                     * sizeof(label_t))
         self.pred = <label_t*>malloc(max_len * sizeof(label_t))
         if self.em == NULL or self.delta == NULL or self.back == NULL or self.pred == NULL:
             raise MemoryError()

@@ -39,9 +39,13 @@ cdef struct Corpus:
 cdef struct Transitions:
     # Dense label transitions: trans[i * n_labels + j] scores label i followed
     # by label j; start[j] and end[j] score the first and the last label.
+    # Second order: trans2[(a * n_labels + b) * n_labels + c] scores the
+    # labels a, b, c at three consecutive positions (on top of the bigrams
+    # trans[a, b] and trans[b, c]); NULL for a first-order chain.
     const weight_t* trans
     const weight_t* start
     const weight_t* end
+    const weight_t* trans2
     int n_labels
 
 
@@ -77,6 +81,11 @@ cdef int layout_init(Layout* lay, index_t n_state, int n_labels, int order) exce
 
 cdef void transitions_of(const Layout* lay, const weight_t* params,
                          Transitions* tr) noexcept nogil
+
+cdef inline index_t n_path_states(int n_labels, int order) noexcept nogil:
+    # States of the dynamic programs: labels (first order) or label pairs
+    # (y_{t-1}, y_t) (second order).
+    return <index_t> n_labels if order == 1 else <index_t> n_labels * n_labels
 
 cdef void score_emissions(const StateIndex* index, const weight_t* w, const Corpus* corpus,
                           index_t t0, index_t t1, int n_labels, weight_t* out) noexcept nogil

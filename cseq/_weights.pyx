@@ -55,10 +55,11 @@ cdef int layout_init(Layout* lay, index_t n_state, int n_labels, int order) exce
 
 cdef void transitions_of(const Layout* lay, const weight_t* params,
                          Transitions* tr) noexcept nogil:
-    """Point ``tr`` at the first-order transition blocks of ``params``."""
+    """Point ``tr`` at the transition blocks of ``params`` (``trans2`` NULL for order 1)."""
     tr.trans = params + lay.trans
     tr.start = params + lay.start
     tr.end = params + lay.end
+    tr.trans2 = params + lay.trans2 if lay.order == 2 else NULL
     tr.n_labels = lay.n_labels
 
 
@@ -142,12 +143,14 @@ cdef void add_path_features(const Layout* lay, const StateIndex* index, const Co
 
     ``Phi`` counts, for every token ``t``, the value of each feature ``(a, v)``
     on the weight of ``(a, path[t])`` (pairs without a weight are skipped),
-    and one for the start label, the end label and each label bigram.
+    and one for the start label, the end label and each label bigram; with a
+    second-order layout (``lay.order == 2``) also one for each label trigram
+    ``(path[t - 2], path[t - 1], path[t])`` in the ``trans2`` block.
 
     With ``other`` given (another path of the same length) only the parts
     where the two paths differ are added: tokens whose labels differ,
-    start/end when the first/last labels differ, and bigrams touching a
-    difference.  ``add(gold, other=pred, +1)`` then ``add(pred, other=gold,
+    start/end when the first/last labels differ, and bigrams (trigrams)
+    touching a difference.  ``add(gold, other=pred, +1)`` then ``add(pred, other=gold,
     -1)`` is the perceptron update ``Phi(gold) - Phi(pred)`` without touching
     the weights the two paths share (so their values are not rounded).
     """
@@ -170,6 +173,12 @@ cdef void add_path_features(const Layout* lay, const StateIndex* index, const Co
     for t in range(1, n):
         if other == NULL or other[t - 1] != path[t - 1] or other[t] != path[t]:
             sink_add(sink, lay.trans + path[t - 1] * L + path[t], scale)
+    if lay.order == 2:
+        for t in range(2, n):
+            if (other == NULL or other[t - 2] != path[t - 2] or other[t - 1] != path[t - 1]
+                    or other[t] != path[t]):
+                sink_add(sink, lay.trans2 + (path[t - 2] * L + path[t - 1]) * L + path[t],
+                         scale)
 
 
 cdef class ChainIndex:

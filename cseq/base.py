@@ -239,8 +239,10 @@ class ChainEstimator:
             if early and (X_dev is None or y_dev is None):
                 raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
         featurizer, corpus, classes = self._pack_training(X, y)
+        # A learner with second-order chains lists `order` among its parameters.
+        chain_order = {"order": int(self.order)} if "order" in self._param_names else {}
         model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
-                                              bool(self.all_states))
+                                              bool(self.all_states), **chain_order)
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
         self.history_ = []
@@ -496,6 +498,9 @@ class ChainEstimator:
                 header["training"]["best_iteration"] = int(self.best_iteration_)
             arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
             arrays.update({f"model/{k}": v for k, v in self.model_.arrays().items()})
+            if self.model_.order != 1:
+                # Absent means 1, so first-order files are unchanged.
+                header["order"] = int(self.model_.order)
         return header, arrays
 
     @classmethod
@@ -531,7 +536,14 @@ class ChainEstimator:
         if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
             raise ModelFormatError("model header has bad training information")
         featurizer = featurizer_from_state(header.get("featurizer"), _sub(arrays, "featurizer/"))
-        model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"))
+        order = header.get("order", 1)
+        if type(order) is not int or order not in (1, 2):
+            raise ModelFormatError(f"model header has a bad chain order {order!r} (1 or 2)")
+        if order != getattr(est, "order", 1):
+            raise ModelFormatError(f"model header says order {order} but the "
+                                   f"{cls.__name__}'s parameters order "
+                                   f"{getattr(est, 'order', 1)!r}")
+        model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"), order=order)
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
         est.featurizer_, est.classes_, est.model_ = featurizer, labels, model

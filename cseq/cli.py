@@ -67,15 +67,15 @@ class Learner:
 #: The learners of ``cseq train --algorithm``.  ``max_iter`` and ``features``
 #: are set for every learner; ``options`` maps the other options.
 LEARNERS: dict[str, Learner] = {
-    "crf": Learner("CRF", 100, {"c2": "c2", "n_jobs": "n_jobs"},
-                   "linear-chain CRF, L-BFGS (options --c2, --n-jobs)",
+    "crf": Learner("CRF", 100, {"c2": "c2", "n_jobs": "n_jobs", "order": "order"},
+                   "linear-chain CRF, L-BFGS (options --c2, --n-jobs, --order)",
                    preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}}),
-    "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state"},
-                          "averaged structured perceptron (option --seed)",
+    "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state", "order": "order"},
+                          "averaged structured perceptron (options --seed, --order)",
                           {"random_state": 0}),
-    "ssvm": Learner("StructuredSVM", 10, {"C": "C", "seed": "random_state"},
+    "ssvm": Learner("StructuredSVM", 10, {"C": "C", "seed": "random_state", "order": "order"},
                     "structured SVM, L2 and hinge loss, stochastic subgradient "
-                    "(options --C, --seed)", {"random_state": 0}),
+                    "(options --C, --seed, --order)", {"random_state": 0}),
     "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs"},
                     "maximum-entropy Markov model, L-BFGS (options --c2, --n-jobs)"),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
@@ -86,7 +86,8 @@ LEARNERS: dict[str, Learner] = {
 }
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
-_LEARNER_OPTIONS = {"c2": "--c2", "C": "--C", "n_jobs": "--n-jobs", "seed": "--seed"}
+_LEARNER_OPTIONS = {"c2": "--c2", "C": "--C", "n_jobs": "--n-jobs", "seed": "--seed",
+                    "order": "--order"}
 
 _PRESET_HELP = ("Presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
                 "and 1 (POS tag); 'ner' reads column 0 (the word)")
@@ -491,6 +492,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
     if n_cols is not None:
         print(f"input columns: {n_cols}")
     print(f"labels ({len(classes)}): {' '.join(classes)}")
+    L = len(classes)
+    print(f"order: {model.order} (label bigrams"
+          + (f" and trigrams: {L ** 3} trigram weights)" if model.order == 2 else ")"))
     n_zero = int(np.sum(model.state_weights == 0.0))
     n_pruned = getattr(est, "n_pruned_", 0)
     print(f"attributes: {model.n_attributes}  state weights: {model.n_state} ({n_zero} zero; "
@@ -631,6 +635,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
     t.add_argument("--seed", type=_int_at_least(0), default=None,
                    help="perceptron and structured SVM shuffling seed (default 0)")
+    t.add_argument("--order", type=int, choices=(1, 2), default=None,
+                   help="Markov order of the chain: 2 adds label-trigram transitions "
+                        "(crf, perceptron, ssvm; default 1)")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
     shown = t.add_mutually_exclusive_group()

@@ -12,7 +12,7 @@ import numpy as np
 from cseq import _sgd
 from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
-from cseq.model import resolve_n_jobs
+from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.serialize import register_estimator
@@ -52,6 +52,11 @@ class CRF(ChainEstimator):
     algorithm : {"lbfgs", "sgd"}, default "lbfgs"
     max_iter : int, default 100
         Maximum L-BFGS iterations, or SGD epochs.
+    order : {1, 2}, default 1
+        1: label bigram transitions (a first-order chain).  2: also label
+        trigram weights ``trans2[y_{t-2}, y_{t-1}, y_t]``; log Z, the
+        expected counts, marginals and Viterbi run over label pairs in
+        O(n L^3) (docs/learners.md, "Second order").
     tol : float, default 1e-5
         Stop when the objective improved by less than ``tol`` (relative) over
         the last ``period`` iterations (CRFsuite's ``delta`` test).  A fit
@@ -108,12 +113,12 @@ class CRF(ChainEstimator):
     descent. COMPSTAT.
     """
 
-    _param_names = ("c1", "c2", "algorithm", "max_iter", "tol", "period", "eta0",
+    _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",
-                 max_iter: int = 100, tol: float = 1e-5, period: int = 10,
+                 max_iter: int = 100, order: int = 1, tol: float = 1e-5, period: int = 10,
                  eta0: float | None = None, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 5, n_jobs: int = 1,
                  all_states: bool = False, features=None, verbose: bool = False) -> None:
@@ -121,6 +126,7 @@ class CRF(ChainEstimator):
         self.c2 = c2
         self.algorithm = algorithm
         self.max_iter = max_iter
+        self.order = order
         self.tol = tol
         self.period = period
         self.eta0 = eta0
@@ -138,6 +144,7 @@ class CRF(ChainEstimator):
         if self.algorithm not in ("lbfgs", "sgd"):
             raise InputError(f"algorithm must be 'lbfgs' or 'sgd', got {self.algorithm!r}")
         check_number("max_iter", self.max_iter, low=1, integer=True)
+        check_order(self.order)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)
         if self.eta0 is not None:

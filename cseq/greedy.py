@@ -34,10 +34,11 @@ class GreedyChain(LinearChain):
     """
 
     def __init__(self, n_labels, attr_ptr, attr_labels, params, tag_attrs=None,
-                 tag_labels=None) -> None:
+                 tag_labels=None, order: int = 1) -> None:
         self.tag_attrs = np.zeros(0, dtype=LABEL) if tag_attrs is None else tag_attrs
         self.tag_labels = np.zeros(0, dtype=LABEL) if tag_labels is None else tag_labels
-        super().__init__(n_labels, attr_ptr, attr_labels, params)
+        # order is always 1: _layout_of refuses any other.
+        super().__init__(n_labels, attr_ptr, attr_labels, params, order=order)
 
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:
@@ -66,7 +67,10 @@ class GreedyChain(LinearChain):
         self.tagdict = dense
 
     @classmethod
-    def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray]) -> GreedyChain:
+    def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray],
+                    order: int = 1) -> GreedyChain:
+        if order != 1:
+            raise ModelFormatError("a greedy tagger's chain is first order")
         if set(arrays) != cls.ARRAY_NAMES:
             raise ModelFormatError("model arrays are missing")
         return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"],

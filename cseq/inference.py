@@ -1,7 +1,10 @@
 """Public inference kernels on plain numpy arrays.
 
 These validate their inputs once and then run the compiled, GIL-free
-kernels that the estimators use.
+kernels that the estimators use.  Each takes an optional ``transitions2``
+(L, L, L): the label-trigram scores of a second-order chain, whose path
+score adds ``transitions2[y_{t-2}, y_{t-1}, y_t]`` for every ``t >= 2`` to the
+first-order score.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     return arr
 
 
-def _chain_arrays(emissions, transitions, start, end):
+def _chain_arrays(emissions, transitions, start, end, transitions2=None):
     em = as_score_array(emissions, "emissions", (None, None))
     n_labels = em.shape[1]
     if n_labels == 0:
@@ -61,14 +64,19 @@ def _chain_arrays(emissions, transitions, start, end):
     tr = as_score_array(transitions, "transitions", (n_labels, n_labels))
     st = np.zeros(n_labels) if start is None else as_score_array(start, "start", (n_labels,))
     en = np.zeros(n_labels) if end is None else as_score_array(end, "end", (n_labels,))
-    return em, tr, st, en
+    t2 = None if transitions2 is None else as_score_array(
+        transitions2, "transitions2", (n_labels, n_labels, n_labels))
+    return em, tr, st, en, t2
 
 
-def viterbi(emissions, transitions, start=None, end=None) -> tuple[np.ndarray, float]:
-    """Highest-scoring label sequence of a first-order linear chain.
+def viterbi(emissions, transitions, start=None, end=None, *,
+            transitions2=None) -> tuple[np.ndarray, float]:
+    """Highest-scoring label sequence of a first- or second-order linear chain.
 
     The score of labels ``y`` is ``start[y0] + sum_t emissions[t, y_t] +
-    sum_t transitions[y_{t-1}, y_t] + end[y_{n-1}]``.
+    sum_t transitions[y_{t-1}, y_t] + end[y_{n-1}]``, plus ``sum_{t >= 2}
+    transitions2[y_{t-2}, y_{t-1}, y_t]`` for a second-order chain (decoded
+    over label pairs in O(n L^3)).
 
     Parameters
     ----------
@@ -78,6 +86,9 @@ def viterbi(emissions, transitions, start=None, end=None) -> tuple[np.ndarray, f
         ``transitions[i, j]`` scores label ``i`` followed by label ``j``.
     start, end : array_like, shape (L,), optional
         Scores of the first and of the last label (zero when omitted).
+    transitions2 : array_like, shape (L, L, L), optional
+        ``transitions2[a, b, c]`` scores labels ``a, b, c`` at consecutive
+        positions (second order); None for a first-order chain.
 
     Returns
     -------
@@ -93,10 +104,10 @@ def viterbi(emissions, transitions, start=None, end=None) -> tuple[np.ndarray, f
     >>> path.tolist(), score
     ([0, 1], 3.0)
     """
-    em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     if em.shape[0] == 0:
         return np.empty(0, dtype=np.int32), 0.0
-    path, score = _decode.viterbi_array(em, tr, st, en)
+    path, score = _decode.viterbi_array(em, tr, st, en, t2)
     if not np.isfinite(score):
         raise InputError("scores overflow: the best path's score is not finite "
                          "(finite inputs whose sum exceeds the float64 range)")
@@ -144,7 +155,7 @@ def _gold_array(gold, n: int, n_labels: int) -> np.ndarray:
 
 
 def loss_augmented_viterbi(emissions, transitions, gold, cost=None, start=None,
-                           end=None) -> tuple[np.ndarray, float]:
+                           end=None, *, transitions2=None) -> tuple[np.ndarray, float]:
     """Highest-scoring label sequence under score plus cost against a gold sequence.
 
     Finds ``argmax_y score(y) + sum_t cost[gold[t], y[t]]``, where ``score`` is
@@ -154,7 +165,7 @@ def loss_augmented_viterbi(emissions, transitions, gold, cost=None, start=None,
 
     Parameters
     ----------
-    emissions, transitions, start, end
+    emissions, transitions, start, end, transitions2
         As for :func:`viterbi`.
     gold : array_like of int, shape (n,)
         The gold label ids.
@@ -185,21 +196,21 @@ def loss_augmented_viterbi(emissions, transitions, gold, cost=None, start=None,
     >>> path.tolist(), score
     ([0, 0], 3.0)
     """
-    em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     n, n_labels = em.shape
     gold_arr = _gold_array(gold, n, n_labels)
     cost_arr = None if cost is None else check_cost_matrix(cost, n_labels)
     if n == 0:
         return np.empty(0, dtype=np.int32), 0.0
-    path, score = _decode.loss_augmented_viterbi_array(em, tr, st, en, gold_arr, cost_arr)
+    path, score = _decode.loss_augmented_viterbi_array(em, tr, st, en, gold_arr, cost_arr, t2)
     if not np.isfinite(score):
         raise InputError("scores overflow: the best path's score is not finite "
                          "(finite inputs whose sum exceeds the float64 range)")
     return path, score
 
 
-def forward_backward(emissions, transitions, start=None, end=None):
-    """Log partition function and marginals of a first-order linear chain.
+def forward_backward(emissions, transitions, start=None, end=None, *, transitions2=None):
+    """Log partition function and marginals of a first- or second-order linear chain.
 
     Parameters are those of :func:`viterbi`.
 
@@ -211,19 +222,24 @@ def forward_backward(emissions, transitions, start=None, end=None):
         ``P(y_t = j)``.
     pair_marginals : ndarray, shape (max(n - 1, 0), L, L)
         ``P(y_t = i, y_{t+1} = j)``.
+    triple_marginals : ndarray, shape (max(n - 2, 0), L, L, L)
+        Only with ``transitions2`` (a fourth result):
+        ``P(y_t = a, y_{t+1} = b, y_{t+2} = c)``.
 
     Notes
     -----
     Runs in scaled probability space, or in log space when transition scores
     spread over more than 250 (see ``cseq._forward_backward``), so results
-    stay finite and accurate for any finite scores and any length.
+    stay finite and accurate for any finite scores and any length.  A
+    second-order chain runs over label pairs, O(n L^3).
     """
-    em, tr, st, en = _chain_arrays(emissions, transitions, start, end)
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     n, n_labels = em.shape
     if n == 0:
-        return 0.0, np.zeros((0, n_labels)), np.zeros((0, n_labels, n_labels))
-    log_z, marginals, pairs = _forward_backward.forward_backward_array(em, tr, st, en)
-    if not (np.isfinite(log_z) and np.isfinite(marginals).all() and np.isfinite(pairs).all()):
+        empty = (0.0, np.zeros((0, n_labels)), np.zeros((0, n_labels, n_labels)))
+        return empty if t2 is None else (*empty, np.zeros((0, n_labels, n_labels, n_labels)))
+    result = _forward_backward.forward_backward_array(em, tr, st, en, t2)
+    if not (np.isfinite(result[0]) and all(np.isfinite(r).all() for r in result[1:])):
         raise InputError("scores overflow: log Z or the marginals are not finite "
                          "(finite inputs whose sums exceed the float64 range)")
-    return log_z, marginals, pairs
+    return result

@@ -1,10 +1,12 @@
 """The linear-chain model every learner trains: sparse state weights and transitions.
 
 ``score(x, y) = sum_t sum_{(a, v) in x_t} v * W[a, y_t] + sum_t T[y_{t-1}, y_t]
-+ start[y_0] + end[y_{n-1}]``
++ start[y_0] + end[y_{n-1}]``, and for a second-order chain (``order=2``) also
+``+ sum_{t >= 2} T2[y_{t-2}, y_{t-1}, y_t]``.
 
 All parameters live in one flat float64 vector ``params`` laid out as
-``[state weights | transitions (L*L, row = previous label) | start (L) | end (L)]``;
+``[state weights | transitions (L*L, row = previous label) | start (L) | end (L)]``,
+followed for order 2 by ``trans2`` (L*L*L, ``T2[a, b, c]`` at ``(a * L + b) * L + c``);
 state weight ``k`` belongs to attribute ``a`` with ``attr_ptr[a] <= k <
 attr_ptr[a + 1]`` and label ``attr_labels[k]``.  The offsets are defined once,
 by the kernels (``cseq._weights.param_layout``); :attr:`LinearChain.layout`
@@ -22,7 +24,13 @@ from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.sequences import Sequences
 
-__all__ = ["LinearChain", "not_finite", "resolve_n_jobs", "work_chunks"]
+__all__ = ["LinearChain", "check_order", "not_finite", "resolve_n_jobs", "work_chunks"]
+
+
+def check_order(order) -> None:
+    """Raise InputError unless ``order`` is 1 (label bigrams) or 2 (bigrams and trigrams)."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order not in (1, 2):
+        raise InputError(f"order must be 1 or 2 (first- or second-order chain), got {order!r}")
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -57,20 +65,23 @@ def not_finite(seq: int, what: str) -> InputError:
 
 
 class LinearChain:
-    """Parameters of a first-order linear-chain model and inference over packed corpora.
+    """A first- or second-order linear-chain model: parameters, and inference over packed corpora.
 
     Parameters
     ----------
     n_labels : int
     attr_ptr : ndarray of int64, shape (n_attributes + 1,)
     attr_labels : ndarray of int32, shape (n_state,)
-    params : ndarray of float64, shape (n_state + L*L + 2*L,)
+    params : ndarray of float64, shape (n_state + L*L + 2*L,), plus L*L*L for order 2
+    order : int, 1 or 2
+        Label bigrams only, or bigrams and trigrams (``trans2``).  Decoding,
+        marginals and path features follow the order through the layout.
     """
 
     def __init__(self, n_labels: int, attr_ptr: np.ndarray, attr_labels: np.ndarray,
-                 params: np.ndarray) -> None:
+                 params: np.ndarray, order: int = 1) -> None:
         self.n_labels = int(n_labels)
-        self.order = 1
+        self.order = order
         self.attr_ptr = attr_ptr
         self.attr_labels = attr_labels
         self.params = params
@@ -78,21 +89,24 @@ class LinearChain:
 
     @classmethod
     def from_corpus(cls, corpus: Sequences, n_attrs: int, n_labels: int,
-                    all_states: bool = False) -> LinearChain:
+                    all_states: bool = False, order: int = 1) -> LinearChain:
         """A zero model whose state weights cover the pairs seen in a labeled corpus.
 
-        With ``all_states`` every (attribute, label) pair gets a weight.
+        With ``all_states`` every (attribute, label) pair gets a weight;
+        ``order`` 2 adds the label-trigram block.
 
         Raises
         ------
         InputError
-            If ``n_labels`` is not in ``1 .. MAX_LABELS``, ``n_attrs`` is
-            negative, the corpus uses an attribute id ``>= n_attrs`` or a label
+            If ``order`` is not 1 or 2, ``n_labels`` is not in ``1 .. MAX_LABELS``,
+            ``n_attrs`` is negative, the corpus uses an attribute id ``>= n_attrs`` or a label
             id ``>= n_labels``, or (without ``all_states``) has no labels.
         """
         if not isinstance(corpus, Sequences):
             raise InputError(f"expected a Sequences corpus, got {type(corpus).__name__}")
         n_attrs, n_labels = int(n_attrs), int(n_labels)
+        check_order(order)
+        order = int(order)
         if not 1 <= n_labels <= _weights.MAX_LABELS:
             raise InputError(f"n_labels must be between 1 and {_weights.MAX_LABELS}, got {n_labels}")
         if n_attrs < 0:
@@ -111,8 +125,13 @@ class LinearChain:
                 raise InputError("the state index of a model is built from a labeled corpus")
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
-        layout = cls._layout_of(len(attr_labels), n_labels, 1)
-        return cls(n_labels, attr_ptr, attr_labels, np.zeros(layout["n_params"], dtype=WEIGHT))
+        try:
+            layout = cls._layout_of(len(attr_labels), n_labels, order)
+            params = np.zeros(layout["n_params"], dtype=WEIGHT)
+        except (ValueError, MemoryError) as exc:
+            raise InputError(f"cannot build a model of order {order} with {n_labels} labels: "
+                             f"{exc or 'out of memory'}") from None
+        return cls(n_labels, attr_ptr, attr_labels, params, order=order)
 
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:
@@ -120,17 +139,25 @@ class LinearChain:
         return _weights.param_layout(n_state, n_labels, order)
 
     @classmethod
-    def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray]) -> LinearChain:
-        """The model stored as :meth:`arrays` in a model file; ModelFormatError if invalid."""
+    def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray],
+                    order: int = 1) -> LinearChain:
+        """The model stored as :meth:`arrays` in a model file; ModelFormatError if invalid.
+
+        ``order`` comes from the file's header (1 when absent); ``params`` must
+        have the length of that order's layout.
+        """
         if set(arrays) != {"attr_ptr", "attr_labels", "params"}:
             raise ModelFormatError("model arrays are missing")
-        return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"])
+        return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"],
+                   order=order)
 
     def validate(self) -> None:
         """Check every invariant the kernels rely on; ModelFormatError if one fails."""
         L, ptr, lab, p = self.n_labels, self.attr_ptr, self.attr_labels, self.params
         if L < 1:
             raise ModelFormatError("a model needs at least one label")
+        if type(self.order) is not int or self.order not in (1, 2):
+            raise ModelFormatError(f"model order must be 1 or 2, got {self.order!r}")
         for name, arr, dtype in (("attr_ptr", ptr, INDEX), ("attr_labels", lab, LABEL),
                                  ("params", p, WEIGHT)):
             if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1 \
@@ -145,7 +172,9 @@ class LinearChain:
         except ValueError as exc:
             raise ModelFormatError(f"model has a bad shape: {exc}") from None
         if len(p) != layout["n_params"]:
-            raise ModelFormatError("model params has the wrong length")
+            raise ModelFormatError(
+                f"model params has the wrong length ({len(p)}; a model of order {self.order} "
+                f"with {len(lab)} state weights and {L} labels has {layout['n_params']})")
         if not np.isfinite(p).all():
             raise ModelFormatError("model params are not all finite")
         self.layout = layout
@@ -175,6 +204,14 @@ class LinearChain:
         """(L, L) view: ``transitions[i, j]`` scores label i followed by j."""
         L, k = self.n_labels, self.layout["trans"]
         return self.params[k:k + L * L].reshape(L, L)
+
+    @property
+    def trans2(self) -> np.ndarray | None:
+        """(L, L, L) view, order 2: ``trans2[a, b, c]`` scores labels a, b, c in a row; else None."""
+        if self.order != 2:
+            return None
+        L, k = self.n_labels, self.layout["trans2"]
+        return self.params[k:k + L * L * L].reshape(L, L, L)
 
     @property
     def start(self) -> np.ndarray:
@@ -271,7 +308,7 @@ class LinearChain:
         params = np.concatenate([self.state_weights[keep], self.params[self.n_state:]])
         model = LinearChain(self.n_labels, attr_ptr,
                             np.ascontiguousarray(self.attr_labels[keep], dtype=LABEL),
-                            np.ascontiguousarray(params, dtype=WEIGHT))
+                            np.ascontiguousarray(params, dtype=WEIGHT), order=self.order)
         return model, kept
 
     def arrays(self) -> dict[str, np.ndarray]:

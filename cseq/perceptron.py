@@ -8,6 +8,7 @@ import numpy as np
 
 from cseq import _train, _weights
 from cseq.base import ChainEstimator, check_number
+from cseq.model import check_order
 from cseq.serialize import register_estimator
 
 __all__ = ["StructuredPerceptron"]
@@ -21,6 +22,11 @@ class StructuredPerceptron(ChainEstimator):
     ----------
     max_iter : int, default 10
         Passes over the training data.
+    order : {1, 2}, default 1
+        1: label bigram transitions (a first-order chain).  2: also label
+        trigram weights ``trans2[y_{t-2}, y_{t-1}, y_t]``, decoded over label
+        pairs in O(n L^3) (about L times first order's Viterbi, see
+        docs/learners.md, "Second order").
     average : bool, default True
         Return the average of the weights after every example (lazily
         maintained) instead of the final weights.
@@ -62,14 +68,15 @@ class StructuredPerceptron(ChainEstimator):
     models: theory and experiments with perceptron algorithms. EMNLP.
     """
 
-    _param_names = ("max_iter", "average", "shuffle", "random_state", "early_stopping",
+    _param_names = ("max_iter", "order", "average", "shuffle", "random_state", "early_stopping",
                     "patience", "all_states", "features", "verbose")
 
-    def __init__(self, *, max_iter: int = 10, average: bool = True, shuffle: bool = True,
-                 random_state: int | None = None, early_stopping: bool = False,
-                 patience: int = 3, all_states: bool = False, features=None,
-                 verbose: bool = False) -> None:
+    def __init__(self, *, max_iter: int = 10, order: int = 1, average: bool = True,
+                 shuffle: bool = True, random_state: int | None = None,
+                 early_stopping: bool = False, patience: int = 3, all_states: bool = False,
+                 features=None, verbose: bool = False) -> None:
         self.max_iter = max_iter
+        self.order = order
         self.average = average
         self.shuffle = shuffle
         self.random_state = random_state
@@ -81,6 +88,7 @@ class StructuredPerceptron(ChainEstimator):
 
     def _validate_params(self) -> None:
         check_number("max_iter", self.max_iter, low=1, integer=True)
+        check_order(self.order)
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)
 

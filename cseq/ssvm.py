@@ -10,6 +10,7 @@ from cseq import _ssvm, _weights
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError
 from cseq.inference import check_cost_matrix
+from cseq.model import check_order
 from cseq.serialize import register_estimator
 
 __all__ = ["StructuredSVM"]
@@ -49,6 +50,11 @@ class StructuredSVM(ChainEstimator):
         Larger means less regularization.
     max_iter : int, default 10
         Passes over the training data.
+    order : {1, 2}, default 1
+        1: label bigram transitions (a first-order chain).  2: also label
+        trigram weights ``trans2[y_{t-2}, y_{t-1}, y_t]``; the cost-augmented
+        Viterbi and the hinge loss run over label pairs in O(n L^3)
+        (docs/learners.md, "Second order").
     cost : None, array_like (L, L) or dict of dicts
         Cost of predicting label ``y`` where the gold label is ``g``. None is
         the Hamming cost (1 for every wrong label). An (L, L) array is indexed
@@ -93,14 +99,15 @@ class StructuredSVM(ChainEstimator):
     Block-coordinate Frank-Wolfe optimization for structural SVMs. ICML.
     """
 
-    _param_names = ("C", "max_iter", "cost", "average", "shuffle", "random_state",
+    _param_names = ("C", "max_iter", "order", "cost", "average", "shuffle", "random_state",
                     "all_states", "features", "verbose")
 
-    def __init__(self, *, C: float = 0.1, max_iter: int = 10, cost=None, average: bool = True,
-                 shuffle: bool = True, random_state: int | None = None,
+    def __init__(self, *, C: float = 0.1, max_iter: int = 10, order: int = 1, cost=None,
+                 average: bool = True, shuffle: bool = True, random_state: int | None = None,
                  all_states: bool = False, features=None, verbose: bool = False) -> None:
         self.C = C
         self.max_iter = max_iter
+        self.order = order
         self.cost = cost
         self.average = average
         self.shuffle = shuffle
@@ -114,6 +121,7 @@ class StructuredSVM(ChainEstimator):
         if not self.C > 0:
             raise InputError(f"C must be positive, got {self.C!r}")
         check_number("max_iter", self.max_iter, low=1, integer=True)
+        check_order(self.order)
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)
         cost = self.cost

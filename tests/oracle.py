@@ -10,6 +10,11 @@ The flat parameter layout is the one of ``cseq.model``::
 
     [state weights (n_state) | transitions (L*L, row = previous label) | start (L) | end (L)]
 
+followed, for a second-order chain, by the label trigrams ``T2`` (L*L*L,
+``T2[a, b, c]`` at ``(a * L + b) * L + c``).  Functions on dense chains take
+``T2`` (None: first order); a second-order path score adds
+``T2[y_{t-2}, y_{t-1}, y_t]`` for every ``t >= 2``.
+
 where state weight ``k`` belongs to attribute ``a`` with
 ``attr_ptr[a] <= k < attr_ptr[a + 1]`` and to label ``attr_labels[k]``.
 """
@@ -31,6 +36,8 @@ __all__ = [
     "brute_log_z",
     "brute_marginals",
     "brute_pair_marginals",
+    "brute_triple_marginals",
+    "trans2_of",
     "naive_emissions",
     "split_params",
     "sequence_emissions",
@@ -78,8 +85,8 @@ def _defaults(E, start, end):
     return E, start, end
 
 
-def path_score(E, T, start, end, path) -> float:
-    """Score of one label path, term by term."""
+def path_score(E, T, start, end, path, T2=None) -> float:
+    """Score of one label path, term by term (with ``T2``, the trigram terms too)."""
     E, start, end = _defaults(E, start, end)
     T = np.asarray(T, dtype=np.float64)
     path = [int(y) for y in path]
@@ -91,31 +98,35 @@ def path_score(E, T, start, end, path) -> float:
         s += float(E[t, path[t]])
     for t in range(1, n):
         s += float(T[path[t - 1], path[t]])
+    if T2 is not None:
+        for t in range(2, n):
+            s += float(T2[path[t - 2], path[t - 1], path[t]])
     return s
 
 
-def all_path_scores(E, T, start, end) -> tuple[np.ndarray, np.ndarray]:
+def all_path_scores(E, T, start, end, T2=None) -> tuple[np.ndarray, np.ndarray]:
     """All paths and their scores (each computed by :func:`path_score`)."""
     E, start, end = _defaults(E, start, end)
     n, L = E.shape
     paths = all_paths(n, L)
-    scores = np.array([path_score(E, T, start, end, p) for p in paths], dtype=np.float64)
+    scores = np.array([path_score(E, T, start, end, p, T2) for p in paths], dtype=np.float64)
     return paths, scores
 
 
-def brute_viterbi(E, T, start=None, end=None) -> tuple[float, set[tuple[int, ...]]]:
+def brute_viterbi(E, T, start=None, end=None, T2=None) -> tuple[float, set[tuple[int, ...]]]:
     """Best score and the set of every path reaching it exactly."""
-    paths, scores = all_path_scores(E, T, start, end)
+    paths, scores = all_path_scores(E, T, start, end, T2)
     best = float(scores.max())
     return best, {tuple(int(y) for y in p) for p, s in zip(paths, scores) if s == best}
 
 
-def brute_loss_augmented(E, T, start, end, gold, cost=None) -> tuple[float, set[tuple[int, ...]]]:
+def brute_loss_augmented(E, T, start, end, gold, cost=None,
+                         T2=None) -> tuple[float, set[tuple[int, ...]]]:
     """Best ``score(y) + sum_t cost[gold[t], y[t]]`` and every path reaching it exactly.
 
     ``cost`` None is the Hamming cost: 1 for each position whose label is not the gold one.
     """
-    paths, scores = all_path_scores(E, T, start, end)
+    paths, scores = all_path_scores(E, T, start, end, T2)
     totals = []
     for p, s in zip(paths, scores):
         c = 0.0
@@ -128,23 +139,23 @@ def brute_loss_augmented(E, T, start, end, gold, cost=None) -> tuple[float, set[
     return best, {tuple(int(y) for y in p) for p, s in zip(paths, totals) if s == best}
 
 
-def brute_log_z(E, T, start=None, end=None) -> float:
+def brute_log_z(E, T, start=None, end=None, T2=None) -> float:
     """``log sum over all paths of exp(score)``."""
-    _, scores = all_path_scores(E, T, start, end)
+    _, scores = all_path_scores(E, T, start, end, T2)
     return logsumexp(scores)
 
 
-def _path_probabilities(E, T, start, end):
-    paths, scores = all_path_scores(E, T, start, end)
+def _path_probabilities(E, T, start, end, T2=None):
+    paths, scores = all_path_scores(E, T, start, end, T2)
     log_z = logsumexp(scores)
     return paths, np.exp(scores - log_z)
 
 
-def brute_marginals(E, T, start=None, end=None) -> np.ndarray:
+def brute_marginals(E, T, start=None, end=None, T2=None) -> np.ndarray:
     """``P(y_t = j)`` as an (n, L) array: sum of path probabilities with label j at t."""
     E = np.asarray(E, dtype=np.float64)
     n, L = E.shape
-    paths, prob = _path_probabilities(E, T, start, end)
+    paths, prob = _path_probabilities(E, T, start, end, T2)
     out = np.zeros((n, L))
     for p, pr in zip(paths, prob):
         for t in range(n):
@@ -152,15 +163,27 @@ def brute_marginals(E, T, start=None, end=None) -> np.ndarray:
     return out
 
 
-def brute_pair_marginals(E, T, start=None, end=None) -> np.ndarray:
+def brute_pair_marginals(E, T, start=None, end=None, T2=None) -> np.ndarray:
     """``P(y_t = i, y_{t+1} = j)`` as an (n - 1, L, L) array."""
     E = np.asarray(E, dtype=np.float64)
     n, L = E.shape
-    paths, prob = _path_probabilities(E, T, start, end)
+    paths, prob = _path_probabilities(E, T, start, end, T2)
     out = np.zeros((max(n - 1, 0), L, L))
     for p, pr in zip(paths, prob):
         for t in range(n - 1):
             out[t, p[t], p[t + 1]] += pr
+    return out
+
+
+def brute_triple_marginals(E, T, start, end, T2) -> np.ndarray:
+    """``P(y_t = a, y_{t+1} = b, y_{t+2} = c)`` as an (n - 2, L, L, L) array."""
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+    paths, prob = _path_probabilities(E, T, start, end, T2)
+    out = np.zeros((max(n - 2, 0), L, L, L))
+    for p, pr in zip(paths, prob):
+        for t in range(n - 2):
+            out[t, p[t], p[t + 1], p[t + 2]] += pr
     return out
 
 
@@ -188,14 +211,27 @@ def naive_emissions(attr_ptr, attr_labels, state_w, tok_ptr, attr_ids, values, L
 
 
 def split_params(params, n_state: int, L: int):
-    """Views (state weights, transitions (L, L), start, end) of a flat parameter vector."""
+    """Views (state weights, transitions (L, L), start, end) of a flat parameter vector.
+
+    A second-order vector's trigram block (after ``end``) is :func:`trans2_of`.
+    """
     params = np.asarray(params, dtype=np.float64)
     w = params[:n_state]
     T = params[n_state:n_state + L * L].reshape(L, L)
     start = params[n_state + L * L:n_state + L * L + L]
     end = params[n_state + L * L + L:n_state + L * L + 2 * L]
-    assert len(params) == n_state + L * L + 2 * L
+    assert len(params) in (n_state + L * L + 2 * L, n_state + L * L + 2 * L + L ** 3)
     return w, T, start, end
+
+
+def trans2_of(params, n_state: int, L: int):
+    """The (L, L, L) trigram block of a second-order parameter vector, or None (first order)."""
+    params = np.asarray(params, dtype=np.float64)
+    k = n_state + L * L + 2 * L
+    if len(params) == k:
+        return None
+    assert len(params) == k + L ** 3
+    return params[k:].reshape(L, L, L)
 
 
 def sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s: int) -> np.ndarray:
@@ -214,10 +250,13 @@ def _weight_position(attr_ptr, attr_labels, a: int, y: int) -> int:
     return -1
 
 
-def path_features(attr_ptr, attr_labels, L, corpus, s: int, path) -> np.ndarray:
-    """Φ(x_s, path) in the flat parameter layout: the counts a path's score is linear in."""
+def path_features(attr_ptr, attr_labels, L, corpus, s: int, path, order: int = 1) -> np.ndarray:
+    """Φ(x_s, path) in the flat parameter layout: the counts a path's score is linear in.
+
+    With ``order`` 2 also one count per label trigram, in the block after ``end``.
+    """
     n_state = len(attr_labels)
-    phi = np.zeros(n_state + L * L + 2 * L)
+    phi = np.zeros(n_state + L * L + 2 * L + (L ** 3 if order == 2 else 0))
     t0 = int(corpus.seq_ptr[s])
     n = int(corpus.seq_ptr[s + 1]) - t0
     assert len(path) == n
@@ -231,36 +270,44 @@ def path_features(attr_ptr, attr_labels, L, corpus, s: int, path) -> np.ndarray:
                 phi[k] += float(corpus.values[f])
         if t > 0:
             phi[n_state + int(path[t - 1]) * L + y] += 1.0
+        if t > 1 and order == 2:
+            phi[n_state + L * L + 2 * L + (int(path[t - 2]) * L + int(path[t - 1])) * L + y] += 1.0
     phi[n_state + L * L + int(path[0])] += 1.0
     phi[n_state + L * L + L + int(path[-1])] += 1.0
     return phi
 
 
 def brute_expected_counts(params, attr_ptr, attr_labels, L, corpus) -> np.ndarray:
-    """Sum over sequences of sum over all paths of p(path | x) * Φ(x, path)."""
+    """Sum over sequences of sum over all paths of p(path | x) * Φ(x, path).
+
+    The order (1 or 2) is read from the length of ``params``.
+    """
     params = np.asarray(params, dtype=np.float64)
     _, T, start, end = split_params(params, len(attr_labels), L)
+    T2 = trans2_of(params, len(attr_labels), L)
     total = np.zeros(len(params))
     for s in range(len(corpus.seq_ptr) - 1):
         n = int(corpus.seq_ptr[s + 1] - corpus.seq_ptr[s])
         if n == 0:
             continue
         E = sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s)
-        paths, prob = _path_probabilities(E, T, start, end)
+        paths, prob = _path_probabilities(E, T, start, end, T2)
         for p, pr in zip(paths, prob):
-            total += pr * path_features(attr_ptr, attr_labels, L, corpus, s, p)
+            total += pr * path_features(attr_ptr, attr_labels, L, corpus, s, p,
+                                        1 if T2 is None else 2)
     return total
 
 
 def brute_log_z_sum(params, attr_ptr, attr_labels, L, corpus) -> float:
-    """Sum over non-empty sequences of brute-force log Z."""
+    """Sum over non-empty sequences of brute-force log Z (the order read from ``params``)."""
     _, T, start, end = split_params(params, len(attr_labels), L)
+    T2 = trans2_of(params, len(attr_labels), L)
     total = 0.0
     for s in range(len(corpus.seq_ptr) - 1):
         if corpus.seq_ptr[s + 1] == corpus.seq_ptr[s]:
             continue
         E = sequence_emissions(params, attr_ptr, attr_labels, L, corpus, s)
-        total += brute_log_z(E, T, start, end)
+        total += brute_log_z(E, T, start, end, T2)
     return total
 
 
@@ -273,6 +320,7 @@ def naive_crf_objective(params, model, corpus, c2: float) -> float:
     params = np.asarray(params, dtype=np.float64)
     L = int(model.n_labels)
     _, T, start, end = split_params(params, len(model.attr_labels), L)
+    T2 = trans2_of(params, len(model.attr_labels), L)
     value = 0.0
     for s in range(len(corpus.seq_ptr) - 1):
         t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
@@ -280,7 +328,7 @@ def naive_crf_objective(params, model, corpus, c2: float) -> float:
             continue
         E = sequence_emissions(params, model.attr_ptr, model.attr_labels, L, corpus, s)
         gold = [int(y) for y in corpus.labels[t0:t1]]
-        value += brute_log_z(E, T, start, end) - path_score(E, T, start, end, gold)
+        value += brute_log_z(E, T, start, end, T2) - path_score(E, T, start, end, gold, T2)
     return value + c2 * float(np.sum(params * params))
 
 
@@ -359,16 +407,20 @@ class NaivePerceptron:
     has a weight; if the first (last) label is wrong, ``start`` (``end``) of
     the gold label gets +1 and of the predicted label -1; every transition
     position touching a wrong label gets +1 on the gold pair and -1 on the
-    predicted pair.  The average is the plain mean of the stored vectors.
+    predicted pair; with ``order`` 2, every trigram position touching a wrong
+    label likewise (+1 gold trigram, -1 predicted).  The average is the plain
+    mean of the stored vectors.
     """
 
-    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus) -> None:
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, order: int = 1) -> None:
         self.attr_ptr = np.asarray(attr_ptr)
         self.attr_labels = np.asarray(attr_labels)
         self.L = int(n_labels)
         self.corpus = corpus
+        self.order = order
         self.n_state = len(self.attr_labels)
-        self.weights = np.zeros(self.n_state + self.L * self.L + 2 * self.L)
+        self.weights = np.zeros(self.n_state + self.L * self.L + 2 * self.L
+                                + (self.L ** 3 if order == 2 else 0))
         self.history: list[np.ndarray] = []
 
     def decode(self, s: int) -> tuple[int, ...]:
@@ -377,9 +429,10 @@ class NaivePerceptron:
         if n == 0:
             return ()
         _, T, start, end = split_params(self.weights, self.n_state, self.L)
+        T2 = trans2_of(self.weights, self.n_state, self.L)
         E = sequence_emissions(self.weights, self.attr_ptr, self.attr_labels, self.L,
                                self.corpus, s)
-        _, best_paths = brute_viterbi(E, T, start, end)
+        _, best_paths = brute_viterbi(E, T, start, end, T2)
         return kernel_tie_break(best_paths)
 
     def step(self, s: int) -> int:
@@ -416,6 +469,11 @@ class NaivePerceptron:
                 if gold[t - 1] != pred[t - 1] or gold[t] != pred[t]:
                     w[n_state + gold[t - 1] * L + gold[t]] += 1.0
                     w[n_state + pred[t - 1] * L + pred[t]] -= 1.0
+            tri = end0 + L
+            for t in range(2, n):
+                if self.order == 2 and gold[t - 2:t + 1] != pred[t - 2:t + 1]:
+                    w[tri + (gold[t - 2] * L + gold[t - 1]) * L + gold[t]] += 1.0
+                    w[tri + (pred[t - 2] * L + pred[t - 1]) * L + pred[t]] -= 1.0
         self.history.append(w.copy())
         return errors
 
@@ -540,17 +598,19 @@ def brute_hinge(params, attr_ptr, attr_labels, L, corpus, s: int, cost=None):
     """Structured hinge loss of sequence ``s`` and its set of argmax paths, by enumeration.
 
     ``max over paths y of [sum_t cost[gold_t][y_t] + score(y)] - score(gold)``, every
-    score computed as ``params . Phi(x_s, y)`` with :func:`path_features`.
+    score computed as ``params . Phi(x_s, y)`` with :func:`path_features` (the
+    order read from the length of ``params``).
     """
     t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
     if t1 == t0:
         return 0.0, {()}
     params = np.asarray(params, dtype=np.float64)
+    order = 1 if trans2_of(params, len(attr_labels), L) is None else 2
     gold = [int(y) for y in corpus.labels[t0:t1]]
-    gold_score = float(params @ path_features(attr_ptr, attr_labels, L, corpus, s, gold))
+    gold_score = float(params @ path_features(attr_ptr, attr_labels, L, corpus, s, gold, order))
     totals = {}
     for p in itertools.product(range(L), repeat=t1 - t0):
-        phi = path_features(attr_ptr, attr_labels, L, corpus, s, p)
+        phi = path_features(attr_ptr, attr_labels, L, corpus, s, p, order)
         totals[p] = float(params @ phi) + sum(_cost_value(cost, g, y) for g, y in zip(gold, p))
     best = max(totals.values())
     return best - gold_score, {p for p, v in totals.items() if v == best}
@@ -567,11 +627,14 @@ class NaivePegasos:
     average weighs the one after step ``t`` by ``t``.
     """
 
-    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, C: float, cost=None):
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, C: float, cost=None,
+                 order: int = 1):
         self.attr_ptr, self.attr_labels = np.asarray(attr_ptr), np.asarray(attr_labels)
         self.L, self.corpus, self.cost = int(n_labels), corpus, cost
+        self.order = order
         self.lam = 1.0 / (C * (len(corpus.seq_ptr) - 1))
-        self.weights = np.zeros(len(self.attr_labels) + self.L * self.L + 2 * self.L)
+        self.weights = np.zeros(len(self.attr_labels) + self.L * self.L + 2 * self.L
+                                + (self.L ** 3 if order == 2 else 0))
         self.history: list[np.ndarray] = []
 
     def step(self, s: int, pred) -> None:
@@ -581,8 +644,9 @@ class NaivePegasos:
         gold = [int(y) for y in c.labels[t0:t1]]
         t = len(self.history) + 1
         eta = 2.0 / (self.lam * (t + 1))
-        phi_gold = path_features(self.attr_ptr, self.attr_labels, L, c, s, gold)
-        phi_pred = path_features(self.attr_ptr, self.attr_labels, L, c, s, list(pred))
+        phi_gold = path_features(self.attr_ptr, self.attr_labels, L, c, s, gold, self.order)
+        phi_pred = path_features(self.attr_ptr, self.attr_labels, L, c, s, list(pred),
+                                 self.order)
         self.weights = (1.0 - eta * self.lam) * self.weights + eta * (phi_gold - phi_pred)
         self.history.append(self.weights.copy())
 

@@ -227,16 +227,17 @@ def test_score_is_token_accuracy(fitted):
 
 
 @pytest.mark.parametrize("cls, expected", [
-    (cseq.CRF, {"c1": 0.0, "c2": 1.0, "algorithm": "lbfgs", "max_iter": 100, "tol": 1e-5,
+    (cseq.CRF, {"c1": 0.0, "c2": 1.0, "algorithm": "lbfgs", "max_iter": 100, "order": 1,
+                "tol": 1e-5,
                 "period": 10, "eta0": None, "random_state": None, "early_stopping": False,
                 "patience": 5, "n_jobs": 1, "all_states": False, "features": None,
                 "verbose": False}),
-    (cseq.StructuredPerceptron, {"max_iter": 10, "average": True, "shuffle": True,
+    (cseq.StructuredPerceptron, {"max_iter": 10, "order": 1, "average": True, "shuffle": True,
                                  "random_state": None, "early_stopping": False, "patience": 3,
                                  "all_states": False, "features": None, "verbose": False}),
     (cseq.MEMM, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10, "n_jobs": 1,
                  "all_states": False, "features": None, "verbose": False}),
-    (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "cost": None, "average": True,
+    (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "order": 1, "cost": None, "average": True,
                           "shuffle": True, "random_state": None, "all_states": False,
                           "features": None, "verbose": False}),
 ])
@@ -355,6 +356,8 @@ BAD_PARAMS = [
     (cseq.StructuredSVM, {"cost": {"a": {"b": -0.5}}}),
     (cseq.StructuredSVM, {"cost": {"a": {"a": 1.0}}}),
     (cseq.StructuredSVM, {"cost": {"a": {"b": float("inf")}}}),
+    (cseq.CRF, {"order": 3}), (cseq.StructuredPerceptron, {"order": 0}),
+    (cseq.StructuredSVM, {"order": "2"}),
 ]
 
 
