@@ -10,8 +10,10 @@ first-order score.
 from __future__ import annotations
 
 import warnings
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cseq import _decode, _forward_backward
 from cseq._weights import MAX_LABELS
@@ -53,7 +55,9 @@ def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     return arr
 
 
-def _chain_arrays(emissions, transitions, start, end, transitions2=None):
+def _chain_arrays(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None,
+                  end: ArrayLike | None, transitions2: ArrayLike | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     em = as_score_array(emissions, "emissions", (None, None))
     n_labels = em.shape[1]
     if n_labels == 0:
@@ -69,8 +73,9 @@ def _chain_arrays(emissions, transitions, start, end, transitions2=None):
     return em, tr, st, en, t2
 
 
-def viterbi(emissions, transitions, start=None, end=None, *,
-            transitions2=None) -> tuple[np.ndarray, float]:
+def viterbi(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
+            end: ArrayLike | None = None, *,
+            transitions2: ArrayLike | None = None) -> tuple[np.ndarray, float]:
     """Highest-scoring label sequence of a first- or second-order linear chain.
 
     The score of labels ``y`` is ``start[y0] + sum_t emissions[t, y_t] +
@@ -154,8 +159,10 @@ def _gold_array(gold, n: int, n_labels: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
-def loss_augmented_viterbi(emissions, transitions, gold, cost=None, start=None,
-                           end=None, *, transitions2=None) -> tuple[np.ndarray, float]:
+def loss_augmented_viterbi(emissions: ArrayLike, transitions: ArrayLike, gold: ArrayLike,
+                           cost: ArrayLike | None = None, start: ArrayLike | None = None,
+                           end: ArrayLike | None = None, *,
+                           transitions2: ArrayLike | None = None) -> tuple[np.ndarray, float]:
     """Highest-scoring label sequence under score plus cost against a gold sequence.
 
     Finds ``argmax_y score(y) + sum_t cost[gold[t], y[t]]``, where ``score`` is
@@ -209,7 +216,18 @@ def loss_augmented_viterbi(emissions, transitions, gold, cost=None, start=None,
     return path, score
 
 
-def forward_backward(emissions, transitions, start=None, end=None, *, transitions2=None):
+@overload
+def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
+                     end: ArrayLike | None = None, *, transitions2: None = None
+                     ) -> tuple[float, np.ndarray, np.ndarray]: ...
+@overload
+def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
+                     end: ArrayLike | None = None, *, transitions2: ArrayLike
+                     ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]: ...
+def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
+                     end: ArrayLike | None = None, *, transitions2: ArrayLike | None = None
+                     ) -> (tuple[float, np.ndarray, np.ndarray]
+                           | tuple[float, np.ndarray, np.ndarray, np.ndarray]):
     """Log partition function and marginals of a first- or second-order linear chain.
 
     Parameters are those of :func:`viterbi`.

@@ -92,7 +92,7 @@ class Sequences:
         """Length of each sequence (int64)."""
         return np.diff(self.seq_ptr)
 
-    def view(self, labels: bool = True):
+    def view(self, labels: bool = True) -> CorpusView:
         """The corpus as the compiled kernels read it (``cseq._weights.CorpusView``).
 
         With ``labels=False`` the view leaves the labels out, as prediction does.

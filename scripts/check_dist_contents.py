@@ -4,13 +4,14 @@
     python scripts/check_dist_contents.py wheel dist/cseq_labeling-X-cp311-...whl
 
 A wheel holds what runs and nothing else: the Python modules, one compiled
-extension per module listed in ``setup.py``, ``py.typed``, the demo corpus
-with its README and CC BY-SA license, and the license files in
-``.dist-info/licenses/``; no ``.pyx``, ``.pxd``, ``.c`` or test file.  The
-sdist holds everything needed to build and test: ``setup.py``,
-``pyproject.toml``, every file of ``cseq/`` and ``tests/`` that git tracks
-(when run in a git checkout; else the ``.pyx``/``.pxd`` of every module),
-and no generated C or compiled file.  Exits 1 and names the files at fault.
+extension per module listed in ``setup.py`` with its ``.pyi`` type stub,
+``py.typed``, the demo corpus with its README and CC BY-SA license, and the
+license files in ``.dist-info/licenses/``; no ``.pyx``, ``.pxd``, ``.c`` or
+test file.  The sdist holds everything needed to build, test and document:
+``setup.py``, ``pyproject.toml``, ``mkdocs.yml``, the stubs, every file of
+``cseq/`` and ``tests/`` that git tracks (when run in a git checkout; else
+the ``.pyx``/``.pxd`` of every module), and no generated C or compiled file.
+Exits 1 and names the files at fault.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def check_wheel(path: Path) -> list[str]:
         pat = re.compile(rf"^cseq/{mod}\.[^/]*(\.so|\.pyd)$")
         if not any(pat.match(n) for n in names):
             errors.append(f"compiled module missing from wheel: cseq/{mod}")
+        if f"cseq/{mod}.pyi" not in names:
+            errors.append(f"type stub missing from wheel: cseq/{mod}.pyi")
     if "\nName: cseq-labeling\n" not in meta:
         errors.append("METADATA: Name is not cseq-labeling")
     if f"\nVersion: {_version()}\n" not in meta:
@@ -103,6 +106,7 @@ def check_sdist(path: Path) -> list[str]:
     required = ["setup.py", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md",
                 "PKG-INFO", "cseq/_version.py", "cseq/data/LICENSE.txt"]
     required += [f"cseq/{m}.pyx" for m in _modules()]
+    required += [f"cseq/{m}.pyi" for m in _modules()] + ["cseq/py.typed", "mkdocs.yml"]
     tracked = _tracked()
     if tracked is not None:
         required += tracked

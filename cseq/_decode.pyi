@@ -1,0 +1,22 @@
+"""Type stubs for the compiled module :mod:`cseq._decode` (``_decode.pyx``).
+
+Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
+"""
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cseq._weights import ChainIndex, CorpusView
+
+def _set_avx2(enabled: bool) -> bool: ...
+def viterbi_array(emissions: NDArray[np.float64], transitions: NDArray[np.float64],
+                  start: NDArray[np.float64],
+                  end: NDArray[np.float64]) -> tuple[NDArray[np.int32], float]: ...
+def loss_augmented_viterbi_array(
+    emissions: NDArray[np.float64], transitions: NDArray[np.float64],
+    start: NDArray[np.float64], end: NDArray[np.float64], gold: NDArray[np.int32],
+    cost: NDArray[np.float64] | None,
+) -> tuple[NDArray[np.int32], float]: ...
+def decode_corpus(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
+                  chunks: NDArray[np.int64], n_jobs: int) -> NDArray[np.int32]: ...
+def openmp_enabled() -> bool: ...

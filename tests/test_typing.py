@@ -1,0 +1,142 @@
+"""The typed API: a ``.pyi`` stub beside every compiled module, proven to match it.
+
+* every compiled extension of the imported package has a stub, and
+  ``py.typed`` is there (so a wheel that lost them fails here);
+* mypy's ``stubtest`` compares each stub with the built module it describes
+  (names, kinds, parameters and their defaults, properties and attributes);
+  ``stubtest`` cannot see ``__cinit__`` (a cdef class's ``__init__`` takes
+  ``*args`` at run time), so the stubs' ``__init__`` parameters are compared
+  with the ``.pyx`` sources when they are present;
+* ``tests/typed_user_program.py``, a user's program on the public API,
+  passes ``mypy --strict`` and runs.
+
+Run from a checkout (editable install) the stubs are found in the source tree
+through ``MYPYPATH``; run against an installed wheel (``.ci/run`` step 2,
+``scripts/check_dist.sh``, cibuildwheel) nothing points mypy at the sources, so
+the stubs and ``py.typed`` that mypy uses are the installed ones.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cseq
+
+PACKAGE = Path(cseq.__file__).resolve().parent
+CHECKOUT = PACKAGE.parent if (PACKAGE.parent / "pyproject.toml").exists() else None
+TESTS = Path(__file__).resolve().parent
+EXT = re.compile(r"^(?P<name>\w+?)(\.[\w-]+)?\.(so|pyd)$")
+
+pytest.importorskip("mypy")
+
+
+def _compiled_modules() -> list[str]:
+    """Names of the compiled extension modules in the imported package."""
+    names = sorted({m.group("name") for p in PACKAGE.iterdir() if (m := EXT.match(p.name))})
+    assert names, f"no compiled module in {PACKAGE}"
+    return names
+
+
+def _mypy_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("MYPYPATH", None)
+    if CHECKOUT is not None:  # an editable install: mypy cannot follow its import hook
+        env["MYPYPATH"] = str(CHECKOUT)
+    return env
+
+
+def test_every_compiled_module_has_a_stub():
+    modules = _compiled_modules()
+    missing = [m for m in modules if not (PACKAGE / f"{m}.pyi").is_file()]
+    assert not missing, f"compiled modules without a .pyi stub in {PACKAGE}: {missing}"
+    stray = sorted(p.stem for p in PACKAGE.glob("*.pyi") if p.stem not in modules)
+    assert not stray, f"stubs without a compiled module: {stray}"
+    assert (PACKAGE / "py.typed").is_file()
+    if CHECKOUT is not None:  # the list in setup.py is the one that is built
+        setup = ast.parse((CHECKOUT / "setup.py").read_text(encoding="utf-8"))
+        listed = next(ast.literal_eval(node.value) for node in setup.body
+                      if isinstance(node, ast.Assign)
+                      and any(getattr(t, "id", None) == "MODULES" for t in node.targets))
+        assert sorted(listed) == modules, "setup.py's MODULES and the built modules differ"
+
+
+def test_stubtest_on_every_compiled_module(tmp_path):
+    modules = [f"cseq.{m}" for m in _compiled_modules()]
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", *modules,
+         "--mypy-config-file", str(_write_config(tmp_path)),
+         "--allowlist", str(TESTS / "stubtest_allowlist.txt")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, env=_mypy_env())
+    assert r.returncode == 0, r.stdout[-20000:] + r.stderr[-5000:]
+    assert "Success" in r.stdout, r.stdout
+
+
+def _write_config(tmp_path: Path) -> Path:
+    # follow_imports = silent: the package's own modules are type-checked for
+    # what they export, but their bodies are not this test's subject.
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nfollow_imports = silent\ncache_dir = {tmp_path / '.mypy_cache'}\n")
+    return config
+
+
+# A cdef class and its __cinit__, not crossing into the next class.
+_CINIT = re.compile(r"^cdef class (\w+)\b(?:(?!^cdef class ).)*?^    def __cinit__\(self,?(.*?)\):",
+                    re.S | re.M)
+
+
+def _pyx_params(text: str) -> list[str]:
+    """Parameter names of a Cython signature (types, ``not None`` and defaults dropped)."""
+    names = []
+    for part in re.split(r",(?![^\[]*\])", text):
+        part = part.split("=")[0].replace("not None", "").strip()
+        if part:
+            names.append(part.split()[-1].lstrip("*"))
+    return names
+
+
+@pytest.mark.skipif(CHECKOUT is None, reason="the .pyx sources are not installed")
+def test_stub_constructors_match_cinit():
+    checked = 0
+    for pyx in sorted(PACKAGE.glob("*.pyx")):
+        text = pyx.read_text(encoding="utf-8")
+        stub = ast.parse((PACKAGE / f"{pyx.stem}.pyi").read_text(encoding="utf-8"))
+        inits = {node.name: [a.arg for a in item.args.args[1:] + item.args.kwonlyargs]
+                 for node in stub.body if isinstance(node, ast.ClassDef)
+                 for item in node.body
+                 if isinstance(item, ast.FunctionDef) and item.name == "__new__"}
+        for m in _CINIT.finditer(text):
+            cls, params = m.group(1), _pyx_params(m.group(2))
+            if cls.startswith("_"):
+                continue
+            assert cls in inits, f"{pyx.name}: the stub of {cls} has no __new__"
+            assert inits[cls] == params, f"{pyx.name}: {cls}.__new__ {inits[cls]} != {params}"
+            checked += 1
+    assert checked >= 8  # StringTable, KeyTable, Values, ChainIndex, CorpusView, ... trainers
+
+
+def test_pyx_params_parser():
+    assert _pyx_params(" ChainIndex ix, const index_t[:, ::1] a not None, w=None, "
+                       "Py_ssize_t capacity=1024") == ["ix", "a", "w", "capacity"]
+
+
+def test_mypy_strict_on_a_user_program(tmp_path):
+    program = tmp_path / "typed_user_program.py"
+    program.write_text((TESTS / "typed_user_program.py").read_text(encoding="utf-8"))
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "--config-file", str(_write_config(tmp_path)), program.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, env=_mypy_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Success: no issues found in 1 source file" in r.stdout
+    run = subprocess.run([sys.executable, program.name], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-2:] == ["NotFittedError", "ok"]
+    assert (tmp_path / "tagger.cseq").is_file()
