@@ -787,7 +787,8 @@ CLI_CELLS = [
 
 
 def _doc_input(cell: Cell) -> str:
-    return cell.input.replace("|", "\\|").replace("\x00", "\\x00")
+    # "[" escaped: "X[1][2]" would read as a reference-style link (mkdocs --strict refuses it).
+    return cell.input.replace("|", "\\|").replace("\x00", "\\x00").replace("[", "\\[")
 
 
 def _doc_outcome(cell: Cell) -> str:

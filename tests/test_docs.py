@@ -1,0 +1,111 @@
+"""Every code example of the documentation runs.
+
+* The fenced ``python`` blocks of each page of ``docs/`` run in order, in one
+  fresh interpreter per page (a later block may use an earlier one's names),
+  in a temporary directory; the ``bash`` blocks of each page run there too,
+  with ``bash -euo pipefail``, after the page's Python blocks.  Every fence
+  must say its language, and only ``python``, ``bash`` and ``text`` (not run:
+  output, file contents, template text) are allowed, so no example escapes.
+* The ``>>>`` examples in the docstrings that the API reference shows run as
+  doctests.
+* The README's blocks are run by ``tests/test_readme.py``.
+
+The site itself is built by ``mkdocs build --strict`` in ``.ci/run``.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+                   re.S | re.M)
+LANGS = {"python", "bash", "text"}
+PAGES = sorted(DOCS.glob("*.md")) if DOCS.is_dir() else []
+needs_docs = pytest.mark.skipif(not PAGES, reason="no docs/ beside tests/ (a wheel's test run)")
+
+
+def _blocks(page: Path) -> list[tuple[str, str]]:
+    text = page.read_text(encoding="utf-8")
+    return [(m.group("lang").strip(), _dedent(m.group("body"), len(m.group("indent"))))
+            for m in FENCE.finditer(text)]
+
+
+def _dedent(body: str, n: int) -> str:
+    return "".join(line[n:] if line[:n].isspace() else line
+                   for line in body.splitlines(keepends=True))
+
+
+def _env() -> dict[str, str]:
+    # the `cseq` script next to this Python (a venv's bin) comes first on PATH
+    bindir = os.path.dirname(sys.executable)
+    return dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+                PYTHONIOENCODING="utf-8")
+
+
+@needs_docs
+def test_every_fence_names_a_known_language():
+    bad = [(page.name, lang or "(none)") for page in PAGES
+           for lang, _ in _blocks(page) if lang not in LANGS]
+    assert not bad, f"fenced blocks must be one of {sorted(LANGS)}: {bad}"
+    n_fences = sum(page.read_text(encoding="utf-8").count("```") for page in PAGES)
+    assert n_fences == 2 * sum(len(_blocks(page)) for page in PAGES), "an unmatched ``` fence"
+
+
+def _runnable_pages() -> list[Path]:
+    return [p for p in PAGES if any(lang in ("python", "bash") for lang, _ in _blocks(p))]
+
+
+@needs_docs
+@pytest.mark.parametrize("page", _runnable_pages(), ids=lambda p: p.name)
+def test_page_examples_run(page, tmp_path):
+    blocks = _blocks(page)
+    python = "\n\n".join(body for lang, body in blocks if lang == "python")
+    if python:
+        r = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600, env=_env())
+        assert r.returncode == 0, f"{page.name}, python blocks:\n{r.stdout}\n{r.stderr}"
+    for lang, body in blocks:
+        if lang == "bash":
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=600, env=_env())
+            assert r.returncode == 0, f"{page.name}, bash block:\n{body}\n{r.stdout}\n{r.stderr}"
+
+
+def test_fence_parser():
+    page = "a\n```python\nx = 1\n```\n\n  ```bash\n  echo hi\n  ```\n```text\nout\n```\n"
+    assert [(m.group("lang"), _dedent(m.group("body"), len(m.group("indent"))))
+            for m in FENCE.finditer(page)] == [("python", "x = 1\n"), ("bash", "echo hi\n"),
+                                               ("text", "out\n")]
+
+
+DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
+                   "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
+                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.features", "cseq.sequences",
+                   "cseq.serialize", "cseq.exceptions"]
+
+
+@pytest.mark.parametrize("name", DOCTEST_MODULES)
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0, f"{name}: {result.failed} of {result.attempted} examples failed"
+
+
+def test_doctest_modules_cover_the_api():
+    import cseq
+    documented = {getattr(cseq, n).__module__ for n in cseq.__all__
+                  if hasattr(getattr(cseq, n), "__module__") and n != "__version__"}
+    documented |= {"cseq.conll", "cseq.metrics", "cseq.templates", "cseq.data"}
+    compiled = {m for m in documented if m.split(".")[-1].startswith("_")}
+    assert documented - compiled <= set(DOCTEST_MODULES), documented - set(DOCTEST_MODULES)
