@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,9 @@ def _dedent(body: str, n: int) -> str:
 
 
 def _env() -> dict[str, str]:
-    # the `cseq` script next to this Python (a venv's bin) comes first on PATH
-    bindir = os.path.dirname(sys.executable)
-    return dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+    # this Python's scripts directory (where pip put `cseq`) and the Python itself first
+    dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    return dict(os.environ, PATH=os.pathsep.join([*dirs, os.environ.get("PATH", "")]),
                 PYTHONIOENCODING="utf-8")
 
 
