@@ -71,6 +71,9 @@ def kernels() -> None:
     log_z, marginals, pairs = cseq.forward_backward(emissions, transitions)
     assert_type(log_z, float)
     assert marginals.shape == (3, 2) and pairs.shape == (2, 2, 2)
+    second_order = cseq.forward_backward(emissions, transitions, transitions2=np.zeros((2, 2, 2)))
+    assert_type(second_order, tuple[float, np.ndarray, np.ndarray, np.ndarray])
+    assert second_order[3].shape == (1, 2, 2, 2)
     best, _ = cseq.loss_augmented_viterbi(emissions, transitions, path, 1.0 - np.eye(2))
     assert best.shape == path.shape
     assert_type(cseq.openmp_enabled(), bool)     # from the stub of cseq._decode
