@@ -10,6 +10,11 @@
   doctests.
 * The README's blocks are run by ``tests/test_readme.py``.
 
+Not run: the 4-space indented blocks of ``docs/`` (a diagram, the parameter
+layout, and the commands that reproduce benchmark figures and sanitizer,
+valgrind and fuzzing runs, which take minutes to hours and tools CI does not
+install).
+
 The site itself is built by ``mkdocs build --strict`` in ``.ci/run``.
 """
 
