@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from cseq.features import (
     featurizer_state_arrays,
 )
 from cseq.model import LinearChain, resolve_n_jobs
+from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences
 from cseq.serialize import dumps, loads, save
 
@@ -281,6 +283,80 @@ class ChainEstimator:
     def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
         raise NotImplementedError
+
+    # -- the shared L-BFGS loop (CRF, MEMM) and stopping rule ------------------
+    def _stalled(self, losses: list[float]) -> bool:
+        """CRFsuite's test: the last ``period`` iterations improved the loss by at most ``tol``.
+
+        Relative to ``max(|loss|, 1)``; for learners with ``tol`` and ``period``.
+        """
+        k = self.period
+        return len(losses) > k and \
+            (losses[-k - 1] - losses[-1]) <= self.tol * max(abs(losses[-1]), 1.0)
+
+    def _train_lbfgs(self, objective, corpus: Sequences, model: LinearChain, dev, callback, *,
+                     l1: float = 0.0, fitted: dict[str, Any] | None = None) -> None:
+        """Minimise ``objective`` from zero weights with :func:`cseq.optimize.lbfgs`.
+
+        The training loop of every learner that minimises a smooth objective
+        (``objective(theta) -> (value, gradient)`` with an ``n_evaluations``
+        count, e.g. :class:`~cseq.objectives.CRFObjective`), OWL-QN when
+        ``l1 > 0``.  Each iteration is reported through :meth:`_report` (loss,
+        seconds, dev accuracy with ``model.params`` set to the iterate), so
+        that ``verbose``, the callback, early stopping and the Ctrl-C snapshot
+        work alike for all of them; the loop stops by :meth:`_stalled`, by
+        early stopping, by the gradient test or at ``max_iter`` (then
+        ``stop_reason_`` is :data:`MAX_ITER_REASON` and ``fit`` warns).  Sets
+        ``model.params``, ``n_iter_``, ``n_evaluations_`` and ``stop_reason_``;
+        ``fitted`` holds further fitted attributes for the snapshot.
+
+        References
+        ----------
+        Nocedal, J. (1980). Updating quasi-Newton matrices with limited storage.
+        Mathematics of Computation 35.
+        """
+        name = type(self).__name__
+        losses: list[float] = []
+        clock = [time.perf_counter()]
+
+        def evaluate(theta):
+            try:
+                value, grad = objective(theta)
+            except FloatingPointError as exc:
+                raise ConvergenceError(f"{name} objective became non-finite: {exc}") from None
+            if not (math.isfinite(value) and np.isfinite(grad).all()):
+                raise ConvergenceError(
+                    f"{name} objective or gradient is not finite (feature values too large?)")
+            return value, grad
+
+        def on_iteration(iteration, theta, value):
+            now = time.perf_counter()
+            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
+            losses.append(value)
+            if dev is not None:
+                model.params = theta
+                record["dev_accuracy"] = dev(model)
+            stop = self._report(record, callback, snapshot=lambda: (theta, {
+                "stop_reason_": f"interrupted after iteration {iteration}",
+                "n_evaluations_": objective.n_evaluations, **(fitted or {})}))
+            clock[0] = time.perf_counter()
+            return stop or self._stalled(losses)
+
+        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
+                       callback=on_iteration, l1=float(l1))
+        if result.nit == 0 and "line search failed" in result.message:
+            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
+            raise ConvergenceError(
+                f"L-BFGS could not decrease the {name} objective from its starting point "
+                f"(largest feature value {biggest:.3g}: scale feature values down)")
+        params = np.ascontiguousarray(result.x, dtype=np.float64)
+        if not np.isfinite(params).all():
+            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
+        model.params = params
+        self.n_iter_ = len(losses)
+        self.n_evaluations_ = objective.n_evaluations
+        self.stop_reason_ = MAX_ITER_REASON if result.message == MAX_ITER_MESSAGE \
+            else str(result.message)
 
     def _interrupted(self, model: LinearChain) -> ChainEstimator | None:
         """A fitted copy at the last completed iteration (from ``_report``'s snapshot)."""

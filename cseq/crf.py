@@ -14,7 +14,6 @@ from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
-from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.serialize import register_estimator
 
 __all__ = ["CRF"]
@@ -159,63 +158,15 @@ class CRF(ChainEstimator):
                              "use algorithm='lbfgs' for L1")
         resolve_n_jobs(self.n_jobs)
 
-    def _stalled(self, losses: list[float]) -> bool:
-        """CRFsuite's test: the last ``period`` iterations improved by at most ``tol``."""
-        k = self.period
-        return len(losses) > k and \
-            (losses[-k - 1] - losses[-1]) <= self.tol * max(abs(losses[-1]), 1.0)
-
     def _train(self, corpus, model, dev, callback):
         self.n_pruned_ = 0
         self.eta0_ = None
         if self.algorithm == "sgd":
             self._train_sgd(corpus, model, dev, callback)
         else:
-            self._train_lbfgs(corpus, model, dev, callback)
-
-    def _train_lbfgs(self, corpus, model, dev, callback):
-        objective = CRFObjective(model, corpus, self.c2, self.n_jobs)
-        losses: list[float] = []
-        clock = [time.perf_counter()]
-
-        def evaluate(theta):
-            try:
-                value, grad = objective(theta)
-            except FloatingPointError as exc:
-                raise ConvergenceError(f"CRF objective became non-finite: {exc}") from None
-            if not (math.isfinite(value) and np.isfinite(grad).all()):
-                raise ConvergenceError(
-                    "CRF objective or gradient is not finite (feature values too large?)")
-            return value, grad
-
-        def on_iteration(iteration, theta, value):
-            now = time.perf_counter()
-            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
-            losses.append(value)
-            if dev is not None:
-                model.params = theta
-                record["dev_accuracy"] = dev(model)
-            stop = self._report(record, callback, snapshot=lambda: (theta, {
-                "stop_reason_": f"interrupted after iteration {iteration}",
-                "n_evaluations_": objective.n_evaluations, "n_pruned_": 0, "eta0_": None}))
-            clock[0] = time.perf_counter()
-            return stop or self._stalled(losses)
-
-        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
-                       callback=on_iteration, l1=float(self.c1))
-        if result.nit == 0 and "line search failed" in result.message:
-            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
-            raise ConvergenceError(
-                "L-BFGS could not decrease the CRF objective from its starting point "
-                f"(largest feature value {biggest:.3g}: scale feature values down)")
-        params = np.ascontiguousarray(result.x, dtype=np.float64)
-        if not np.isfinite(params).all():
-            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
-        model.params = params
-        self.n_iter_ = len(losses)
-        self.n_evaluations_ = objective.n_evaluations
-        self.stop_reason_ = MAX_ITER_REASON if result.message == MAX_ITER_MESSAGE \
-            else str(result.message)
+            self._train_lbfgs(CRFObjective(model, corpus, self.c2, self.n_jobs), corpus, model,
+                              dev, callback, l1=float(self.c1),
+                              fitted={"n_pruned_": 0, "eta0_": None})
 
     def _sgd_epoch(self, trainer, order, lam, t0, t):
         try:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import math
-import time
-
 import numpy as np
 
 from cseq import _memm
 from cseq.base import ChainEstimator, check_number
-from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
+from cseq.exceptions import InputError, ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
-from cseq.optimize import lbfgs
 from cseq.sequences import Sequences
 from cseq.serialize import register_estimator
 
@@ -48,7 +44,14 @@ class MEMM(ChainEstimator):
         Stop when the objective improved by less than ``tol`` (relative) over
         the last ``period`` iterations.
     period : int, default 10
-        Window of that test.
+        Window of that test.  A fit that reaches ``max_iter`` first warns
+        (:class:`~cseq.ConvergenceWarning`).  The loop is the CRF's
+        (:meth:`ChainEstimator._train_lbfgs <cseq.base.ChainEstimator._train_lbfgs>`).
+    early_stopping : bool, default False
+        Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
+        every iteration, stop after ``patience`` iterations without a better
+        accuracy and keep the best iteration's weights (``best_iteration_``).
+    patience : int, default 5
     n_jobs : int, default 1
         Threads for the objective, decoding and marginals (``-1``: all cores).
     all_states : bool, default False
@@ -64,6 +67,8 @@ class MEMM(ChainEstimator):
         As for :class:`CRF`; ``history_`` records the loss.
     n_evaluations_ : int
     stop_reason_ : str
+    best_iteration_ : int or None
+        With early stopping, the iteration whose weights were kept.
 
     References
     ----------
@@ -76,16 +81,19 @@ class MEMM(ChainEstimator):
     (the label bias problem).
     """
 
-    _param_names = ("c2", "max_iter", "tol", "period", "n_jobs", "all_states", "features",
-                    "verbose")
+    _param_names = ("c2", "max_iter", "tol", "period", "early_stopping", "patience", "n_jobs",
+                    "all_states", "features", "verbose")
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
-                 period: int = 10, n_jobs: int = 1, all_states: bool = False, features=None,
+                 period: int = 10, early_stopping: bool = False, patience: int = 5,
+                 n_jobs: int = 1, all_states: bool = False, features=None,
                  verbose: bool = False) -> None:
         self.c2 = c2
         self.max_iter = max_iter
         self.tol = tol
         self.period = period
+        self.early_stopping = early_stopping
+        self.patience = patience
         self.n_jobs = n_jobs
         self.all_states = all_states
         self.features = features
@@ -96,47 +104,12 @@ class MEMM(ChainEstimator):
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)
+        check_number("patience", self.patience, low=1, integer=True)
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):
-        objective = MEMMObjective(model, corpus, self.c2, self.n_jobs)
-        losses: list[float] = []
-        clock = [time.perf_counter()]
-
-        def evaluate(theta):
-            value, grad = objective(theta)
-            if not (math.isfinite(value) and np.isfinite(grad).all()):
-                raise ConvergenceError(
-                    "MEMM objective or gradient is not finite (feature values too large?)")
-            return value, grad
-
-        def on_iteration(iteration, theta, value):
-            now = time.perf_counter()
-            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
-            losses.append(value)
-            if dev is not None:
-                model.params = theta
-                record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
-            clock[0] = time.perf_counter()
-            k = self.period
-            return len(losses) > k and \
-                (losses[-k - 1] - value) <= self.tol * max(abs(value), 1.0)
-
-        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
-                       callback=on_iteration)
-        if result.nit == 0 and "line search failed" in result.message:
-            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
-            raise ConvergenceError(
-                "L-BFGS could not decrease the MEMM objective from its starting point "
-                f"(largest feature value {biggest:.3g}: scale feature values down)")
-        params = np.ascontiguousarray(result.x, dtype=np.float64)
-        if not np.isfinite(params).all():
-            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
-        model.params = params
-        self.n_iter_ = len(losses)
-        self.n_evaluations_ = objective.n_evaluations
-        self.stop_reason_ = str(result.message)
+        self._train_lbfgs(MEMMObjective(model, corpus, self.c2, self.n_jobs), corpus, model, dev,
+                          callback)
 
     def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
         model.check_corpus(corpus)

@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+
 import numpy as np
 
 from cseq import _ssvm, _weights
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError
-from cseq.inference import check_cost_matrix
+from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.model import check_order
 from cseq.serialize import register_estimator
 
 __all__ = ["StructuredSVM"]
+
+
+def _cost_array(cost) -> np.ndarray:
+    """``cost`` (not a dict) as an array; InputError for strings and ragged nested lists."""
+    if isinstance(cost, (str, bytes)):
+        raise InputError("cost must be None, a square (L, L) array or a dict of dicts over "
+                         f"label names; got {type(cost).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _RaggedWarning)
+            return np.asarray(cost)
+    except (ValueError, TypeError, _RaggedWarning):
+        lengths = [len(row) if hasattr(row, "__len__") else "a scalar" for row in cost] \
+            if hasattr(cost, "__iter__") else []
+        raise InputError("cost must be a square (L, L) array, but its rows differ in length "
+                         f"({', '.join(map(str, lengths[:10]))}"
+                         f"{', ...' if len(lengths) > 10 else ''})") from None
 
 
 @register_estimator
@@ -146,10 +165,10 @@ class StructuredSVM(ChainEstimator):
                         raise InputError(f"cost[{gold!r}][{pred!r}] must be 0: predicting "
                                          "the gold label costs nothing")
             return
-        arr = np.asarray(cost) if not isinstance(cost, (str, bytes)) else None
-        if arr is None or arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        arr = _cost_array(cost)
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
             raise InputError("cost must be None, a square (L, L) array or a dict of dicts "
-                             f"over label names; got {type(cost).__name__}")
+                             f"over label names; got {type(cost).__name__} of shape {arr.shape}")
         check_cost_matrix(arr, arr.shape[0])
 
     def cost_matrix(self, classes: list[str] | None = None) -> np.ndarray | None:
@@ -179,7 +198,7 @@ class StructuredSVM(ChainEstimator):
                 for pred, value in row.items():
                     arr[ids[gold], ids[pred]] = float(value)
             return check_cost_matrix(arr, L)
-        arr = np.asarray(cost)
+        arr = _cost_array(cost)
         if arr.shape != (L, L):
             raise InputError(f"cost has shape {arr.shape} but the training data has {L} "
                              f"labels: it must be ({L}, {L}), indexed by the sorted labels")

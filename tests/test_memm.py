@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq import _memm, _pack
+from cseq.base import MAX_ITER_REASON
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain, work_chunks
 from cseq.objectives import MEMMObjective
@@ -265,3 +266,27 @@ def test_label_bias_memm_prefers_the_sequence_seen_once(token):
     # The CRF follows the relative frequencies, 2/6 against 1/6.
     assert q131 > q122
     assert crf.predict(query_x[:1]) == [["l1", "l3", "l1"]]
+
+
+# ---------------------------------------------------------------------------
+# The CRF's L-BFGS loop, shared: stopping rule, ConvergenceWarning (early stopping
+# and Ctrl-C are in test_crf_options.py and test_user_api.py)
+
+
+def test_memm_stops_by_the_crf_rule_and_warns_at_max_iter():
+    features = cseq.TemplateFeaturizer("U00:%x[0,0]")
+    # tol = 100: any decrease below 100 |loss| stops once period + 1 iterations exist.
+    for period in (1, 3):
+        est = cseq.MEMM(tol=100.0, period=period, features=features).fit(X_WORDS, Y_WORDS)
+        assert est.n_iter_ == period + 1 == len(est.history_)
+        assert est.stop_reason_ == "stopped by the convergence test"
+    with pytest.warns(cseq.ConvergenceWarning, match="MEMM stopped at max_iter=2"):
+        est = cseq.MEMM(max_iter=2, tol=0.0, features=features).fit(X_WORDS, Y_WORDS)
+    assert est.n_iter_ == 2 and est.stop_reason_ == MAX_ITER_REASON
+    # The losses in history_ are the objective at the iterates: the last one at the weights kept.
+    ids = {c: i for i, c in enumerate(est.classes_)}
+    corpus = est.featurizer_.transform(X_WORDS)
+    labeled = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+                        np.array([ids[t] for seq in Y_WORDS for t in seq], dtype=np.int32))
+    objective = MEMMObjective(est.model_, labeled, est.c2)
+    assert objective(est.model_.params)[0] == pytest.approx(est.history_[-1]["loss"], rel=1e-12)

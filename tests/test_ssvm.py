@@ -322,6 +322,21 @@ def test_cost_must_fit_the_labels(cost, match):
         cseq.StructuredSVM(max_iter=1, cost=cost).fit(X_WORDS, Y_WORDS)
 
 
+@pytest.mark.parametrize("cost, match", [
+    ([[0.0, 1.0, 1.0], [1.0, 0.0], [1.0, 1.0, 0.0]], r"rows differ in length \(3, 2, 3\)"),
+    ([[0.0, 1.0], 1.0], r"rows differ in length \(2, a scalar\)"),
+    ("hamming", "got str"),
+    ([0.0, 1.0, 2.0], r"got list of shape \(3,\)"),
+])
+def test_a_cost_that_is_not_a_square_array_is_an_input_error(cost, match):
+    # A ragged list used to escape as numpy's bare ValueError.
+    with pytest.raises(InputError, match=match):
+        cseq.StructuredSVM(max_iter=1, cost=cost).fit(X_WORDS, Y_WORDS)
+    if "shape" not in match:  # cost_matrix reads the cost without fit's validation
+        with pytest.raises(InputError, match=match):
+            cseq.StructuredSVM(cost=cost).cost_matrix(["A", "B", "C"])
+
+
 @pytest.mark.parametrize("cost", [{"A": {"B": True}}, {"A": [1.0]}, {1: {"B": 1.0}},
                                   {"A": {2: 1.0}}, {"A": {"B": "1"}}])
 def test_cost_of_the_wrong_type(cost):

@@ -143,6 +143,7 @@ class _StopAt:
 @pytest.mark.parametrize("make", [
     lambda n: cseq.CRF(c2=0.5, max_iter=n, tol=0.0, features=_features()),
     lambda n: cseq.StructuredPerceptron(max_iter=n, random_state=0, features=_features()),
+    lambda n: cseq.MEMM(c2=0.5, max_iter=n, tol=0.0, features=_features()),
 ])
 def test_interrupted_fit_offers_the_last_completed_iteration(make, tmp_path):
     est = make(30)
