@@ -42,7 +42,7 @@ class Learner:
         Command-line option (its argparse ``dest``) to hyperparameter name.
         Options not listed are refused for this learner.
     description : str
-        One line for ``--help``.
+        One line for ``--help`` (the options are listed after it).
     defaults : dict of str to Any
         Hyperparameters the command line sets unless an option does (e.g. a
         fixed seed, so that the same command gives the same model).
@@ -53,6 +53,10 @@ class Learner:
         Per template preset, hyperparameters that override ``defaults`` when
         that preset is used (options still win), e.g. a lighter L2 for
         ``pos`` (measured in docs/learners.md).
+    fixed : dict of str to Any
+        Hyperparameters that make this learner what it is when several share
+        an estimator class (``algorithm="sgd"`` for ``crf-sgd``); no option
+        changes them, and ``cseq info`` names a model's learner by them.
     """
 
     estimator: str
@@ -62,40 +66,56 @@ class Learner:
     defaults: dict[str, Any] = field(default_factory=dict)
     templates: bool = True
     preset_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+#: The options of every learner that can stop early on the dev set.
+_EARLY = {"early_stopping": "early_stopping", "patience": "patience"}
 
 
 #: The learners of ``cseq train --algorithm``.  ``max_iter`` and ``features``
 #: are set for every learner; ``options`` maps the other options.
 LEARNERS: dict[str, Learner] = {
-    "crf": Learner("CRF", 100, {"c2": "c2", "n_jobs": "n_jobs", "order": "order"},
-                   "linear-chain CRF, L-BFGS (options --c2, --n-jobs, --order)",
-                   preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}}),
-    "perceptron": Learner("StructuredPerceptron", 10, {"seed": "random_state", "order": "order"},
-                          "averaged structured perceptron (options --seed, --order)",
-                          {"random_state": 0}),
+    "crf": Learner("CRF", 100, {"c1": "c1", "c2": "c2", "n_jobs": "n_jobs", "order": "order",
+                                **_EARLY},
+                   "linear-chain CRF, L-BFGS (OWL-QN with --c1)",
+                   preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}},
+                   fixed={"algorithm": "lbfgs"}),
+    "crf-sgd": Learner("CRF", 30, {"c2": "c2", "seed": "random_state", "order": "order",
+                                   **_EARLY},
+                       "linear-chain CRF, stochastic gradient descent (L2)",
+                       {"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
+                       fixed={"algorithm": "sgd"}),
+    "perceptron": Learner("StructuredPerceptron", 10,
+                          {"seed": "random_state", "order": "order", **_EARLY},
+                          "averaged structured perceptron", {"random_state": 0}),
     "ssvm": Learner("StructuredSVM", 10, {"C": "C", "seed": "random_state", "order": "order"},
-                    "structured SVM, L2 and hinge loss, stochastic subgradient "
-                    "(options --C, --seed, --order)", {"random_state": 0}),
-    "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs"},
-                    "maximum-entropy Markov model, L-BFGS (options --c2, --n-jobs)"),
+                    "structured SVM, L2 and hinge loss, stochastic subgradient",
+                    {"random_state": 0}),
+    "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs", **_EARLY},
+                    "maximum-entropy Markov model, L-BFGS"),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
                    "unknown words; reads the first column only, no templates", templates=False),
     "greedy": Learner("GreedyTagger", 5, {"seed": "random_state"},
                       "greedy left-to-right averaged perceptron with label history, the fastest "
-                      "to tag (option --seed)", {"random_state": 0}),
+                      "to tag", {"random_state": 0}),
 }
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
-_LEARNER_OPTIONS = {"c2": "--c2", "C": "--C", "n_jobs": "--n-jobs", "seed": "--seed",
-                    "order": "--order"}
+_LEARNER_OPTIONS = {"c1": "--c1", "c2": "--c2", "C": "--C", "n_jobs": "--n-jobs",
+                    "seed": "--seed", "order": "--order", "early_stopping": "--early-stopping",
+                    "patience": "--patience"}
 
 _PRESET_HELP = ("Presets: 'pos' reads column 0 (the word); 'chunk' reads columns 0 (word) "
                 "and 1 (POS tag); 'ner' reads column 0 (the word)")
 
 
 def _learner_of(est: Any) -> str | None:
+    """The ``--algorithm`` that trains models like ``est`` (its class and fixed parameters)."""
+    params = est.get_params(deep=False)
     for name, learner in LEARNERS.items():
-        if type(est).__name__ == learner.estimator:
+        if type(est).__name__ == learner.estimator and all(
+                params.get(k) == v for k, v in learner.fixed.items()):
             return name
     return None
 
@@ -279,8 +299,16 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
         if value is None:
             continue
         if dest not in learner.options:
-            raise InputError(f"{option} does not apply to --algorithm {args.algorithm}")
+            takes = _options_of(learner)
+            raise InputError(f"{option} does not apply to --algorithm {args.algorithm} (it "
+                             f"takes {takes or 'no learner option'})")
         params[learner.options[dest]] = value
+    params.update(learner.fixed)
+    if args.patience is not None and not args.early_stopping:
+        raise InputError("--patience applies only with --early-stopping")
+    if args.early_stopping and not args.dev:
+        raise InputError("--early-stopping needs --dev FILE: the development set scored after "
+                         "every iteration")
     if learner.max_iter is not None:
         params["max_iter"] = args.max_iter if args.max_iter is not None \
             else params.get("max_iter", learner.max_iter)
@@ -292,6 +320,11 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
     return getattr(cseq, learner.estimator)(**params)
+
+
+def _options_of(learner: Learner) -> str:
+    """The learner's command-line options, e.g. ``--c2, --n-jobs``."""
+    return ", ".join(opt for dest, opt in _LEARNER_OPTIONS.items() if dest in learner.options)
 
 
 def _check_output_path(path: str) -> None:
@@ -330,8 +363,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     _show_warnings(caught)
     seconds = time.perf_counter() - t
     est.save(args.output)
+    best = getattr(est, "best_iteration_", None)
+    kept = f", the best dev score's iteration {best} kept" if best is not None else ""
     msg = (f"trained {type(est).__name__} on {sum(map(len, X))} tokens in {seconds:.1f}s "
-           f"({est.n_iter_} iterations, {est.featurizer_.n_attributes} attributes, "
+           f"({est.n_iter_} iterations{kept}, {est.featurizer_.n_attributes} attributes, "
            f"{len(est.classes_)} labels)")
     if X_dev is not None:
         msg += "; dev " + _summary(est, X_dev, y_dev, args.n_jobs or 1)
@@ -578,6 +613,7 @@ def _n_jobs(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import cseq
     from cseq import __version__
     p = argparse.ArgumentParser(
         prog="cseq", description="Train and apply sequence labelers (CRF, averaged "
@@ -607,7 +643,9 @@ def _parser() -> argparse.ArgumentParser:
             q.add_argument("--labeled", action="store_true",
                            help="the CoNLL input has a label column (--label-column); drop it")
 
-    learners = "; ".join(f"{k}: {v.description}" for k, v in LEARNERS.items())
+    learners = "; ".join(
+        f"{k}: {v.description}" + (f" (options {_options_of(v)})" if v.options else "")
+        for k, v in LEARNERS.items())
     t = sub.add_parser(
         "train", help="train a model on a CoNLL or CoNLL-U file",
         description="Train a model. The label is the last CoNLL column (or the CoNLL-U UPOS "
@@ -624,20 +662,32 @@ def _parser() -> argparse.ArgumentParser:
                    help="iterations (default: " + ", ".join(
                        f"{v.max_iter} for {k}" for k, v in LEARNERS.items()
                        if v.max_iter is not None) + ")")
+    t.add_argument("--c1", type=float, default=None,
+                   help="CRF L1 strength (default 0; > 0 trains by OWL-QN, a sparse model; "
+                   "with --c2, elastic net)")
     t.add_argument("--c2", type=float, default=None,
-                   help="CRF L2 strength (default 1.0; 0.1 and 200 iterations with the "
-                   "pos preset)")
+                   help="CRF and MEMM L2 strength (default 1.0; crf and crf-sgd use 0.1 with "
+                   "the pos preset, and crf 200 iterations)")
     t.add_argument("--C", dest="C", type=float, default=None,
                    help="structured SVM: weight of the hinge losses against 1/2 ||w||^2 "
                    "(default 0.1)")
+    t.add_argument("--early-stopping", action="store_true", default=None,
+                   help="score --dev after every iteration, stop after --patience iterations "
+                   "without a better accuracy and keep the best iteration")
+    t.add_argument("--patience", type=_int_at_least(1), default=None,
+                   help="with --early-stopping: iterations without improvement before "
+                   "stopping (default: " + ", ".join(
+                       f"{getattr(cseq, v.estimator)().patience} for {k}"
+                       for k, v in LEARNERS.items() if "patience" in v.options) + ")")
     t.add_argument("--min-freq", type=_int_at_least(1), default=1,
                    help="drop attributes seen fewer times (default 1)")
     t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
     t.add_argument("--seed", type=_int_at_least(0), default=None,
-                   help="perceptron and structured SVM shuffling seed (default 0)")
+                   help="seed of the order in which training sentences are visited "
+                   "(default 0)")
     t.add_argument("--order", type=int, choices=(1, 2), default=None,
                    help="Markov order of the chain: 2 adds label-trigram transitions "
-                        "(crf, perceptron, ssvm; default 1)")
+                        "(crf, crf-sgd, perceptron, ssvm; default 1)")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
     shown = t.add_mutually_exclusive_group()
