@@ -120,7 +120,8 @@ class CRF(ChainEstimator):
                  max_iter: int = 100, order: int = 1, tol: float = 1e-5, period: int = 10,
                  eta0: float | None = None, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 5, n_jobs: int = 1,
-                 all_states: bool = False, features=None, verbose: bool = False) -> None:
+                 all_states: bool = False, features: Any = None,
+                 verbose: bool = False) -> None:
         self.c1 = c1
         self.c2 = c2
         self.algorithm = algorithm

@@ -12,6 +12,9 @@ Every featurizer has the same small interface: ``get_config``/``from_config``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from cseq import _pack
@@ -115,11 +118,11 @@ class FeatureVocabulary:
         """An empty vocabulary (used by ``fit``, so refitting never reuses attributes)."""
         return FeatureVocabulary()
 
-    def fit_transform(self, X) -> Sequences:
+    def fit_transform(self, X: Sequence[Any]) -> Sequences:
         """Learn the attributes of ``X`` (extending the vocabulary) and pack it."""
         return Sequences(*_pack.pack_features(X, self._table, True))
 
-    def transform(self, X, *, n_jobs: int = 1) -> Sequences:
+    def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X``, dropping attributes not in the vocabulary.
 
         The feature strings are copied with the GIL held and then looked up

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -178,7 +179,8 @@ class GreedyTagger(ChainEstimator):
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
                  random_state: int | None = None, tag_dict: str | None = None,
                  tag_dict_min_count: int = 20, tag_dict_min_share: float = 0.97,
-                 all_states: bool = False, features=None, verbose: bool = False) -> None:
+                 all_states: bool = False, features: Any = None,
+                 verbose: bool = False) -> None:
         self.max_iter = max_iter
         self.average = average
         self.shuffle = shuffle

@@ -16,6 +16,8 @@ posterior marginals, and the model file is the one every learner writes.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -445,7 +447,7 @@ class HMM(ChainEstimator):
             record["dev_accuracy"] = dev(model)
         self._report(record, callback)
 
-    def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
+    def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
         """Posterior label marginals ``P(y_t | x)`` by forward-backward: (n_i, L) arrays."""
         def work(corpus, block):
             return self._split(self.model_.marginals(corpus), corpus)

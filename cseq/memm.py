@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from cseq import _memm
@@ -86,7 +89,7 @@ class MEMM(ChainEstimator):
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
                  period: int = 10, early_stopping: bool = False, patience: int = 5,
-                 n_jobs: int = 1, all_states: bool = False, features=None,
+                 n_jobs: int = 1, all_states: bool = False, features: Any = None,
                  verbose: bool = False) -> None:
         self.c2 = c2
         self.max_iter = max_iter
@@ -119,7 +122,7 @@ class MEMM(ChainEstimator):
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "local log Z") from None
 
-    def predict_marginals(self, X, *, n_jobs: int = 1) -> list[np.ndarray]:
+    def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
         """Label marginals of each token under the chain: a list of (n_i, L) arrays.
 
         ``P(y_t = j | x)``, columns in ``classes_`` order, computed exactly by
@@ -135,7 +138,7 @@ class MEMM(ChainEstimator):
             return self._split(m, corpus)
         return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 
-    def sequence_log_proba(self, X, y) -> np.ndarray:
+    def sequence_log_proba(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> np.ndarray:
         """``log P(y_s | x_s)`` of given label sequences under the model (float64, one per sequence).
 
         Labels unknown to the model raise InputError.

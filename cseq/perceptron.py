@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class StructuredPerceptron(ChainEstimator):
     def __init__(self, *, max_iter: int = 10, order: int = 1, average: bool = True,
                  shuffle: bool = True, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 3, all_states: bool = False,
-                 features=None, verbose: bool = False) -> None:
+                 features: Any = None, verbose: bool = False) -> None:
         self.max_iter = max_iter
         self.order = order
         self.average = average

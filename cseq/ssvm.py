@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cseq import _ssvm, _weights
 from cseq.base import ChainEstimator, check_number
@@ -121,9 +124,11 @@ class StructuredSVM(ChainEstimator):
     _param_names = ("C", "max_iter", "order", "cost", "average", "shuffle", "random_state",
                     "all_states", "features", "verbose")
 
-    def __init__(self, *, C: float = 0.1, max_iter: int = 10, order: int = 1, cost=None,
+    def __init__(self, *, C: float = 0.1, max_iter: int = 10, order: int = 1,
+                 cost: ArrayLike | Mapping[str, Mapping[str, float]] | None = None,
                  average: bool = True, shuffle: bool = True, random_state: int | None = None,
-                 all_states: bool = False, features=None, verbose: bool = False) -> None:
+                 all_states: bool = False, features: Any = None,
+                 verbose: bool = False) -> None:
         self.C = C
         self.max_iter = max_iter
         self.order = order

@@ -28,8 +28,10 @@ plain-Python reference that builds the same attributes as strings.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -193,7 +195,7 @@ class Template:
     line_no: int
     source: str
 
-    def render(self, values) -> str:
+    def render(self, values: Sequence[str]) -> str:
         """The attribute string for the given cell values."""
         out = [self.parts[0]]
         for v, p in zip(values, self.parts[1:]):
@@ -288,7 +290,7 @@ class Templates:
         On a malformed line, naming its line number.
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         if not isinstance(text, str):
             raise InputTypeError(f"template text must be a str, not {type(text).__name__}")
         self.text = text
@@ -328,7 +330,7 @@ class Templates:
         return cls(PRESETS[name])
 
     @classmethod
-    def from_file(cls, path) -> "Templates":
+    def from_file(cls, path: str | os.PathLike[str]) -> "Templates":
         """Read a template file (UTF-8)."""
         with open(path, encoding="utf-8") as f:
             return cls(f.read())
@@ -343,7 +345,7 @@ class Templates:
         """Largest ``|row|`` used by any macro."""
         return max((abs(c.row) for t in self.templates for c in t.cells), default=0)
 
-    def expand(self, sentence) -> list[list[str]]:
+    def expand(self, sentence: Sequence[Any]) -> list[list[str]]:
         """Attributes of each token of one sentence, as strings (see :func:`expand`)."""
         return expand(self, sentence)
 
@@ -589,7 +591,8 @@ def _sentence_rows(sent, si: int, need: int) -> list[tuple]:
     return rows
 
 
-def expand(templates, sentence, *, _si: int = 0) -> list[list[str]]:
+def expand(templates: Templates | str, sentence: Sequence[Any], *,
+           _si: int = 0) -> list[list[str]]:
     """Attributes of every token of one sentence, as strings (the reference path).
 
     Parameters
@@ -837,7 +840,7 @@ class TemplateFeaturizer:
 
     # -- the interface -----------------------------------------------------------
 
-    def fit_transform(self, X) -> Sequences:
+    def fit_transform(self, X: Sequence[Any]) -> Sequences:
         """Learn the attribute table from ``X`` and return ``X`` packed.
 
         Parameters
@@ -900,7 +903,7 @@ class TemplateFeaturizer:
         keys = _templates.extract_keys(*self._key_args(data))
         return (keys % np.uint64(self.n_buckets)).astype(np.int32)
 
-    def transform(self, X, *, n_jobs: int = 1) -> Sequences:
+    def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X`` with the fitted attribute table.
 
         Attributes not in the table are dropped.  In hashing mode nothing is
@@ -982,7 +985,7 @@ class TemplateFeaturizer:
         self._names = None
         return True
 
-    def features_python(self, X) -> list[list[list[str]]]:
+    def features_python(self, X: Sequence[Any]) -> list[list[list[str]]]:
         """The attributes of ``X`` as strings, by the plain-Python reference path.
 
         Slow; for tests and for checking a template file by eye.

@@ -127,6 +127,44 @@ def test_pyx_params_parser():
                        "Py_ssize_t capacity=1024") == ["ix", "a", "w", "capacity"]
 
 
+def _public_callables():
+    """(name, function) for every public function and method ``import cseq`` offers."""
+    import inspect
+    import types
+
+    seen: set[int] = set()
+    for module in (cseq, cseq.conll, cseq.metrics, cseq.templates):
+        for name in getattr(module, "__all__", None) or [n for n in dir(module) if n[0] != "_"]:
+            obj = getattr(module, name, None)
+            if isinstance(obj, types.ModuleType) or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if inspect.isclass(obj):
+                if issubclass(obj, BaseException):
+                    continue
+                for attr, member in inspect.getmembers(obj):
+                    if (attr[0] != "_" or attr == "__init__") and inspect.isfunction(member):
+                        yield f"{obj.__name__}.{attr}", member
+            elif inspect.isfunction(obj):
+                yield f"{module.__name__}.{name}", obj
+            # compiled functions (cseq.openmp_enabled) are typed by their stubs
+
+
+def test_public_api_is_fully_annotated():
+    import inspect
+
+    missing, checked = [], 0
+    for name, fn in _public_callables():
+        sig = inspect.signature(fn)
+        checked += 1
+        missing += [f"{name}({p.name})" for p in sig.parameters.values()
+                    if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty]
+        if sig.return_annotation is inspect.Signature.empty:
+            missing.append(f"{name} (return)")
+    assert checked > 80
+    assert not missing, f"public callables without annotations: {missing}"
+
+
 def test_mypy_strict_on_a_user_program(tmp_path):
     program = tmp_path / "typed_user_program.py"
     program.write_text((TESTS / "typed_user_program.py").read_text(encoding="utf-8"))
