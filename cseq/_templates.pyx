@@ -20,6 +20,7 @@ features); see ``docs/templates.md``.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memmove
 
 from cython.parallel cimport prange, threadid
 
@@ -483,6 +484,65 @@ cdef Py_ssize_t _check_memo(const Spec* sp, const int32_t[:, ::1] words,
     return n_memo
 
 
+cdef void _compact(int32_t* out, Py_ssize_t n_tmpl, Py_ssize_t p0, Py_ssize_t p1,
+                   int64_t* ptr) noexcept nogil:
+    """Move the ids >= 0 of rows ``p0:p1`` of ``out`` to the front of row ``p0``,
+    in order; ``ptr[p + 1]`` = how many row ``p`` kept."""
+    cdef Py_ssize_t p, t, k = p0 * n_tmpl, n
+    cdef int32_t a
+    for p in range(p0, p1):
+        n = k
+        for t in range(p * n_tmpl, (p + 1) * n_tmpl):
+            # Without a branch: about one id in six is absent when tagging.
+            a = out[t]
+            out[k] = a
+            k += a >= 0
+        ptr[p + 1] = k - n
+
+
+cdef void _gather(int32_t* out, Py_ssize_t n_tmpl, Py_ssize_t n_tok, Py_ssize_t chunk,
+                  int64_t* ptr) noexcept nogil:
+    """After :func:`_compact` of every ``chunk`` rows: the chunks' ids moved
+    together at the front of ``out`` and ``ptr`` summed into offsets."""
+    cdef Py_ssize_t p0, p1, p
+    cdef int64_t n, dest = 0
+    ptr[0] = 0
+    p0 = 0
+    while p0 < n_tok:
+        p1 = min(p0 + chunk, n_tok)
+        n = 0
+        for p in range(p0, p1):
+            n += ptr[p + 1]
+            ptr[p + 1] = dest + n
+        # dest <= p0 * n_tmpl: the chunk moves left over data already moved.
+        if dest != p0 * n_tmpl and n:
+            memmove(out + dest, out + p0 * n_tmpl, <size_t> n * sizeof(int32_t))
+        dest += n
+        p0 = p1
+
+
+cdef class WordMemo:
+    """Ids of the memo templates per distinct string, from :meth:`KeyTable.word_memo`.
+
+    Only the table that made it reads it, and only while that table is
+    unchanged; it holds no pointer, so it may be shared by threads.
+    """
+
+    cdef object table
+    cdef Py_ssize_t table_size
+    cdef readonly Py_ssize_t n_words, n_memo
+    cdef object ids, memo_col, memo_row
+
+    def __cinit__(self):
+        self.table = None
+
+    @property
+    def memo_ids(self):
+        """int32 (n_words, n_memo): the id of each memo template for each string
+        (-1 absent, -2 looked up per token), a copy."""
+        return self.ids.copy()
+
+
 cdef class KeyTable:
     """Open-addressing hash table mapping uint64 keys to dense int32 ids.
 
@@ -773,31 +833,81 @@ cdef class KeyTable:
                       const int32_t[::1] pad_after not None,
                       const int32_t[:, ::1] words not None,
                       const int32_t[:, ::1] word_cells not None,
-                      const int32_t[::1] memo_col not None, int n_jobs=1):
+                      const int32_t[::1] memo_col not None, int n_jobs=1, memo_row=None):
         """``lookup(extract_keys(...))`` with the same first arguments, in ``n_jobs`` threads.
 
-        Templates that read only the current token's column ``memo_col[t]``
-        (``-1``: any other template) are looked up once per distinct string
-        of that column rather than once per token: ``words[p, k]`` is the
-        string in column ``k`` of token ``p`` and ``word_cells[w]`` the row
-        of ``cells`` every token whose string is ``w`` has (``-1`` where
-        unknown; such words are looked up per token).
+        Templates whose cells all read one column ``memo_col[t]`` of one row
+        ``memo_row[t]`` (0, the current token, when ``memo_row`` is None;
+        ``memo_col[t] == -1``: any other template) are looked up once per
+        distinct string of that column rather than once per token:
+        ``words[p, k]`` is the string in column ``k`` of token ``p`` and
+        ``word_cells[w]`` the row of ``cells`` every token whose string is
+        ``w`` has (``-1`` where unknown; such words are looked up per token).
+        A row outside the sequence (padding) is looked up per token.
         """
-        cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
-                             pad_before, pad_after, "KeyTable.lookup_tokens")
-        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, n_words = word_cells.shape[0]
-        cdef Py_ssize_t i, j, t
+        cdef WordMemo memo = self.word_memo(hashes, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                                            word_cells, memo_col, memo_row, n_jobs)
+        return self._lookup(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                            pad_before, pad_after, words, memo, n_jobs, False)
+
+    def word_memo(self, const uint64_t[::1] hashes not None,
+                  const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
+                  const int32_t[::1] cell_slot not None, const uint64_t[::1] tmpl_seed not None,
+                  const int32_t[:, ::1] word_cells not None,
+                  const int32_t[::1] memo_col not None, memo_row=None, int n_jobs=1):
+        """The ids of the memo templates (see :meth:`lookup_tokens`) for every string.
+
+        Computed once for a corpus, then used by :meth:`lookup_packed` on any
+        range of its tokens, in any thread, while the table is unchanged.
+
+        Returns
+        -------
+        WordMemo
+        """
+        cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
+        cdef Py_ssize_t n_words = word_cells.shape[0], n_slots = word_cells.shape[1]
+        cdef Py_ssize_t n_str = hashes.shape[0], t, c, i, j, n_memo = 0
         if n_jobs < 1:
-            raise ValueError("KeyTable.lookup_tokens: n_jobs must be >= 1")
-        cdef Py_ssize_t n_memo = _check_memo(&sp, words, word_cells, memo_col,
-                                             "KeyTable.lookup_tokens")
-        out = np.empty((n_tok, n_tmpl), dtype=np.int32)
-        if n_tok == 0 or n_tmpl == 0:
-            return out
-        cdef int32_t[:, ::1] o = out
-        # memo[w, j]: id of the j-th memo template for string w; -2: per token.
-        memo_np = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
-        cdef int32_t[:, ::1] memo = memo_np
+            raise ValueError("KeyTable.word_memo: n_jobs must be >= 1")
+        if memo_col.shape[0] != n_tmpl:
+            raise ValueError("KeyTable.word_memo: memo_col does not match the templates")
+        rows_np = np.zeros(n_tmpl, dtype=np.int32) if memo_row is None \
+            else np.ascontiguousarray(memo_row, dtype=np.int32)
+        cdef const int32_t[::1] rows = rows_np
+        if rows.shape[0] != n_tmpl:
+            raise ValueError("KeyTable.word_memo: memo_row does not match the templates")
+        if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells \
+                or cell_slot.shape[0] != n_cells:
+            raise ValueError("KeyTable.word_memo: tmpl_ptr, cell_row and cell_slot do not agree")
+        for t in range(n_tmpl):
+            if tmpl_ptr[t + 1] < tmpl_ptr[t]:
+                raise ValueError("KeyTable.word_memo: tmpl_ptr must be non-decreasing")
+            if memo_col[t] < -1:
+                raise ValueError("KeyTable.word_memo: memo_col out of range")
+            if memo_col[t] >= 0:
+                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
+                    if cell_row[c] != rows[t]:
+                        raise ValueError("KeyTable.word_memo: a memo template reads another row")
+                n_memo += 1
+        for c in range(n_cells):
+            if not (0 <= cell_slot[c] < n_slots):
+                raise ValueError("KeyTable.word_memo: cell_slot out of range of word_cells")
+        for i in range(n_words):
+            for j in range(n_slots):
+                if not (-1 <= word_cells[i, j] < n_str):
+                    raise ValueError("KeyTable.word_memo: word_cells out of range")
+        cdef WordMemo memo = WordMemo.__new__(WordMemo)
+        memo.table = self
+        memo.table_size = self._size
+        memo.n_words = n_words
+        memo.n_memo = n_memo
+        memo.memo_col = np.array(memo_col, dtype=np.int32)
+        memo.memo_row = np.array(rows_np, dtype=np.int32)
+        # ids[w, j]: id of the j-th memo template for string w; -2: per token.
+        memo.ids = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
+        if n_memo == 0 or n_words == 0:
+            return memo
+        cdef int32_t[:, ::1] ids = memo.ids
         tmpl_memo_np = np.full(n_tmpl, -1, dtype=np.int32)
         cdef int32_t[::1] tmpl_memo = tmpl_memo_np
         j = 0
@@ -805,33 +915,113 @@ cdef class KeyTable:
             if memo_col[t] >= 0:
                 tmpl_memo[j] = <int32_t> t
                 j += 1
-        cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
-        cdef Py_ssize_t n_wchunks = (n_words + chunk - 1) // chunk
-        # Each thread's keys of a block, and where their ids go.
-        cdef Py_ssize_t width = max(BLOCK * n_tmpl, chunk * n_memo)
-        bufs_np = np.empty((n_jobs, width), dtype=np.uint64)
-        where_np = np.empty((n_jobs, width), dtype=np.int64)
+        cdef Spec sp
+        sp.n_slots = n_slots
+        sp.hashes = &hashes[0] if n_str else NULL
+        sp.hashes_len = n_str
+        sp.tmpl_ptr = &tmpl_ptr[0]
+        sp.cell_slot = &cell_slot[0] if n_cells else NULL
+        sp.seeds = &tmpl_seed[0]
+        sp.n_tmpl = n_tmpl
+        cdef Py_ssize_t chunk = 256, n_wchunks = (n_words + chunk - 1) // chunk
+        bufs_np = np.empty((n_jobs, chunk * n_memo), dtype=np.uint64)
+        where_np = np.empty((n_jobs, chunk * n_memo), dtype=np.int64)
         cdef uint64_t[:, ::1] bufs = bufs_np
         cdef int64_t[:, ::1] where = where_np
-        if n_memo:
-            for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
-                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &memo[0, 0],
-                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
-                            &bufs[threadid(), 0], &where[threadid(), 0])
+        for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
+            _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
+                        &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                        &bufs[threadid(), 0], &where[threadid(), 0])
+        return memo
+
+    def lookup_packed(self, const int32_t[:, ::1] cells not None,
+                      const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
+                      const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
+                      const int32_t[::1] cell_slot not None,
+                      const uint64_t[::1] tmpl_seed not None,
+                      const int32_t[::1] pad_before not None,
+                      const int32_t[::1] pad_after not None,
+                      const int32_t[:, ::1] words not None, WordMemo memo not None,
+                      int n_jobs=1):
+        """The ids of :meth:`lookup_tokens`, the absent ones (-1) left out, row by row.
+
+        ``memo`` comes from :meth:`word_memo` of this table, unchanged since,
+        for the strings ``words`` indexes; the other arguments are those of
+        :meth:`lookup_tokens`, for any range of sequences of the corpus.
+
+        Returns
+        -------
+        attr_ids : ndarray of int32
+            The ids found, token after token, in template order.
+        tok_ptr : ndarray of int64, shape (n_tokens + 1,)
+            Token ``p`` has ``attr_ids[tok_ptr[p]:tok_ptr[p + 1]]``.
+        """
+        return self._lookup(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                            pad_before, pad_after, words, memo, n_jobs, True)
+
+    cdef _lookup(self, const int32_t[:, ::1] cells, const uint64_t[::1] hashes,
+                 const int64_t[::1] seq_ptr, const int32_t[::1] tmpl_ptr,
+                 const int32_t[::1] cell_row, const int32_t[::1] cell_slot,
+                 const uint64_t[::1] tmpl_seed, const int32_t[::1] pad_before,
+                 const int32_t[::1] pad_after, const int32_t[:, ::1] words, WordMemo memo,
+                 int n_jobs, bint packed):
+        cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
+                             pad_before, pad_after, "KeyTable.lookup_tokens")
+        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, i, t, c
+        if n_jobs < 1:
+            raise ValueError("KeyTable.lookup_tokens: n_jobs must be >= 1")
+        if memo.table is not self or memo.table_size != self._size:
+            raise ValueError("KeyTable.lookup_tokens: the word memo is of another table "
+                             "or an older state of this one")
+        cdef const int32_t[::1] memo_col = memo.memo_col
+        cdef const int32_t[::1] memo_row = memo.memo_row
+        if memo_col.shape[0] != n_tmpl or words.shape[0] != n_tok:
+            raise ValueError("KeyTable.lookup_tokens: words or the word memo do not match "
+                             "cells and the templates")
+        for t in range(n_tmpl):
+            if memo_col[t] >= 0:
+                if memo_col[t] >= words.shape[1]:
+                    raise ValueError("KeyTable.lookup_tokens: memo_col out of range")
+                for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
+                    if sp.cell_row[c] != memo_row[t]:
+                        raise ValueError("KeyTable.lookup_tokens: the word memo was made "
+                                         "for other templates")
+        if memo.n_memo and n_tok and not _ids_in_range(words, memo.n_words):
+            raise ValueError("KeyTable.lookup_tokens: words out of range")
+        out = np.empty((n_tok, n_tmpl), dtype=np.int32)
+        ptr_np = np.zeros(n_tok + 1, dtype=np.int64)
+        if n_tok == 0 or n_tmpl == 0:
+            return (out.reshape(-1), ptr_np) if packed else out
+        cdef int32_t[:, ::1] o = out
+        cdef int32_t[:, ::1] mids = memo.ids
+        cdef int64_t[::1] ptr = ptr_np
+        cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
+        # Each thread's keys of a block, and where their ids go.
+        bufs_np = np.empty((n_jobs, BLOCK * n_tmpl), dtype=np.uint64)
+        where_np = np.empty((n_jobs, BLOCK * n_tmpl), dtype=np.int64)
+        cdef uint64_t[:, ::1] bufs = bufs_np
+        cdef int64_t[:, ::1] where = where_np
         for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
             self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
-                             words.shape[1], &memo[0, 0], n_memo, &memo_col[0], &o[0, 0],
-                             &bufs[threadid(), 0], &where[threadid(), 0])
-        return out
+                             words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
+                             &memo_row[0], &o[0, 0], &bufs[threadid(), 0],
+                             &where[threadid(), 0])
+            if packed:
+                _compact(&o[0, 0], n_tmpl, i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
+        if not packed:
+            return out
+        with nogil:
+            _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
+        return out.reshape(-1)[:ptr[n_tok]], ptr_np
 
     cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
                           const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,
-                          Py_ssize_t n_memo, const int32_t* memo_col,
+                          Py_ssize_t n_memo, const int32_t* memo_col, const int32_t* memo_row,
                           int32_t* out, uint64_t* buf, int64_t* where) noexcept nogil:
         """Ids of tokens ``p0 <= p < p1``: memo templates from the memo, the
         rest made BLOCK tokens at a time, then probed with prefetching."""
         cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, j, m, nb, p, q, s, lo, hi, mid
-        cdef int64_t start, end
+        cdef int64_t start, end, r
         cdef int32_t a
         # The sequence holding p0: the last s with seq_ptr[s] <= p0.
         lo = 0
@@ -855,11 +1045,13 @@ cdef class KeyTable:
                 j = 0
                 for t in range(n_tmpl):
                     if memo_col[t] >= 0:
-                        a = memo[words[q * n_cols + memo_col[t]] * n_memo + j]
+                        r = q + memo_row[t]
                         j += 1
-                        if a != -2:
-                            out[q * n_tmpl + t] = a
-                            continue
+                        if start <= r < end:
+                            a = memo[words[r * n_cols + memo_col[t]] * n_memo + j - 1]
+                            if a != -2:
+                                out[q * n_tmpl + t] = a
+                                continue
                     buf[m] = _key(sp, q, start, end, t)
                     where[m] = q * n_tmpl + t
                     m += 1

@@ -27,6 +27,7 @@ function with its Python definition on random Unicode strings.
 """
 
 from cpython.object cimport PyObject
+from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
@@ -37,7 +38,7 @@ import unicodedata
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "apply_function"]
+__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "apply_function"]
 
 #: Token functions by code (the code is the index).
 FUNCTIONS = (
@@ -694,29 +695,7 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
     cells.n = 0
     cells.cap = 0
     try:
-        # Cells, column-major within each sentence: cells.p[k * len + j] is
-        # column k of token j, sentence after sentence.
-        for si in range(n_seq):
-            sent = X[si]
-            kind = 0
-            if type(sent) is list or type(sent) is tuple:
-                n = len(sent)
-                kind = _fast_kind(sent, n, need, columns)
-            if kind == 0:
-                rows = rows_of(sent, si, need)
-                n = len(rows)
-                for k in range(n_cols):
-                    for j in range(n):
-                        _intern_str(vals, rows[j][columns[k]], &buf, &cells)
-            elif kind == 1:
-                for k in range(n_cols):
-                    for j in range(n):
-                        _intern_str(vals, sent[j], &buf, &cells)
-            else:
-                for k in range(n_cols):
-                    for j in range(n):
-                        _intern_str(vals, sent[j][columns[k]], &buf, &cells)
-            lengths[si] = n
+        _intern_cells(X, need, columns, rows_of, vals, &buf, &cells, lengths)
         n_tok = cells.n // n_cols if n_cols else int(np.sum(lengths_np))
         slot_ids_np = np.zeros((n_tok, max(n_slots, 1)), dtype=np.int32)
         words_np = np.zeros((n_tok, max(n_cols, 1)), dtype=np.int32)
@@ -731,6 +710,174 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
         free(buf.p)
         free(cells.p)
     return vals, slot_ids_np, lengths_np, pad_before_np, pad_after_np, words_np, word_slots_np
+
+
+cdef int _intern_cells(list X, Py_ssize_t need, const int32_t[::1] columns, rows_of,
+                       Values vals, Buf* buf, Ids* cells, int64_t[::1] lengths) except -1:
+    """Intern the cells of ``X`` read by ``columns`` (see :func:`intern_columns`).
+
+    Column-major within each sentence: ``cells.p[k * len + j]`` is column
+    ``k`` of token ``j``, sentence after sentence; ``lengths`` gets each
+    sentence's length.
+    """
+    cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], si, j, k, n, kind
+    cdef object sent, rows
+    for si in range(n_seq):
+        sent = X[si]
+        kind = 0
+        if type(sent) is list or type(sent) is tuple:
+            n = len(sent)
+            kind = _fast_kind(sent, n, need, columns)
+        if kind == 0:
+            rows = rows_of(sent, si, need)
+            n = len(rows)
+            for k in range(n_cols):
+                for j in range(n):
+                    _intern_str(vals, rows[j][columns[k]], buf, cells)
+        elif kind == 1:
+            for k in range(n_cols):
+                for j in range(n):
+                    _intern_str(vals, sent[j], buf, cells)
+        else:
+            for k in range(n_cols):
+                for j in range(n):
+                    _intern_str(vals, sent[j][columns[k]], buf, cells)
+        lengths[si] = n
+    return 0
+
+
+def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not None,
+                      const int32_t[::1] slot_col not None,
+                      const int32_t[::1] slot_func not None, Py_ssize_t max_offset, rows_of,
+                      int n_jobs=1):
+    """:func:`intern_columns` for looking attributes up, not for naming them.
+
+    The cells are interned as there (then the padding strings), but the
+    token function values are only hashed, not interned: the value of slot
+    ``s`` of the cell string ``w`` gets an id of its own, ``len(values) + w
+    * n_slots + s``, whose hash is in ``hashes``.  Equal values of different
+    strings get different ids with equal hashes, which is all the keys read.
+    The token functions run without the GIL, in ``n_jobs`` threads.
+
+    Returns
+    -------
+    values, slot_ids, lengths, pad_before, pad_after, words, word_slots
+        As :func:`intern_columns` returns them, with the ids above.
+    hashes : ndarray of uint64
+        The hash of every id: ``values.hashes()``, then the function values.
+    """
+    cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
+    cdef Py_ssize_t s, k
+    cdef Values vals = Values()
+    cdef Buf buf
+    cdef Ids cells
+    cdef int64_t n_tok
+    if n_jobs < 1:
+        raise ValueError("intern_for_lookup: n_jobs must be >= 1")
+    for s in range(n_slots):
+        if not (0 <= slot_col[s] < n_cols) or not (-1 <= slot_func[s] < N_FUNCTIONS):
+            raise ValueError("intern_for_lookup: slot out of range")
+    for k in range(n_cols):
+        if not (0 <= columns[k] < need):
+            raise ValueError("intern_for_lookup: column beyond need")
+    lengths_np = np.empty(n_seq, dtype=np.int64)
+    cdef int64_t[::1] lengths = lengths_np
+    buf.p = NULL
+    buf.cap = 0
+    cells.p = NULL
+    cells.n = 0
+    cells.cap = 0
+    try:
+        _intern_cells(X, need, columns, rows_of, vals, &buf, &cells, lengths)
+        n_tok = cells.n // n_cols if n_cols else int(np.sum(lengths_np))
+        n_words = len(vals)
+        pad_before_np = np.empty(max_offset, dtype=np.int32)
+        pad_after_np = np.empty(max_offset, dtype=np.int32)
+        _pads(vals, max_offset, pad_before_np, pad_after_np)
+        base = len(vals)
+        if base + n_words * max(n_slots, 1) > MAX_ID:
+            raise OverflowError("more than 2**31 - 1 distinct cell strings and values")
+        slot_ids_np = np.zeros((n_tok, max(n_slots, 1)), dtype=np.int32)
+        words_np = np.zeros((n_tok, max(n_cols, 1)), dtype=np.int32)
+        word_slots_np = np.full((n_words, max(n_slots, 1)), -1, dtype=np.int32)
+        hashes_np = np.empty(base + n_words * n_slots, dtype=np.uint64)
+        hashes_np[:base] = vals.hashes()
+        if n_tok and n_slots:
+            _hash_slots(vals, cells.p, lengths, n_cols, slot_col, slot_func, base, n_jobs,
+                        slot_ids_np, words_np, word_slots_np, hashes_np)
+    finally:
+        free(buf.p)
+        free(cells.p)
+    return (vals, slot_ids_np, lengths_np, pad_before_np, pad_after_np, words_np, word_slots_np,
+            hashes_np)
+
+
+cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengths,
+                     Py_ssize_t n_cols, const int32_t[::1] slot_col,
+                     const int32_t[::1] slot_func, int64_t base, int n_jobs,
+                     int32_t[:, ::1] slot_ids, int32_t[:, ::1] words,
+                     int32_t[:, ::1] word_slots, uint64_t[::1] hashes) except -1:
+    """:func:`_fill_slots` with the function values hashed (ids from ``base``), in threads."""
+    cdef Py_ssize_t n_slots = slot_col.shape[0], n_seq = lengths.shape[0]
+    cdef Py_ssize_t si, j, k, n, c, n_chunks
+    cdef int64_t t, b, w, n_words = word_slots.shape[0], n_tok = slot_ids.shape[0]
+    cdef uint8_t* present = <uint8_t*> calloc(max(n_words * n_cols, 1), 1)
+    if present == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t chunk = 256
+    try:
+        with nogil:
+            b = 0
+            t = 0
+            for si in range(n_seq):
+                n = lengths[si]
+                for k in range(n_cols):
+                    for j in range(n):
+                        w = cells[b + k * n + j]
+                        present[k * n_words + w] = 1
+                        words[t + j, k] = <int32_t> w
+                b += n * n_cols
+                t += n
+        n_chunks = (n_words + chunk - 1) // chunk
+        for c in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=n_jobs):
+            _hash_words(vals, present, n_words, slot_col, slot_func, base, c * chunk,
+                        min((c + 1) * chunk, n_words), word_slots, hashes)
+        n_chunks = (n_tok + chunk - 1) // chunk
+        for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
+            for t in range(c * chunk, min((c + 1) * chunk, n_tok)):
+                for k in range(n_slots):
+                    slot_ids[t, k] = word_slots[words[t, slot_col[k]], k]
+    finally:
+        free(present)
+    return 0
+
+
+cdef int _hash_words(Values vals, const uint8_t* present, int64_t n_words,
+                     const int32_t[::1] slot_col, const int32_t[::1] slot_func, int64_t base,
+                     int64_t w0, int64_t w1, int32_t[:, ::1] word_slots,
+                     uint64_t[::1] hashes) except -1 nogil:
+    """Slots of the cell strings ``w0 <= w < w1``: each value's id and hash."""
+    cdef Py_ssize_t n_slots = slot_col.shape[0], s
+    cdef int64_t w, m, v
+    cdef Buf out
+    out.p = NULL
+    out.cap = 0
+    try:
+        for w in range(w0, w1):
+            for s in range(n_slots):
+                if not present[slot_col[s] * n_words + w]:
+                    continue
+                if slot_func[s] == -1:
+                    word_slots[w, s] = <int32_t> w
+                    continue
+                m = _apply(slot_func[s], vals._arena + vals._offs[w],
+                           vals._offs[w + 1] - vals._offs[w], &out)
+                v = base + w * n_slots + s
+                word_slots[w, s] = <int32_t> v
+                hashes[v] = hash_bytes(out.p, m)
+    finally:
+        free(out.p)
+    return 0
 
 
 cdef int _fill_slots(Values vals, const int32_t* cells, const int64_t[::1] lengths,

@@ -47,6 +47,9 @@ MAX_ITER_REASON = "maximum number of iterations reached"
 # reading of the user's lists overlaps the others' decoding, few enough that
 # per-block costs stay small.
 _BLOCKS_PER_THREAD = 8
+# Tokens per chunk when the featurizer interns X once (transform_chunks): the
+# chunk's attribute ids and scores stay in the cache between lookup and decoding.
+_CHUNK_TOKENS = 8192
 
 
 def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
@@ -280,6 +283,22 @@ class ChainEstimator:
         """The model to keep after training (and early stopping); e.g. a pruned copy."""
         return model
 
+    def _pruned(self, model: LinearChain) -> LinearChain:
+        """``model`` without its state weights that are exactly 0.
+
+        The attributes left without any weight are dropped too when the
+        featurizer can renumber its attributes (``keep_attributes``).  Every
+        score, and so every prediction, stays as it was; tagging looks up and
+        adds fewer weights, and model files shrink.
+        """
+        if not (model.state_weights == 0.0).any():
+            return model
+        pruned, kept = model.pruned(drop_attributes=True)
+        keep_attributes = getattr(self.featurizer_, "keep_attributes", None)
+        if keep_attributes is None or not keep_attributes(kept):
+            pruned, _ = model.pruned(drop_attributes=False)
+        return pruned
+
     def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
         raise NotImplementedError
@@ -373,6 +392,7 @@ class ChainEstimator:
         copy.n_iter_ = len(copy.history_)
         for name, value in fitted.items():
             setattr(copy, name, value)
+        copy.model_ = copy._finish(model)  # as a completed fit keeps it (e.g. pruned)
         return copy
 
     def _check_fitted(self) -> None:
@@ -394,6 +414,8 @@ class ChainEstimator:
         self._check_fitted()
         n_jobs = resolve_n_jobs(n_jobs)
         transform = self.featurizer_.transform
+        if hasattr(self.featurizer_, "transform_chunks"):
+            return self._map_chunks(X, n_jobs, work)
         n_blocks = 1
         if n_jobs > 1 and (type(X) is list or type(X) is tuple):
             n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
@@ -409,6 +431,30 @@ class ChainEstimator:
                 return list(pool.map(run, range(n_blocks)))
         except CSeqError:
             return [work(transform(X), None)]
+
+    def _map_chunks(self, X, n_jobs, work) -> list:
+        """:meth:`_map_blocks` for a featurizer that interns ``X`` once (``transform_chunks``).
+
+        The word-level work is done once for all of ``X``; the chunks of
+        ``_CHUNK_TOKENS`` tokens are then looked up and given to ``work`` in
+        turn (their arrays stay in the cache), or by ``n_jobs`` Python
+        threads, which look up and decode without the GIL.
+        """
+        chunks = self.featurizer_.transform_chunks(
+            X, n_jobs=n_jobs, max_tokens=None,
+            min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
+
+        def run(k: int):
+            return work(chunks.sequences(k), chunks.block(k))
+        try:
+            if n_jobs == 1 or len(chunks) == 1:
+                return [run(k) for k in range(len(chunks))]
+            with ThreadPoolExecutor(min(n_jobs, len(chunks))) as pool:
+                return list(pool.map(run, range(len(chunks))))
+        except CSeqError:
+            if len(chunks) == 1:
+                raise
+            return [work(self.featurizer_.transform(X), None)]
 
     def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
         bounds = corpus.seq_ptr

@@ -232,12 +232,7 @@ class CRF(ChainEstimator):
 
     def _finish(self, model):
         """Prune the state weights that are exactly 0 (and attributes left without any)."""
-        if not (model.state_weights == 0.0).any():
-            return model
-        pruned, kept = model.pruned(drop_attributes=True)
-        keep_attributes = getattr(self.featurizer_, "keep_attributes", None)
-        if keep_attributes is None or not keep_attributes(kept):
-            pruned, _ = model.pruned(drop_attributes=False)
+        pruned = self._pruned(model)
         self.n_pruned_ = model.n_state - pruned.n_state
         return pruned
 

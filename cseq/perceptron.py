@@ -63,6 +63,14 @@ class StructuredPerceptron(ChainEstimator):
     best_iteration_ : int or None
         With early stopping, the pass whose weights were kept.
 
+    Notes
+    -----
+    A perceptron changes only the weights of the mistakes it makes, so most
+    state weights end exactly at 0 (69% with the ``pos`` preset on UD English
+    EWT).  Unless ``all_states`` is set, the fitted model drops them, and the
+    featurizer the attributes left without any weight: every score is
+    unchanged, tagging looks up and adds fewer weights, files are smaller.
+
     References
     ----------
     Collins, M. (2002). Discriminative training methods for hidden Markov
@@ -92,6 +100,9 @@ class StructuredPerceptron(ChainEstimator):
         check_order(self.order)
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)
+
+    def _finish(self, model):
+        return model if self.all_states else self._pruned(model)
 
     def _train(self, corpus, model, dev, callback):
         params = _weights.AveragedParams(model.params.copy())

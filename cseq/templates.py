@@ -647,6 +647,56 @@ class _Interned:
                  "word_slots")
 
 
+class TransformChunks:
+    """A corpus interned by :meth:`TemplateFeaturizer.transform_chunks`.
+
+    ``len(chunks)`` chunks of consecutive sentences; ``chunks.block(k)`` is
+    the slice of the corpus that chunk ``k`` covers and
+    ``chunks.sequences(k)`` packs it.  Read-only once made: threads may
+    pack different chunks at the same time.
+    """
+
+    def __init__(self, featurizer: "TemplateFeaturizer", data: _Interned | None, memo: Any,
+                 max_tokens: int | None, min_chunks: int = 1, *,
+                 whole: Sequences | None = None) -> None:
+        self._f, self._data, self._memo, self._whole = featurizer, data, memo, whole
+        if data is None:
+            self._bounds = [0, whole.n_sequences if whole is not None else 0]
+            return
+        ptr = data.seq_ptr
+        n_seq, n_tok = len(ptr) - 1, int(ptr[-1])
+        size = n_tok if max_tokens is None else max_tokens
+        size = max(1, min(size, -(-n_tok // max(min_chunks, 1))))
+        if n_seq <= 1 or n_tok <= size:
+            self._bounds = [0, n_seq]
+        else:
+            # A chunk ends with the first sentence that reaches each multiple of size.
+            ends = np.searchsorted(ptr[1:], np.arange(size, n_tok, size))
+            self._bounds = sorted({0, n_seq, *(int(e) + 1 for e in ends if e + 1 < n_seq)})
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def block(self, k: int) -> slice:
+        """The sentences of chunk ``k``."""
+        return slice(self._bounds[k], self._bounds[k + 1])
+
+    def sequences(self, k: int, *, n_jobs: int = 1) -> Sequences:
+        """Chunk ``k`` packed, as :meth:`TemplateFeaturizer.transform` packs it."""
+        f, data = self._f, self._data
+        if data is None:
+            return self._whole
+        s0, s1 = self._bounds[k], self._bounds[k + 1]
+        t0, t1 = int(data.seq_ptr[s0]), int(data.seq_ptr[s1])
+        seq_ptr = data.seq_ptr[s0:s1 + 1] - t0 if t0 else data.seq_ptr[s0:s1 + 1]
+        attr, tok_ptr = f._table.lookup_packed(
+            data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
+            f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
+            self._memo, n_jobs)
+        return Sequences(seq_ptr=np.ascontiguousarray(seq_ptr), tok_ptr=tok_ptr, attr_ids=attr,
+                         values=np.ones(len(attr), dtype=VALUE), labels=None)
+
+
 def _le(dtype) -> np.dtype:
     return np.dtype(dtype).newbyteorder("<")
 
@@ -784,12 +834,17 @@ class TemplateFeaturizer:
         self._slot_func = np.asarray(
             [-1 if f is None else _tokens.FUNCTIONS.index(f) for _, f in self._slots], np.int32
         )
-        # Templates that read only the current token, in one column, are looked
-        # up once per distinct string of that column (KeyTable.lookup_tokens).
+        # Templates that read one column of one row are looked up once per
+        # distinct string of that column (KeyTable.word_memo): when tagging,
+        # whatever the row; when fitting, those of the current row.
+        one = [bool(t.cells) and all(c.row == t.cells[0].row and c.col == t.cells[0].col
+                                     for c in t.cells) for t in tpl]
         self._memo_col = np.asarray(
-            [self._columns.index(t.cells[0].col)
-             if t.cells and all(c.row == 0 and c.col == t.cells[0].col for c in t.cells)
-             else -1 for t in tpl], dtype=np.int32)
+            [self._columns.index(t.cells[0].col) if ok else -1 for t, ok in zip(tpl, one)],
+            dtype=np.int32)
+        self._memo_row = np.asarray([t.cells[0].row if ok else 0 for t, ok in zip(tpl, one)],
+                                    dtype=np.int32)
+        self._fit_memo_col = np.where(self._memo_row == 0, self._memo_col, -1).astype(np.int32)
         self._cell_row = np.asarray(rows, dtype=np.int32)
         self._cell_slot = np.asarray(cell_slots, dtype=np.int32)
         self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
@@ -809,6 +864,20 @@ class TemplateFeaturizer:
             self._max_offset, _sentence_rows,
         )
         out.hashes = out.values.hashes()
+        out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
+        np.cumsum(lengths, out=out.seq_ptr[1:])
+        return out
+
+    def _intern_lookup(self, X, n_jobs: int = 1) -> _Interned:
+        """:meth:`_intern` for looking attributes up: token function values
+        hashed, not interned (``_tokens.intern_for_lookup``)."""
+        X = _check_corpus(X)
+        out = _Interned()
+        (out.values, out.slot_ids, lengths, out.pad_before, out.pad_after, out.words,
+         out.word_slots, out.hashes) = _tokens.intern_for_lookup(
+            X, self._need, self._col_index, self._slot_col, self._slot_func,
+            self._max_offset, _sentence_rows, n_jobs,
+        )
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         np.cumsum(lengths, out=out.seq_ptr[1:])
         return out
@@ -862,7 +931,7 @@ class TemplateFeaturizer:
             return self._pack(self._bucket(data), data.seq_ptr)
         table = _templates.KeyTable()
         ids = table.add_tokens(*self._key_args(data), data.words, data.word_slots,
-                               self._memo_col)
+                               self._fit_memo_col)
         first_tok, first_tmpl = table.first_token, table.first_template
         keep = table.counts >= self.min_freq
         if not keep.all():
@@ -913,10 +982,30 @@ class TemplateFeaturizer:
             data = self._intern(X)
             return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
-        data = self._intern(X)
-        ids = self._table.lookup_tokens(*self._key_args(data), data.words, data.word_slots,
-                                        self._memo_col, n_jobs)
-        return self._pack(ids, data.seq_ptr)
+        chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
+        return chunks.sequences(0, n_jobs=n_jobs)
+
+    def transform_chunks(self, X, *, n_jobs: int = 1, max_tokens: int | None = 8192,
+                         min_chunks: int = 1) -> "TransformChunks":
+        """``X`` interned once, to be packed a range of sentences at a time.
+
+        The word-level work (cells interned, token functions, the attributes
+        that read one word) is done here, for all of ``X``, in ``n_jobs``
+        threads where it can; each chunk of at most about ``max_tokens``
+        tokens (whole sentences; None: no limit), and at least
+        ``min_chunks`` chunks when there are sentences enough, is then
+        looked up when asked for, in any thread: :meth:`transform` of
+        ``X[chunks.block(k)]`` is ``chunks.sequences(k)``, without arrays as
+        large as all of ``X``'s features.  In hashing mode there is one chunk.
+        """
+        if self.n_buckets is not None:
+            return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
+        self._check_fitted()
+        data = self._intern_lookup(X, n_jobs)
+        memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
+                                     self._cell_slot, self._seeds, data.word_slots,
+                                     self._memo_col, self._memo_row, n_jobs)
+        return TransformChunks(self, data, memo, max_tokens, min_chunks)
 
     def _check_fitted(self) -> None:
         if self.n_buckets is None and self._table is None:

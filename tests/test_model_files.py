@@ -447,8 +447,13 @@ def test_golden_files_are_what_the_current_code_trains():
     # may be updated; the test above must not be.
     ests = golden_estimators()
     for name, est in ests.items():
-        ref = cseq.load(GOLDEN[name])
-        np.testing.assert_allclose(est.model_.params, ref.model_.params, rtol=1e-9, atol=1e-12)
+        ref = cseq.load(GOLDEN[name]).model_
+        if isinstance(est, cseq.StructuredPerceptron) and not est.all_states:
+            # Since the golden files were made, the perceptron drops its exact
+            # zero state weights (and the attributes left without any).
+            assert ref.n_state > est.model_.n_state
+            ref = ref.pruned()[0]
+        np.testing.assert_allclose(est.model_.params, ref.params, rtol=1e-9, atol=1e-12)
 
 
 def test_newer_format_version_is_refused_with_a_clear_message():

@@ -194,7 +194,7 @@ def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y)
     a = _templates.KeyTable(0)
     ids = a.add(keys)
     # Without and with the per-string memo: the same ids, counts and first places.
-    for memo in ((), (data.words, data.word_slots, f._memo_col)):
+    for memo in ((), (data.words, data.word_slots, f._fit_memo_col)):
         b = _templates.KeyTable(0)
         assert np.array_equal(b.add_tokens(*args, *memo), ids)
         for name in ("keys", "counts", "first_token", "first_template"):
@@ -204,16 +204,37 @@ def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y)
     args = f._key_args(data)
     want = a.lookup(_templates.extract_keys(*args))
     no_memo = np.full_like(f._memo_col, -1)
-    for memo in (f._memo_col, no_memo):
+    for memo, rows in ((f._memo_col, f._memo_row), (f._fit_memo_col, None), (no_memo, None)):
         for n_jobs in (1, 2):
-            got = a.lookup_tokens(*args, data.words, data.word_slots, memo, n_jobs)
+            got = a.lookup_tokens(*args, data.words, data.word_slots, memo, n_jobs, rows)
             assert np.array_equal(got, want)
+    # Packed: the ids found, row by row, with their offsets; any range of sequences.
+    wm = a.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                     data.word_slots, f._memo_col, f._memo_row)
+    attr, ptr = a.lookup_packed(*args, data.words, wm)
+    assert np.array_equal(attr, want[want >= 0])
+    assert np.array_equal(np.diff(ptr), (want >= 0).sum(axis=1))
+    sp = data.seq_ptr
+    for s0 in range(len(sp)):
+        for s1 in range(s0, len(sp)):
+            t0, t1 = sp[s0], sp[s1]
+            part = [data.slot_ids[t0:t1], data.hashes, sp[s0:s1 + 1] - t0, *args[3:]]
+            attr, ptr = a.lookup_packed(*part, data.words[t0:t1], wm)
+            assert np.array_equal(attr, want[t0:t1][want[t0:t1] >= 0])
+            assert np.array_equal(np.diff(ptr), (want[t0:t1] >= 0).sum(axis=1))
 
 
 def test_memo_covers_one_column_current_token_templates():
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]/%x[0,0:shape]\nU2:%x[-1,0]/%x[0,0]\n"
                            "U3:%x[0,0]/%x[0,1]\nU4:bias\nU5:%x[0,1:suffix2]")
     assert f._memo_col.tolist() == [0, 0, -1, -1, -1, 1]
+    assert f._memo_row.tolist() == [0, 0, 0, 0, 0, 0]
+    # One column of one other row: memo when tagging, not when fitting.
+    f = TemplateFeaturizer("U0:%x[-1,0]\nU1:%x[2,0:lower]/%x[2,0:shape]\nU2:%x[1,0]/%x[1,1]\n"
+                           "U3:%x[0,1]")
+    assert f._memo_col.tolist() == [0, 0, -1, 1]
+    assert f._memo_row.tolist() == [-1, 2, 0, 0]
+    assert f._fit_memo_col.tolist() == [-1, -1, -1, 1]
 
 
 def test_lookup_tokens_many_sequences_and_threads():
@@ -225,11 +246,12 @@ def test_lookup_tokens_many_sequences_and_threads():
     f, data, args = _fitted("pos", X)
     want = f._table.lookup(_templates.extract_keys(*args))
     for n_jobs in (1, 2, 3):
-        got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs)
+        got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs,
+                                     f._memo_row)
         assert np.array_equal(got, want)
     # Training with the memo: ids and counts as add() of the keys gives them.
     t = _templates.KeyTable()
-    assert np.array_equal(t.add_tokens(*args, data.words, data.word_slots, f._memo_col),
+    assert np.array_equal(t.add_tokens(*args, data.words, data.word_slots, f._fit_memo_col),
                           _templates.KeyTable().add(_templates.extract_keys(*args)))
     assert np.array_equal(f.transform(X, n_jobs=2).attr_ids, f.fit_transform(X).attr_ids)
 
@@ -238,8 +260,12 @@ def test_lookup_tokens_validates():
     X = [["a", "b", "c"]]
     f, data, args = _fitted("U0:%x[0,0]\nU1:%x[-1,0]", X)
     t = f._table
-    ok = (data.words, data.word_slots, f._memo_col)
+    ok = (data.words, data.word_slots, f._fit_memo_col)
     assert t.lookup_tokens(*args, *ok).shape == (3, 2)
+    assert t.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, 1,
+                           f._memo_row).shape == (3, 2)
+    with pytest.raises(ValueError, match="memo_row"):
+        t.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, 1, [0])
     with pytest.raises(ValueError, match="another row"):
         t.lookup_tokens(*args, data.words, data.word_slots, np.array([0, 0], np.int32))
     with pytest.raises(ValueError, match="memo_col"):
@@ -247,9 +273,9 @@ def test_lookup_tokens_validates():
     with pytest.raises(ValueError, match="memo_col out of range"):
         t.lookup_tokens(*args, data.words, data.word_slots, np.array([1, -1], np.int32))
     with pytest.raises(ValueError, match="words out of range"):
-        t.lookup_tokens(*args, data.words + 5, data.word_slots, f._memo_col)
+        t.lookup_tokens(*args, data.words + 5, data.word_slots, f._fit_memo_col)
     with pytest.raises(ValueError, match="word_cells out of range"):
-        t.lookup_tokens(*args, data.words, data.word_slots + 100, f._memo_col)
+        t.lookup_tokens(*args, data.words, data.word_slots + 100, f._fit_memo_col)
     with pytest.raises(ValueError, match="n_jobs"):
         t.lookup_tokens(*args, *ok, 0)
     bad = list(args)
@@ -261,3 +287,19 @@ def test_lookup_tokens_validates():
     with pytest.raises(ValueError, match="another row"):
         _templates.KeyTable().add_tokens(*args, data.words, data.word_slots,
                                          np.array([0, 0], np.int32))
+    # A word memo serves only the table that made it, unchanged since.
+    wm = t.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                     data.word_slots, f._memo_col, f._memo_row)
+    assert t.lookup_packed(*args, data.words, wm)[0].tolist() == t.lookup_tokens(*args, *ok)[
+        t.lookup_tokens(*args, *ok) >= 0].tolist()
+    with pytest.raises(ValueError, match="another table"):
+        _templates.KeyTable.from_keys(t.keys).lookup_packed(*args, data.words, wm)
+    t2 = _templates.KeyTable()
+    t2.add_tokens(*args)
+    wm2 = t2.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                       data.word_slots, f._memo_col, f._memo_row)
+    t2.add_tokens(*f._key_args(f._intern([["new", "words"]])))
+    with pytest.raises(ValueError, match="older state"):
+        t2.lookup_packed(*args, data.words, wm2)
+    with pytest.raises(ValueError, match="words out of range"):
+        t.lookup_packed(*args, data.words + 5, wm)
