@@ -27,6 +27,18 @@ def name_cells(
 ) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
 
 @disjoint_base
+class WordMemo:
+    """Ids of the memo templates per distinct string, from :meth:`KeyTable.word_memo`."""
+
+    def __new__(cls) -> WordMemo: ...
+    @property
+    def n_words(self) -> int: ...
+    @property
+    def n_memo(self) -> int: ...
+    @property
+    def memo_ids(self) -> NDArray[np.int32]: ...
+
+@disjoint_base
 class KeyTable:
     """Open-addressing hash table mapping uint64 keys to dense int32 ids."""
 
@@ -48,8 +60,20 @@ class KeyTable:
         tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
         tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
         pad_after: NDArray[np.int32], words: NDArray[np.int32], word_cells: NDArray[np.int32],
-        memo_col: NDArray[np.int32], n_jobs: int = 1,
+        memo_col: NDArray[np.int32], n_jobs: int = 1, memo_row: NDArray[np.int32] | None = None,
     ) -> NDArray[np.int32]: ...
+    def word_memo(
+        self, hashes: NDArray[np.uint64], tmpl_ptr: NDArray[np.int32],
+        cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32], tmpl_seed: NDArray[np.uint64],
+        word_cells: NDArray[np.int32], memo_col: NDArray[np.int32],
+        memo_row: NDArray[np.int32] | None = None, n_jobs: int = 1,
+    ) -> WordMemo: ...
+    def lookup_packed(
+        self, cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
+        tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
+        tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
+        pad_after: NDArray[np.int32], words: NDArray[np.int32], memo: WordMemo, n_jobs: int = 1,
+    ) -> tuple[NDArray[np.int32], NDArray[np.int64]]: ...
     @property
     def keys(self) -> NDArray[np.uint64]: ...
     @property

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "apply_function"]
+__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "apply_function"]
 
 FUNCTIONS: tuple[str, ...]
 
@@ -31,3 +31,9 @@ def intern_columns(
     rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]],
 ) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
            NDArray[np.int32], NDArray[np.int32]]: ...
+def intern_for_lookup(
+    X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
+    slot_func: NDArray[np.int32], max_offset: int,
+    rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]], n_jobs: int = 1,
+) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
+           NDArray[np.int32], NDArray[np.int32], NDArray[np.uint64]]: ...
