@@ -985,7 +985,7 @@ class TemplateFeaturizer:
         chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
         return chunks.sequences(0, n_jobs=n_jobs)
 
-    def transform_chunks(self, X, *, n_jobs: int = 1, max_tokens: int | None = 8192,
+    def transform_chunks(self, X: Sequence[Any], *, n_jobs: int = 1, max_tokens: int | None = 8192,
                          min_chunks: int = 1) -> "TransformChunks":
         """``X`` interned once, to be packed a range of sentences at a time.
 
