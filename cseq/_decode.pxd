@@ -5,7 +5,7 @@ from cseq._weights cimport Chain, Transitions
 cdef inline size_t viterbi_delta_size(int n_labels, int order) noexcept nogil:
     # Scores viterbi_path needs as scratch (``delta``) for a chain of this order.
     if order == 2:
-        return <size_t> 2 * n_labels * n_labels + 2 * n_labels
+        return <size_t> 3 * n_labels * n_labels
     return <size_t> 3 * n_labels
 
 cdef inline size_t viterbi_back_size(index_t n, int n_labels, int order) noexcept nogil:

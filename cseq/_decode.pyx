@@ -32,41 +32,56 @@ cdef extern from *:
     /* The max-plus step of Viterbi for one position, in AVX2 (4 doubles per
        instruction), used when the CPU has AVX2: gcc does not vectorize the
        scalar loop at the x86-64 baseline (bench/tagging.py times both).
-       cur[j] = max over i of prev[i] + trans[i * stride + j], bp[j] = the
-       lowest such i (as a double, so every lane has one width); the same
-       compares and selects as the scalar loop in _max_step, so the same
-       result.  stride is L for a first-order step, L * L for the second
-       order's (the rows of one label's slice of the trigram block). */
+       For each of nb blocks b (1 for a first-order step, L for the second
+       order's, one per previous label):
+       cur[b * L + j] = max over i of prev[i * nb + b] + trans[(i * nb + b) * L + j],
+       bp[b * L + j] = the lowest such i (as a double, so every lane has one
+       width); the same compares and selects as the scalar loop in
+       _max_step, so the same result.  The blocks are visited inside the
+       loop over i, so a second-order step runs nb independent updates
+       between two that depend on each other. */
     #include <string.h>
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
     typedef double cseq_v4d __attribute__((vector_size(32)));
     typedef long long cseq_v4i __attribute__((vector_size(32)));
     __attribute__((target("avx2")))
     static void cseq_viterbi_max_avx2(const double* prev, const double* trans, int L,
-                                      size_t stride, double* cur, double* bp) {
-        int i, j;
-        for (j = 0; j < L; j++) { cur[j] = prev[0] + trans[j]; bp[j] = 0.0; }
-        for (i = 1; i < L; i++) {
-            const double* trow = trans + (size_t) i * stride;
-            double p = prev[i], fi = (double) i;
-            cseq_v4d vp = {p, p, p, p}, vf = {fi, fi, fi, fi}, t, c, b, s;
-            cseq_v4i m, rc, rb;
-            for (j = 0; j + 4 <= L; j += 4) {
-                memcpy(&t, trow + j, sizeof t);
-                memcpy(&c, cur + j, sizeof c);
-                memcpy(&b, bp + j, sizeof b);
-                s = vp + t;
-                m = s > c;                   /* all ones where the new path is better */
-                rc = ((cseq_v4i) s & m) | ((cseq_v4i) c & ~m);
-                rb = ((cseq_v4i) vf & m) | ((cseq_v4i) b & ~m);
-                memcpy(cur + j, &rc, sizeof rc);
-                memcpy(bp + j, &rb, sizeof rb);
+                                      int nb, double* cur, double* bp) {
+        int i, j, k;
+        for (k = 0; k < nb; k++) {
+            const double* trow = trans + (size_t) k * L;
+            for (j = 0; j < L; j++) {
+                cur[(size_t) k * L + j] = prev[k] + trow[j];
+                bp[(size_t) k * L + j] = 0.0;
             }
-            for (; j < L; j++) {
-                double sj = p + trow[j];
-                int better = sj > cur[j];
-                cur[j] = better ? sj : cur[j];
-                bp[j] = better ? fi : bp[j];
+        }
+        for (i = 1; i < L; i++) {
+            double fi = (double) i;
+            cseq_v4d vf = {fi, fi, fi, fi};
+            for (k = 0; k < nb; k++) {
+                const double* trow = trans + ((size_t) i * nb + k) * L;
+                double* crow = cur + (size_t) k * L;
+                double* brow = bp + (size_t) k * L;
+                double p = prev[(size_t) i * nb + k];
+                cseq_v4d vp = {p, p, p, p}, t, c, b, s;
+                cseq_v4i m, rc, rb;
+                for (j = 0; j + 4 <= L; j += 4) {
+                    memcpy(&t, trow + j, sizeof t);
+                    memcpy(&c, crow + j, sizeof c);
+                    memcpy(&b, brow + j, sizeof b);
+                    s = vp + t;
+                    m = s > c;               /* all ones where the new path is better */
+                    rc = ((cseq_v4i) s & m) | ((cseq_v4i) c & ~m);
+                    rb = ((cseq_v4i) vf & m) | ((cseq_v4i) b & ~m);
+                    memcpy(crow + j, &rc, sizeof rc);
+                    memcpy(brow + j, &rb, sizeof rb);
+                }
+                for (; j < L; j++) {
+                    double sj = p + trow[j];
+                    int better = sj > crow[j];
+                    crow[j] = better ? sj : crow[j];
+                    brow[j] = better ? fi : brow[j];
+                }
             }
         }
     }
@@ -76,14 +91,14 @@ cdef extern from *:
     }
     #else
     static void cseq_viterbi_max_avx2(const double* prev, const double* trans, int L,
-                                      size_t stride, double* cur, double* bp) {
-        (void) prev; (void) trans; (void) L; (void) stride; (void) cur; (void) bp;
+                                      int nb, double* cur, double* bp) {
+        (void) prev; (void) trans; (void) L; (void) nb; (void) cur; (void) bp;
     }
     static int cseq_cpu_has_avx2(void) { return 0; }
     #endif
     """
     void cseq_viterbi_max_avx2(const weight_t* prev, const weight_t* trans, int L,
-                               size_t stride, weight_t* cur, weight_t* bp) noexcept nogil
+                               int nb, weight_t* cur, weight_t* bp) noexcept nogil
     int cseq_cpu_has_avx2() noexcept nogil
 
 
@@ -102,37 +117,51 @@ def _set_avx2(bint enabled):
     return bool(_use_avx2)
 
 
-cdef inline void _max_step(const weight_t* prev, const weight_t* trans, index_t stride, int L,
-                           weight_t* cur, weight_t* bp, label_t* brow) noexcept nogil:
-    """``cur[j] = max_i prev[i] + trans[i * stride + j]``, ``brow[j]`` the lowest such ``i``.
+cdef inline void _max_step(const weight_t* prev, const weight_t* trans, int L, int nb,
+                           weight_t* cur, weight_t* bp, label_t* back) noexcept nogil:
+    """The max-plus step every Viterbi position runs, over ``nb`` blocks of ``L`` states.
 
-    The max-plus step every Viterbi position runs (``bp``: scratch of L).
+    ``cur[b * L + j] = max_i prev[i * nb + b] + trans[(i * nb + b) * L + j]``
+    and ``back[b * L + j]`` the lowest such ``i`` (``bp``: scratch of
+    ``nb * L``).  First order: ``nb = 1``, ``prev`` the scores of the previous
+    label, ``trans`` the (L, L) transitions.  Second order: ``nb = L``,
+    ``prev[a * L + b]`` the scores of the label pairs, ``trans`` the (L, L, L)
+    trigrams; block ``b`` is the previous label.
     """
-    cdef int i, j
+    cdef int i, j, k
     cdef bint better
     cdef weight_t s, p
     cdef const weight_t* trow
+    cdef weight_t* crow
+    cdef label_t* brow
     if _use_avx2:
-        cseq_viterbi_max_avx2(prev, trans, L, <size_t> stride, cur, bp)
-        for j in range(L):
-            brow[j] = <label_t> bp[j]
+        cseq_viterbi_max_avx2(prev, trans, L, nb, cur, bp)
+        for j in range(nb * L):
+            back[j] = <label_t> bp[j]
         return
-    # Loop over the previous label outside so the inner loop runs along
-    # a contiguous row of the transition matrix.
-    p = prev[0]
-    for j in range(L):
-        cur[j] = p + trans[j]
-        brow[j] = 0
-    for i in range(1, L):
-        p = prev[i]
-        trow = trans + <index_t> i * stride
+    for k in range(nb):
+        p = prev[k]
+        trow = trans + <index_t> k * L
+        crow = cur + <index_t> k * L
+        brow = back + <index_t> k * L
         for j in range(L):
-            # Branch-free selects: the comparison is data-dependent, and
-            # a mispredicted branch per (i, j) cost 5x the arithmetic.
-            s = p + trow[j]
-            better = s > cur[j]
-            cur[j] = s if better else cur[j]
-            brow[j] = i if better else brow[j]
+            crow[j] = p + trow[j]
+            brow[j] = 0
+    # The previous label outside, so the inner loop runs along a contiguous
+    # row of the transitions; second order: the nb blocks in between.
+    for i in range(1, L):
+        for k in range(nb):
+            p = prev[<index_t> i * nb + k]
+            trow = trans + (<index_t> i * nb + k) * L
+            crow = cur + <index_t> k * L
+            brow = back + <index_t> k * L
+            for j in range(L):
+                # Branch-free selects: the comparison is data-dependent, and
+                # a mispredicted branch per (i, j) cost 5x the arithmetic.
+                s = p + trow[j]
+                better = s > crow[j]
+                crow[j] = s if better else crow[j]
+                brow[j] = i if better else brow[j]
 
 
 cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitions* tr,
@@ -166,7 +195,7 @@ cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitio
         prev[j] = tr.start[j] + emissions[j]
     for t in range(1, n):
         row = emissions + t * L
-        _max_step(prev, tr.trans, L, L, cur, bp, back + t * L)
+        _max_step(prev, tr.trans, L, 1, cur, bp, back + t * L)
         for j in range(L):
             cur[j] += row[j]
         swap = prev
@@ -192,24 +221,22 @@ cdef weight_t _viterbi_path2(const weight_t* emissions, index_t n, const Transit
     ``D_t[b, c]`` is the best score of a path whose labels at ``t - 1, t`` are
     ``b, c``:  ``D_1[b, c] = start[b] + E[0, b] + T[b, c] + E[1, c]`` and
     ``D_t[b, c] = max_a (D_{t-1}[a, b] + T2[a, b, c]) + T[b, c] + E[t, c]``.
-    For each ``b`` the max over ``a`` is the first-order max-plus step
-    (:c:func:`_max_step`) on the column ``D_{t-1}[:, b]`` and the ``(a, c)``
-    slice of the trigram block.  The end takes the lowest ``c``, then the
-    lowest ``b``; back-pointers the lowest ``a``: the same tie rule as the
-    first order.
+    The max over ``a`` is the first order's max-plus step
+    (:c:func:`_max_step`) with one block per ``b``.  The end takes the
+    lowest ``c``, then the lowest ``b``; back-pointers the lowest ``a``: the
+    same tie rule as the first order.
     """
     cdef int L = tr.n_labels
     cdef index_t LL = <index_t> L * L
     cdef weight_t* prev = delta
     cdef weight_t* cur = delta + LL
     cdef weight_t* bp = delta + 2 * LL
-    cdef weight_t* col = bp + L
     cdef weight_t* swap
     cdef weight_t* crow
     cdef const weight_t* row
     cdef const weight_t* trow
     cdef index_t t
-    cdef int a, b, c, best_b, best_c
+    cdef int b, c, best_b, best_c
     cdef weight_t s, best, p
     if n == 1:
         best_c = 0
@@ -229,12 +256,9 @@ cdef weight_t _viterbi_path2(const weight_t* emissions, index_t n, const Transit
             prev[<index_t> b * L + c] = p + trow[c] + row[c]
     for t in range(2, n):
         row = emissions + t * L
+        _max_step(prev, tr.trans2, L, L, cur, bp, back + t * LL)
         for b in range(L):
-            for a in range(L):
-                col[a] = prev[<index_t> a * L + b]
             crow = cur + <index_t> b * L
-            _max_step(col, tr.trans2 + <index_t> b * L, LL, L, crow, bp,
-                      back + t * LL + <index_t> b * L)
             trow = tr.trans + <index_t> b * L
             for c in range(L):
                 crow[c] += trow[c] + row[c]
