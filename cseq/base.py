@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 import numpy as np
 
 from cseq import _pack
+from cseq import explain as _explain
+from cseq.explain import Explanation
 from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
                              ModelFormatError, NotFittedError, TrainingInterrupted)
 from cseq.metrics import chunk_f1, detect_scheme
@@ -127,6 +129,10 @@ class ChainEstimator:
     #: The model class the learner trains (a LinearChain, or a subclass
     #: that appends parameter blocks and decodes its own way).
     _model_class: type[LinearChain] = LinearChain
+    #: Whether the decoder maximizes the sum of weights the model holds (so
+    #: that :meth:`explain` can list its terms); False for local normalisation
+    #: (MEMM) and greedy decoding.
+    _linear_scores: bool = True
 
     # -- parameters -------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -563,6 +569,35 @@ class ChainEstimator:
             callback(record)
         early = getattr(self, "_early", None)
         return early.update(record) if early is not None else False
+
+    # -- explanations -----------------------------------------------------
+    def explain(self, x: Any, *, k: int = 10) -> Explanation:
+        """The terms of the score of the labeling predicted for one sequence ``x``.
+
+        For each token: the predicted label, its ``k`` features with the
+        largest contributions (name, value, weight), the transition, start and
+        end terms, and the margin to the best labeling with another label
+        there.  The tokens' terms add up to the score Viterbi maximizes.  See
+        :func:`cseq.explain.explain`.
+        """
+        return _explain.explain(self, x, k=k)
+
+    def top_features(self, label: str | None = None,
+                     k: int = 20) -> list[tuple[str, float]] | dict[str, list[tuple[str, float]]]:
+        """The ``k`` largest state weights of ``label`` (of every label if None), by name.
+
+        See :func:`cseq.explain.top_features`.
+        """
+        return _explain.top_features(self, label, k)
+
+    @property
+    def transitions_(self) -> dict[str, dict[str, float]]:
+        """``transitions_[previous][next]``: the transition weights by label name.
+
+        A dict of dicts (``pandas.DataFrame.from_dict(t, orient="index")``
+        puts the previous label in the rows).
+        """
+        return _explain.transition_table(self)
 
     # -- persistence ------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -534,23 +534,14 @@ def _cmd_info(args: argparse.Namespace) -> int:
     n_pruned = getattr(est, "n_pruned_", 0)
     print(f"attributes: {model.n_attributes}  state weights: {model.n_state} ({n_zero} zero; "
           f"{n_pruned} exactly-zero weights pruned after training)  iterations: {est.n_iter_}")
-    try:
-        names = est.featurizer_.attribute_names()
-    except CSeqError:
-        names = None
-    w, lab = model.state_weights, model.attr_labels
-    attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
-    for y, label in enumerate(classes):
-        idx = np.flatnonzero(lab == y)
-        top = idx[np.argsort(-w[idx], kind="stable")[:args.top]]
-        shown = ", ".join(
-            f"{names[attr_of[k]] if names else attr_of[k]} {w[k]:+.3f}" for k in top)
+    for label, feats in est.top_features(k=args.top).items():
+        shown = ", ".join(f"{name} {w:+.3f}" for name, w in feats)
         print(f"top features for {label}: {shown}")
     width = max(len(c) for c in classes)
     print("transitions (row: previous label, column: next label):")
     print(" " * (width + 1) + " ".join(f"{c[:7]:>7}" for c in classes))
-    for i, c in enumerate(classes):
-        print(f"{c:>{width}} " + " ".join(f"{v:7.2f}" for v in model.transitions[i]))
+    for c, row in est.transitions_.items():
+        print(f"{c:>{width}} " + " ".join(f"{v:7.2f}" for v in row.values()))
     return 0
 
 

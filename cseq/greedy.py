@@ -174,6 +174,7 @@ class GreedyTagger(ChainEstimator):
     _param_names = ("max_iter", "average", "shuffle", "random_state", "tag_dict",
                     "tag_dict_min_count", "tag_dict_min_share", "all_states", "features",
                     "verbose")
+    _linear_scores = False  # greedy decoding: no explain
     _model_class = GreedyChain
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,

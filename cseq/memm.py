@@ -86,6 +86,7 @@ class MEMM(ChainEstimator):
 
     _param_names = ("c2", "max_iter", "tol", "period", "early_stopping", "patience", "n_jobs",
                     "all_states", "features", "verbose")
+    _linear_scores = False  # locally normalised scores: no explain
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
                  period: int = 10, early_stopping: bool = False, patience: int = 5,

@@ -1,0 +1,235 @@
+"""Why a linear-chain model labels a sequence as it does.
+
+The score a chain model gives a labeling ``y`` of ``x`` is a sum of terms:
+for every token, the weights of its features for its label (times the
+features' values), the transition from the previous label, the start score at
+the first token and the end score at the last.  :func:`explain` lists those
+terms for the labeling Viterbi finds, so they add up to the score it
+maximizes, and gives each position's *margin*: how much that best score drops
+if the position must take another label (the gap between the best and the
+second-best max-marginal), a measure of how close the decision was.
+:func:`top_features` and :func:`transition_table` read the weights by name;
+``cseq info`` prints them.
+
+Everything here reads the model's arrays in Python: it is meant for looking
+at a few sequences, not for tagging a corpus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cseq.exceptions import CSeqError, InputError
+from cseq.model import LinearChain
+
+__all__ = ["FeatureContribution", "TokenExplanation", "Explanation", "explain",
+           "max_marginals", "top_features", "transition_table"]
+
+
+@dataclass(frozen=True)
+class FeatureContribution:
+    """One feature of a token and what it adds to the score of the token's label."""
+
+    name: str
+    """The attribute's readable name (for templates: the template and the cells it read)."""
+    value: float
+    """The feature's value in this token (1.0 for a string feature)."""
+    weight: float
+    """The model's weight for this attribute and the token's label."""
+
+    @property
+    def contribution(self) -> float:
+        """``value * weight``."""
+        return self.value * self.weight
+
+
+@dataclass(frozen=True)
+class TokenExplanation:
+    """The terms of one position of the best labeling."""
+
+    label: str
+    """The predicted label."""
+    state: float
+    """Sum of the contributions of all the token's features for ``label``."""
+    transition: float
+    """Weight of the transition from the previous label to ``label`` (0 at the first token)."""
+    start: float
+    """Start score of ``label`` at the first token, else 0."""
+    end: float
+    """End score of ``label`` at the last token, else 0."""
+    margin: float
+    """Best score minus the best score with another label here (``inf`` with one label)."""
+    features: list[FeatureContribution] = field(default_factory=list)
+    """The features with the largest absolute contributions, largest first."""
+
+    @property
+    def score(self) -> float:
+        """What this position adds to the sequence's score."""
+        return self.state + self.transition + self.start + self.end
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The best labeling of one sequence, position by position."""
+
+    tokens: list[TokenExplanation]
+    score: float
+    """The score Viterbi maximizes, of the predicted labeling (the tokens' scores add up to it)."""
+
+    @property
+    def labels(self) -> list[str]:
+        return [t.label for t in self.tokens]
+
+
+def max_marginals(emissions: np.ndarray, transitions: np.ndarray, start: np.ndarray,
+                  end: np.ndarray) -> np.ndarray:
+    """``m[t, y]``: the best score of a labeling with label ``y`` at position ``t``.
+
+    The max-product counterpart of the marginals: a forward and a backward
+    Viterbi pass, ``m = alpha + beta``.  Every row's maximum is the best
+    score.  Inputs as for :func:`cseq.viterbi` (validated there).
+    """
+    n, L = emissions.shape
+    alpha = np.empty((n, L))
+    beta = np.empty((n, L))
+    if n == 0:
+        return alpha
+    alpha[0] = start + emissions[0]
+    for t in range(1, n):
+        alpha[t] = (alpha[t - 1][:, None] + transitions).max(axis=0) + emissions[t]
+    beta[n - 1] = end
+    for t in range(n - 2, -1, -1):
+        beta[t] = (transitions + (emissions[t + 1] + beta[t + 1])[None, :]).max(axis=1)
+    return alpha + beta
+
+
+def _weight_lookup(model: LinearChain, attr: int, label: int) -> float:
+    lo, hi = int(model.attr_ptr[attr]), int(model.attr_ptr[attr + 1])
+    hits = np.flatnonzero(model.attr_labels[lo:hi] == label)
+    return float(model.state_weights[lo + hits[0]]) if len(hits) else 0.0
+
+
+def _names(est: Any) -> list[str] | None:
+    try:
+        return list(est.featurizer_.attribute_names())
+    except (CSeqError, AttributeError):
+        return None
+
+
+def _check_first_order(est: Any, what: str) -> LinearChain:
+    est._check_fitted()
+    model = est.model_
+    if getattr(model, "order", 1) != 1:
+        raise InputError(f"{what} reads first-order models; this one has order {model.order}")
+    return model
+
+
+def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
+    """Explain the labeling ``est`` predicts for one sequence ``x``.
+
+    Parameters
+    ----------
+    est : a fitted chain estimator whose decoder maximizes the linear score
+        (perceptron, CRF, structured SVM, HMM).
+    x : one sequence, in the form given to ``fit`` (one element of ``X``).
+    k : int, default 10
+        Features listed per token (by absolute contribution); all of them
+        count in :attr:`TokenExplanation.state`.
+
+    Returns
+    -------
+    Explanation
+        ``Explanation.labels`` is ``est.predict([x])[0]`` and the tokens'
+        scores add up to ``Explanation.score``, the score of that labeling.
+
+    Raises
+    ------
+    InputError
+        If the estimator's decoder does not maximize a linear score (MEMM,
+        greedy tagger), ``k`` is negative, or ``x`` is not one sequence.
+    """
+    from cseq.inference import viterbi
+
+    if not getattr(est, "_linear_scores", True):
+        raise InputError(f"{type(est).__name__} does not decode by maximizing a sum of weights; "
+                         "explain reads the perceptron, CRF, StructuredSVM and HMM")
+    model = _check_first_order(est, "explain")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise InputError(f"k must be a non-negative int, got {k!r}")
+    corpus = est.featurizer_.transform([x])
+    n = corpus.n_tokens
+    if n == 0:
+        return Explanation(tokens=[], score=0.0)
+    em = model.emissions(corpus, 0, n)
+    tr, st, en = model.transitions, model.start, model.end
+    path, best = viterbi(em, tr, st, en)
+    mm = max_marginals(em, tr, st, en)
+    names = _names(est)
+    classes = est.classes_
+    L = model.n_labels
+    tokens = []
+    for t in range(n):
+        y = int(path[t])
+        lo, hi = int(corpus.tok_ptr[t]), int(corpus.tok_ptr[t + 1])
+        feats = [FeatureContribution(
+            name=names[a] if names is not None else f"attribute {a}", value=float(v),
+            weight=_weight_lookup(model, int(a), y))
+            for a, v in zip(corpus.attr_ids[lo:hi].tolist(), corpus.values[lo:hi].tolist())]
+        others = np.delete(mm[t], y)
+        tokens.append(TokenExplanation(
+            label=str(classes[y]), state=float(em[t, y]),
+            transition=float(tr[path[t - 1], y]) if t else 0.0,
+            start=float(st[y]) if t == 0 else 0.0,
+            end=float(en[y]) if t == n - 1 else 0.0,
+            margin=float(mm[t, y] - others.max()) if L > 1 else float("inf"),
+            features=sorted(feats, key=lambda f: -abs(f.contribution))[:k]))
+    return Explanation(tokens=tokens, score=float(best))
+
+
+def top_features(est: Any, label: str | None = None,
+                 k: int = 20) -> list[tuple[str, float]] | dict[str, list[tuple[str, float]]]:
+    """The ``k`` largest state weights of ``label`` as ``(attribute name, weight)`` pairs.
+
+    With ``label=None``, a dict from every label to its list.  Names are
+    readable for template featurizers (the template and the cells it read),
+    the feature strings for feature lists, ``"hash[i]"`` in hashing mode.
+
+    Raises
+    ------
+    InputError
+        If ``label`` is not one of the model's labels or ``k`` is negative.
+    """
+    est._check_fitted()
+    model = est.model_
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise InputError(f"k must be a non-negative int, got {k!r}")
+    classes = [str(c) for c in est.classes_]
+    if label is not None and label not in classes:
+        raise InputError(f"unknown label {label!r}; the model's labels are {classes}")
+    names = _names(est)
+    w, lab = model.state_weights, model.attr_labels
+    attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
+
+    def of(y: int) -> list[tuple[str, float]]:
+        idx = np.flatnonzero(lab == y)
+        top = idx[np.argsort(-w[idx], kind="stable")[:k]]
+        return [(names[attr_of[i]] if names is not None else f"attribute {attr_of[i]}",
+                 float(w[i])) for i in top]
+    if label is not None:
+        return of(classes.index(label))
+    return {c: of(y) for y, c in enumerate(classes)}
+
+
+def transition_table(est: Any) -> dict[str, dict[str, float]]:
+    """``table[previous][next]``: the weight of label ``previous`` followed by ``next``.
+
+    A dict of dicts; ``pandas.DataFrame.from_dict(table, orient="index")``
+    has the previous label as rows.
+    """
+    est._check_fitted()
+    tr = est.model_.transitions
+    classes = [str(c) for c in est.classes_]
+    return {a: {b: float(tr[i, j]) for j, b in enumerate(classes)} for i, a in enumerate(classes)}
