@@ -46,7 +46,7 @@ def _toy(seed: int, n_seq: int = 40):
     X, y = [], []
     for _ in range(n_seq):
         sent = [rng.choice(words) for _ in range(rng.randint(1, 6))]
-        X.append([{f"w={w}": 1.0, f"len": len(w) / 3.0, f"first={w[0]}": 0.5} for w in sent])
+        X.append([{f"w={w}": 1.0, "len": len(w) / 3.0, f"first={w[0]}": 0.5} for w in sent])
         y.append([rule[w] if rng.random() > 0.1 else rng.choice("DNVAP") for w in sent])
     return X, y
 
