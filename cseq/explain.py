@@ -2,8 +2,9 @@
 
 The score a chain model gives a labeling ``y`` of ``x`` is a sum of terms:
 for every token, the weights of its features for its label (times the
-features' values), the transition from the previous label, the start score at
-the first token and the end score at the last.  :func:`explain` lists those
+features' values), the transition from the previous label (in a second-order
+chain also the weight of the two previous labels and this one), the start score
+at the first token and the end score at the last.  :func:`explain` lists those
 terms for the labeling Viterbi finds, so they add up to the score it
 maximizes, and gives each position's *margin*: how much that best score drops
 if the position must take another label (the gap between the best and the
@@ -56,6 +57,8 @@ class TokenExplanation:
     """Sum of the contributions of all the token's features for ``label``."""
     transition: float
     """Weight of the transition from the previous label to ``label`` (0 at the first token)."""
+    transition2: float
+    """Second order: weight of the two previous labels followed by ``label`` (else 0)."""
     start: float
     """Start score of ``label`` at the first token, else 0."""
     end: float
@@ -68,7 +71,7 @@ class TokenExplanation:
     @property
     def score(self) -> float:
         """What this position adds to the sequence's score."""
-        return self.state + self.transition + self.start + self.end
+        return self.state + self.transition + self.transition2 + self.start + self.end
 
 
 @dataclass(frozen=True)
@@ -85,25 +88,45 @@ class Explanation:
 
 
 def max_marginals(emissions: np.ndarray, transitions: np.ndarray, start: np.ndarray,
-                  end: np.ndarray) -> np.ndarray:
+                  end: np.ndarray, transitions2: np.ndarray | None = None) -> np.ndarray:
     """``m[t, y]``: the best score of a labeling with label ``y`` at position ``t``.
 
     The max-product counterpart of the marginals: a forward and a backward
-    Viterbi pass, ``m = alpha + beta``.  Every row's maximum is the best
-    score.  Inputs as for :func:`cseq.viterbi` (validated there).
+    Viterbi pass, ``m = alpha + beta`` (over labels, or over label pairs
+    with ``transitions2`` for a second-order chain).  Every row's maximum is
+    the best score.  Inputs as for :func:`cseq.viterbi` (validated there).
     """
     n, L = emissions.shape
-    alpha = np.empty((n, L))
-    beta = np.empty((n, L))
     if n == 0:
-        return alpha
-    alpha[0] = start + emissions[0]
-    for t in range(1, n):
-        alpha[t] = (alpha[t - 1][:, None] + transitions).max(axis=0) + emissions[t]
-    beta[n - 1] = end
-    for t in range(n - 2, -1, -1):
-        beta[t] = (transitions + (emissions[t + 1] + beta[t + 1])[None, :]).max(axis=1)
-    return alpha + beta
+        return np.empty((0, L))
+    first = start + emissions[0]
+    if transitions2 is None or n == 1:
+        alpha = np.empty((n, L))
+        beta = np.empty((n, L))
+        alpha[0] = first
+        for t in range(1, n):
+            alpha[t] = (alpha[t - 1][:, None] + transitions).max(axis=0) + emissions[t]
+        beta[n - 1] = end
+        for t in range(n - 2, -1, -1):
+            beta[t] = (transitions + (emissions[t + 1] + beta[t + 1])[None, :]).max(axis=1)
+        return alpha + beta
+    # Second order: states are label pairs (y_{t-1}, y_t), t >= 1.
+    step = transitions[None, :, :]                          # T[b, c] as [., b, c]
+    alpha2 = np.empty((n, L, L))
+    beta2 = np.empty((n, L, L))
+    alpha2[1] = first[:, None] + transitions + emissions[1][None, :]
+    for t in range(2, n):
+        alpha2[t] = ((alpha2[t - 1][:, :, None] + transitions2).max(axis=0)
+                     + transitions + emissions[t][None, :])
+    beta2[n - 1] = end[None, :]
+    for t in range(n - 2, 0, -1):
+        ahead = step + emissions[t + 1][None, None, :] + beta2[t + 1][None, :, :]
+        beta2[t] = (transitions2 + ahead).max(axis=2)
+    both = alpha2[1:] + beta2[1:]                           # [t, y_{t-1}, y_t], t >= 1
+    m = np.empty((n, L))
+    m[0] = both[0].max(axis=1)
+    m[1:] = both.max(axis=1)
+    return m
 
 
 def _weight_lookup(model: LinearChain, attr: int, label: int) -> float:
@@ -117,14 +140,6 @@ def _names(est: Any) -> list[str] | None:
         return list(est.featurizer_.attribute_names())
     except (CSeqError, AttributeError):
         return None
-
-
-def _check_first_order(est: Any, what: str) -> LinearChain:
-    est._check_fitted()
-    model = est.model_
-    if getattr(model, "order", 1) != 1:
-        raise InputError(f"{what} reads first-order models; this one has order {model.order}")
-    return model
 
 
 def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
@@ -156,7 +171,8 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
     if not getattr(est, "_linear_scores", True):
         raise InputError(f"{type(est).__name__} does not decode by maximizing a sum of weights; "
                          "explain reads the perceptron, CRF, StructuredSVM and HMM")
-    model = _check_first_order(est, "explain")
+    est._check_fitted()
+    model: LinearChain = est.model_
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InputError(f"k must be a non-negative int, got {k!r}")
     corpus = est.featurizer_.transform([x])
@@ -164,9 +180,9 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
     if n == 0:
         return Explanation(tokens=[], score=0.0)
     em = model.emissions(corpus, 0, n)
-    tr, st, en = model.transitions, model.start, model.end
-    path, best = viterbi(em, tr, st, en)
-    mm = max_marginals(em, tr, st, en)
+    tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
+    path, best = viterbi(em, tr, st, en, transitions2=t2)
+    mm = max_marginals(em, tr, st, en, t2)
     names = _names(est)
     classes = est.classes_
     L = model.n_labels
@@ -182,6 +198,8 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
         tokens.append(TokenExplanation(
             label=str(classes[y]), state=float(em[t, y]),
             transition=float(tr[path[t - 1], y]) if t else 0.0,
+            transition2=float(t2[path[t - 2], path[t - 1], y]) if t2 is not None and t >= 2
+            else 0.0,
             start=float(st[y]) if t == 0 else 0.0,
             end=float(en[y]) if t == n - 1 else 0.0,
             margin=float(mm[t, y] - others.max()) if L > 1 else float("inf"),

@@ -12,6 +12,7 @@ import random
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 import cseq
 from cseq.explain import max_marginals
@@ -23,14 +24,15 @@ from strategies import chains
 
 
 @examples(150)
-@given(chains(max_n=5, max_labels=3))
-def test_max_marginals_are_the_best_score_with_each_label_fixed(chain):
+@given(chains(max_n=5, max_labels=3), st.booleans(), st.integers(0, 2**32 - 1))
+def test_max_marginals_are_the_best_score_with_each_label_fixed(chain, order2, seed):
     E, T, start, end = chain
     L = E.shape[1]
-    st = np.zeros(L) if start is None else start
+    st_ = np.zeros(L) if start is None else start
     en = np.zeros(L) if end is None else end
-    mm = max_marginals(E, T, st, en)
-    paths, scores = all_path_scores(E, T, st, en)
+    T2 = np.random.default_rng(seed).normal(size=(L, L, L)) * 3 if order2 else None
+    mm = max_marginals(E, T, st_, en, T2)
+    paths, scores = all_path_scores(E, T, st_, en, T2)
     for t in range(E.shape[0]):
         for y in range(L):
             want = scores[paths[:, t] == y].max()
@@ -57,6 +59,8 @@ def _brute_best(est, x):
                for name, w in feats}
     trans = est.transitions_
     classes = [str(c) for c in est.classes_]
+    ids = {c: i for i, c in enumerate(classes)}
+    t2 = est.model_.trans2
     start = dict(zip(classes, est.model_.start.tolist()))
     end = dict(zip(classes, est.model_.end.tolist()))
 
@@ -68,6 +72,8 @@ def _brute_best(est, x):
                      for name, v in tok.items())
             if t:
                 s += trans[path[t - 1]][path[t]]
+            if t >= 2 and t2 is not None:
+                s += t2[ids[path[t - 2]], ids[path[t - 1]], ids[path[t]]]
         return s
     scored = [(score(p), p) for p in itertools.product(classes, repeat=len(x))]
     return scored
@@ -78,7 +84,9 @@ def _brute_best(est, x):
     lambda: cseq.StructuredPerceptron(max_iter=5, random_state=0),
     lambda: cseq.CRF(c2=0.1, max_iter=30),
     lambda: cseq.StructuredSVM(C=1.0, max_iter=5, random_state=0),
-], ids=["perceptron", "crf", "ssvm"])
+    lambda: cseq.StructuredPerceptron(max_iter=5, random_state=0, order=2),
+    lambda: cseq.CRF(c2=0.1, max_iter=30, order=2),
+], ids=["perceptron", "crf", "ssvm", "perceptron-order2", "crf-order2"])
 def test_explain_terms_add_up_to_the_best_score(make):
     X, y = _toy(0)
     est = make().fit(X, y)
@@ -97,6 +105,7 @@ def test_explain_terms_add_up_to_the_best_score(make):
                 tok.state, rel=1e-6, abs=1e-6)
             assert tok.features == sorted(tok.features, key=lambda f: -abs(f.contribution))
             assert (tok.start != 0.0) <= (t == 0) and (tok.end != 0.0) <= (t == len(x) - 1)
+            assert (tok.transition2 != 0.0) <= (t >= 2 and est.model_.order == 2)
             # the margin: best score minus the best with another label at t
             others = max(s for s, p in scored if p[t] != best_path[t])
             assert tok.margin == pytest.approx(best_score - others, rel=1e-9, abs=1e-9)
