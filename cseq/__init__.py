@@ -4,11 +4,11 @@ The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
 :class:`MEMM`, :class:`HMM`, :class:`GreedyTagger` and :class:`StructuredSVM`,
 the kernels :func:`viterbi`, :func:`loss_augmented_viterbi` and
 :func:`forward_backward`, :func:`load`, and the exceptions; the modules
-:mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics` and
-:mod:`cseq.templates` come with ``import cseq``.
+:mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics`,
+:mod:`cseq.explain` and :mod:`cseq.templates` come with ``import cseq``.
 """
 
-from cseq import conll, metrics, templates
+from cseq import conll, explain, metrics, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
 from cseq.crf import CRF
