@@ -9,9 +9,13 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["hash_strings", "extract_keys", "hash_rows", "name_cells", "KeyTable"]
+__all__ = ["hash_strings", "hash_pieces", "attribute_keys", "extract_keys", "hash_rows", "name_cells",
+           "KeyTable", "WordMemo"]
 
 def hash_strings(strings: Sequence[str]) -> NDArray[np.uint64]: ...
+def hash_pieces(blob: NDArray[np.uint8], offsets: NDArray[np.int64]) -> NDArray[np.uint64]: ...
+def attribute_keys(seeds: NDArray[np.uint64], n_cells: NDArray[np.int32], tmpl: NDArray[np.int32],
+                   cells: NDArray[np.int32], hashes: NDArray[np.uint64]) -> NDArray[np.uint64]: ...
 def extract_keys(
     cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
     tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],

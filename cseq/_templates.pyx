@@ -31,7 +31,8 @@ import numpy as np
 
 from cseq.exceptions import InputError
 
-__all__ = ["hash_strings", "extract_keys", "hash_rows", "name_cells", "KeyTable"]
+__all__ = ["hash_strings", "hash_pieces", "attribute_keys", "extract_keys", "hash_rows", "name_cells",
+           "KeyTable", "WordMemo"]
 
 
 def hash_strings(strings):
@@ -64,6 +65,70 @@ def hash_strings(strings):
             view = b
             o[i] = hash_bytes(&view[0], len(b))
     return out
+
+
+def hash_pieces(const uint8_t[::1] blob not None, const int64_t[::1] offsets not None):
+    """:func:`hash_strings` of the UTF-8 strings ``blob[offsets[i]:offsets[i + 1]]``.
+
+    The bytes are hashed as they are, without making a ``str`` of each.
+    """
+    cdef Py_ssize_t n = offsets.shape[0] - 1, i
+    if n < 0 or offsets[0] != 0 or offsets[n] > blob.shape[0]:
+        raise ValueError("hash_pieces: offsets must run from 0 to at most len(blob)")
+    for i in range(n):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError("hash_pieces: offsets must be non-decreasing")
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    cdef const uint8_t* base = &blob[0] if blob.shape[0] else NULL
+    with nogil:
+        for i in range(n):
+            o[i] = hash_bytes(base + offsets[i] if offsets[i + 1] > offsets[i] else NULL,
+                              offsets[i + 1] - offsets[i])
+    return out
+
+
+def attribute_keys(const uint64_t[::1] seeds not None, const int32_t[::1] n_cells not None,
+                   const int32_t[::1] tmpl not None, const int32_t[::1] cells not None,
+                   const uint64_t[::1] hashes not None):
+    """The key of each attribute from its template and the strings it read.
+
+    Attribute ``a`` read, under template ``tmpl[a]``, the strings
+    ``cells[k:k + n_cells[tmpl[a]]]`` (``k`` the cells of the attributes
+    before it), whose hashes are in ``hashes``: its key is
+    ``combine(...combine(seeds[tmpl[a]], hash_1)..., hash_m)``, as
+    :func:`extract_keys` makes it (used to check a loaded table).
+    """
+    cdef Py_ssize_t n_attr = tmpl.shape[0], n_tmpl = seeds.shape[0], a, c, k = 0, total = 0
+    cdef uint64_t h
+    if n_cells.shape[0] != n_tmpl:
+        raise ValueError("attribute_keys: seeds and n_cells differ in length")
+    for a in range(n_attr):
+        if not (0 <= tmpl[a] < n_tmpl) or n_cells[tmpl[a]] < 0:
+            raise ValueError("attribute_keys: template out of range")
+        total += n_cells[tmpl[a]]
+    if total != cells.shape[0]:
+        raise ValueError("attribute_keys: cells do not match the templates' cell counts")
+    if cells.shape[0] and not _in_range(&cells[0], cells.shape[0], hashes.shape[0]):
+        raise ValueError("attribute_keys: cells out of range of hashes")
+    out = np.empty(n_attr, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    with nogil:
+        for a in range(n_attr):
+            h = seeds[tmpl[a]]
+            for c in range(n_cells[tmpl[a]]):
+                h = combine(h, hashes[cells[k + c]])
+            k += n_cells[tmpl[a]]
+            o[a] = h
+    return out
+
+
+cdef bint _in_range(const int32_t* ids, Py_ssize_t n, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if ids[i] < 0 or ids[i] >= hi:
+            return False
+    return True
 
 
 cdef struct Spec:

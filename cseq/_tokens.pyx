@@ -754,8 +754,8 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
 
     The cells are interned as there (then the padding strings), but the
     token function values are only hashed, not interned: the value of slot
-    ``s`` of the cell string ``w`` gets an id of its own, ``len(values) + w
-    * n_slots + s``, whose hash is in ``hashes``.  Equal values of different
+    ``s`` of the cell string ``w`` gets an id of its own, ``len(values) + s
+    * n_words + w``, whose hash is in ``hashes``.  Equal values of different
     strings get different ids with equal hashes, which is all the keys read.
     The token functions run without the GIL, in ``n_jobs`` threads.
 
@@ -872,7 +872,9 @@ cdef int _hash_words(Values vals, const uint8_t* present, int64_t n_words,
                     continue
                 m = _apply(slot_func[s], vals._arena + vals._offs[w],
                            vals._offs[w + 1] - vals._offs[w], &out)
-                v = base + w * n_slots + s
+                # Slot-major: the values of one slot (e.g. every "lower"),
+                # which the keys of a template read, lie together.
+                v = base + s * n_words + w
                 word_slots[w, s] = <int32_t> v
                 hashes[v] = hash_bytes(out.p, m)
     finally:

@@ -73,6 +73,25 @@ def encode_strings(strings: list[str]) -> dict[str, np.ndarray]:
     return {"blob": blob, "offsets": offsets}
 
 
+def check_strings(blob: np.ndarray, offsets: np.ndarray, what: str) -> None:
+    """Raise ModelFormatError unless :func:`decode_strings` would succeed, without decoding.
+
+    The blob must be UTF-8 as a whole (lone surrogates allowed) and every
+    string start where a character starts, so each string is UTF-8.
+    """
+    if blob.dtype != np.uint8 or offsets.dtype != np.int64 or blob.ndim != 1 or offsets.ndim != 1:
+        raise ModelFormatError(f"{what}: bad string table dtypes")
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) or np.any(np.diff(offsets) < 0):
+        raise ModelFormatError(f"{what}: string offsets are inconsistent")
+    try:
+        blob.tobytes().decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise ModelFormatError(f"{what}: invalid UTF-8 ({exc})") from None
+    starts = offsets[:-1][offsets[:-1] < len(blob)]
+    if np.any((blob[starts] & 0xC0) == 0x80):
+        raise ModelFormatError(f"{what}: invalid UTF-8 (a string starts inside a character)")
+
+
 def decode_strings(blob: np.ndarray, offsets: np.ndarray, what: str) -> list[str]:
     """Inverse of :func:`encode_strings`; raises ModelFormatError on inconsistent arrays."""
     if blob.dtype != np.uint8 or offsets.dtype != np.int64 or blob.ndim != 1 or offsets.ndim != 1:

@@ -40,7 +40,7 @@ import numpy as np
 from cseq import _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
-from cseq.features import decode_strings, encode_strings, register_featurizer
+from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
 
 __all__ = [
@@ -774,7 +774,8 @@ class TemplateFeaturizer:
         self._table = None  # KeyTable once fitted (table mode)
         self._name_template = None  # int32 (n_attributes,)
         self._name_cells = None  # int32, the cells of each attribute, concatenated
-        self._name_strings = None  # list of str the cells index
+        self._name_strings = None  # list of str the cells index (see _strings)
+        self._name_blob = None  # or those strings as stored in a file: (UTF-8 blob, offsets)
         self._names = None  # cached attribute_names()
         self.n_columns_: int | None = None  # columns per token in training, once fitted
 
@@ -967,6 +968,14 @@ class TemplateFeaturizer:
         self._name_template = tmpl
         self._name_cells = cells
         self._name_strings = data.values.strings(used.tolist())
+        self._name_blob = None
+
+    def _strings(self) -> list[str]:
+        """The strings the attributes' cells index, decoded from the file on first use."""
+        if self._name_strings is None and self._name_blob is not None:
+            self._name_strings = decode_strings(*self._name_blob,
+                                                "template featurizer string table")
+        return self._name_strings
 
     def _bucket(self, data: _Interned) -> np.ndarray:
         keys = _templates.extract_keys(*self._key_args(data))
@@ -1035,7 +1044,7 @@ class TemplateFeaturizer:
         self._check_fitted()
         if self._names is None:
             tpl = self.templates.templates
-            strings = self._name_strings
+            strings = self._strings()
             cells = self._name_cells.tolist()
             names = []
             k = 0
@@ -1066,11 +1075,12 @@ class TemplateFeaturizer:
         cell_pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(ptr[kept] - before, lens)
         cells = self._name_cells[cell_pos]
         used, cells = np.unique(cells, return_inverse=True)
-        strings = self._name_strings
+        strings = self._strings()
         self._table = _templates.KeyTable.from_keys(self._table.keys[kept])
         self._name_template = np.ascontiguousarray(self._name_template[kept])
         self._name_cells = np.ascontiguousarray(cells.reshape(-1), dtype=np.int32)
         self._name_strings = [strings[i] for i in used.tolist()]
+        self._name_blob = None
         self._names = None
         return True
 
@@ -1108,7 +1118,10 @@ class TemplateFeaturizer:
             return meta, {}
         self._check_fitted()
         meta["n_attributes"] = len(self._table)
-        table = encode_strings(self._name_strings)
+        if self._name_blob is not None:  # as loaded: the stored strings again
+            table = {"blob": self._name_blob[0], "offsets": self._name_blob[1]}
+        else:
+            table = encode_strings(self._name_strings)
         arrays = {
             "keys": self._table.keys.astype(_le(np.uint64)),
             "name_template": self._name_template.astype(_le(np.int32)),
@@ -1195,29 +1208,15 @@ class TemplateFeaturizer:
         counts = obj._n_cells[tmpl] if n_attr else np.zeros(0, np.int32)
         if len(cells) != int(counts.sum()):
             raise bad("'name_cells' length does not match the templates' cell counts")
-        strings = decode_strings(blob, sptr, "template featurizer string table")
-        if len(cells) and (cells.min() < 0 or cells.max() >= len(strings)):
+        check_strings(blob, sptr, "template featurizer string table")
+        if len(cells) and (cells.min() < 0 or cells.max() >= len(sptr) - 1):
             raise bad("'name_cells' out of range")
         # The keys must be exactly what the names hash to: catches corruption
-        # and a template text that does not belong to these keys.
-        # Checked one template line at a time, so the work arrays hold as many
-        # values as 'name_cells' does, whatever the widest line of the text.
-        hashes = _templates.hash_strings(strings) if len(cells) else np.zeros(0, np.uint64)
-        ptr = np.zeros(n_attr + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        recomputed = np.empty(n_attr, dtype=np.uint64)
-        order = np.argsort(tmpl, kind="stable")
-        used, first = np.unique(tmpl[order], return_index=True)
-        for t, rows in zip(used.tolist(), np.split(order, first[1:])):
-            width = int(obj._n_cells[t])
-            at = ptr[rows][:, None] + np.arange(width, dtype=np.int64)
-            values = np.zeros((len(rows), max(width, 1)), dtype=np.uint64)
-            values[:, :width] = hashes[cells[at]]
-            recomputed[rows] = _templates.hash_rows(
-                np.full(len(rows), obj._seeds[t], dtype=np.uint64),
-                values,
-                np.full(len(rows), width, dtype=np.int32),
-            )
+        # and a template text that does not belong to these keys.  The
+        # strings' UTF-8 bytes are hashed as stored, in C; they are made str
+        # only when names are asked for.
+        hashes = _templates.hash_pieces(blob, sptr)
+        recomputed = _templates.attribute_keys(obj._seeds, obj._n_cells, tmpl, cells, hashes)
         if not np.array_equal(recomputed, keys):
             raise bad("attribute keys do not match their names (corrupted or wrong templates)")
         try:
@@ -1226,7 +1225,7 @@ class TemplateFeaturizer:
             raise bad(str(exc)) from exc
         obj._name_template = tmpl
         obj._name_cells = cells
-        obj._name_strings = strings
+        obj._name_blob = (blob, sptr)
         return obj
 
     def __repr__(self) -> str:

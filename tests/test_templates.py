@@ -792,3 +792,43 @@ def test_huge_row_offset_names_the_line(digits):
     meta["templates"] = text
     with pytest.raises(ModelFormatError, match="template line 2"):
         TemplateFeaturizer.from_state(meta, arrays)
+
+
+def test_hash_pieces_and_attribute_keys_are_the_string_path():
+    # The loader hashes the stored UTF-8 bytes and folds the keys in C; the
+    # same as hash_strings of the decoded strings and extract_keys' keys.
+    from cseq.features import encode_strings
+    strings = ["", "a", "naïve", "\ud800x", "日本語", "x" * 20, "😀"]
+    table = encode_strings(strings)
+    assert np.array_equal(_templates.hash_pieces(table["blob"], table["offsets"]),
+                          _templates.hash_strings(strings))
+    f = TemplateFeaturizer("pos")
+    f.fit_transform([["The", "naïve", "cat"], ["A", "😀"]])
+    _, arrays = f.get_state()
+    hashes = _templates.hash_pieces(arrays["strings"], arrays["string_ptr"])
+    keys = _templates.attribute_keys(f._seeds, f._n_cells, arrays["name_template"],
+                                     arrays["name_cells"], hashes)
+    assert np.array_equal(keys, arrays["keys"])
+    with pytest.raises(ValueError, match="offsets"):
+        _templates.hash_pieces(table["blob"], table["offsets"][::-1].copy())
+    with pytest.raises(ValueError, match="out of range"):
+        _templates.attribute_keys(f._seeds, f._n_cells, arrays["name_template"],
+                                  arrays["name_cells"], hashes[:1])
+    with pytest.raises(ValueError, match="cell counts"):
+        _templates.attribute_keys(f._seeds, f._n_cells, arrays["name_template"],
+                                  arrays["name_cells"][1:], hashes)
+
+
+def test_from_state_refuses_a_string_that_starts_inside_a_character():
+    f = TemplateFeaturizer("U0:%x[0,0]")
+    f.fit_transform([["naïve", "b"]])
+    meta, arrays = f.get_state()
+    ptr = arrays["string_ptr"].copy()
+    assert f._strings()[0] == "naïve"
+    ptr[1] = 3  # "na" + the first byte of "ï": the next string starts on its second byte
+    with pytest.raises(ModelFormatError, match="inside a character"):
+        TemplateFeaturizer.from_state(meta, {**arrays, "string_ptr": ptr})
+    # Loaded, the names are decoded when first asked for, and saved again as stored.
+    g = TemplateFeaturizer.from_state(meta, arrays)
+    assert g.get_state()[1]["strings"].tobytes() == arrays["strings"].tobytes()
+    assert g.attribute_names() == f.attribute_names() == ["U0:naïve", "U0:b"]
