@@ -134,7 +134,7 @@ def _merge(a: dict | None, b: dict) -> dict:
     for k, v in b.items():
         if k in ("fit_us", "cli_start_s"):
             m[k] = min(a[k], v)
-        elif k.startswith(("tag_", "cli_")):
+        elif k.startswith(("tag_", "cli_")) and k != "cli_error":
             m[k] = max(a[k], v)
     return m
 
