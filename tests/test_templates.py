@@ -832,3 +832,52 @@ def test_from_state_refuses_a_string_that_starts_inside_a_character():
     g = TemplateFeaturizer.from_state(meta, arrays)
     assert g.get_state()[1]["strings"].tobytes() == arrays["strings"].tobytes()
     assert g.attribute_names() == f.attribute_names() == ["U0:naïve", "U0:b"]
+
+
+def test_transform_chunks_are_transform_of_their_sentences():
+    rng = np.random.default_rng(5)
+    vocab = ["w%d" % i for i in range(200)] + ["The", "naïve", "x-y", "1,0", "_B-1", ""]
+    X = [[vocab[i] for i in rng.integers(0, len(vocab), rng.integers(0, 30))]
+         for _ in range(120)]
+    f = TemplateFeaturizer("pos")
+    f.fit_transform(X[:60])
+    whole = f.transform(X)
+    for max_tokens, min_chunks in ((None, 1), (50, 1), (1, 1), (None, 7), (10**6, 16)):
+        chunks = f.transform_chunks(X, max_tokens=max_tokens, min_chunks=min_chunks)
+        assert chunks.block(0).start == 0 and chunks.block(len(chunks) - 1).stop == len(X)
+        if max_tokens == 1:
+            assert len(chunks) > 60
+        if min_chunks > 1:
+            assert len(chunks) >= min_chunks
+        parts = []
+        for k in range(len(chunks)):
+            b = chunks.block(k)
+            assert k == 0 or b.start == chunks.block(k - 1).stop
+            got, want = chunks.sequences(k), f.transform(X[b])
+            for name in ("seq_ptr", "tok_ptr", "attr_ids", "values"):
+                assert np.array_equal(getattr(got, name), getattr(want, name)), name
+            parts.append(got.attr_ids)
+        assert np.array_equal(np.concatenate(parts), whole.attr_ids)
+
+
+def test_predict_and_score_through_chunks_in_threads():
+    import cseq
+    rng = np.random.default_rng(6)
+    vocab = ["w%d" % i for i in range(60)] + ["The", "Naïve", "x-y", "1,0"]
+    X = [[vocab[i] for i in rng.integers(0, len(vocab), rng.integers(1, 12))]
+         for _ in range(150)]
+    y = [["A" if len(w) % 2 else "B" for w in s] for s in X]
+    est = cseq.StructuredPerceptron(max_iter=3, random_state=0,
+                                    features=TemplateFeaturizer("pos")).fit(X, y)
+    one = est.predict(X)
+    for n_jobs in (2, 3):
+        assert est.predict(X, n_jobs=n_jobs) == one
+        assert est.score(X, y, n_jobs=n_jobs) == est.score(X, y)
+    # The same model unpruned predicts the same (the perceptron drops exact zeros).
+    full = cseq.StructuredPerceptron(max_iter=3, random_state=0, all_states=False,
+                                     features=TemplateFeaturizer("pos"))
+    full._finish = lambda model: model  # type: ignore[method-assign]
+    full.fit(X, y)
+    assert full.model_.n_state > est.model_.n_state
+    assert full.featurizer_.n_attributes > est.featurizer_.n_attributes
+    assert full.predict(X) == one
