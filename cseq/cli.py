@@ -89,14 +89,15 @@ LEARNERS: dict[str, Learner] = {
     "perceptron": Learner("StructuredPerceptron", 10,
                           {"seed": "random_state", "order": "order", **_EARLY},
                           "averaged structured perceptron", {"random_state": 0}),
-    "ssvm": Learner("StructuredSVM", 10, {"C": "C", "seed": "random_state", "order": "order"},
+    "ssvm": Learner("StructuredSVM", 10,
+                    {"C": "C", "seed": "random_state", "order": "order", **_EARLY},
                     "structured SVM, L2 and hinge loss, stochastic subgradient",
                     {"random_state": 0}),
     "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs", **_EARLY},
                     "maximum-entropy Markov model, L-BFGS"),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
                    "unknown words; reads the first column only, no templates", templates=False),
-    "greedy": Learner("GreedyTagger", 5, {"seed": "random_state"},
+    "greedy": Learner("GreedyTagger", 5, {"seed": "random_state", **_EARLY},
                       "greedy left-to-right averaged perceptron with label history, the fastest "
                       "to tag", {"random_state": 0}),
 }

@@ -135,6 +135,11 @@ class GreedyTagger(ChainEstimator):
         Visit sequences in a new random order each pass.
     random_state : int or None
         Seed of the shuffling (numpy's PCG64).
+    early_stopping : bool, default False
+        Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
+        every pass, stop after ``patience`` passes without a better accuracy
+        and keep the best pass's weights (``best_iteration_``).
+    patience : int, default 3
     tag_dict : str or None, default None
         Turn on the tag dictionary: attributes whose name starts with this
         prefix are the word (e.g. ``"U05:"`` for the ``pos`` preset's word as
@@ -171,14 +176,15 @@ class GreedyTagger(ChainEstimator):
     Python. Blog post; NLTK's ``PerceptronTagger``.
     """
 
-    _param_names = ("max_iter", "average", "shuffle", "random_state", "tag_dict",
-                    "tag_dict_min_count", "tag_dict_min_share", "all_states", "features",
-                    "verbose")
+    _param_names = ("max_iter", "average", "shuffle", "random_state", "early_stopping",
+                    "patience", "tag_dict", "tag_dict_min_count", "tag_dict_min_share",
+                    "all_states", "features", "verbose")
     _linear_scores = False  # greedy decoding: no explain
     _model_class = GreedyChain
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
-                 random_state: int | None = None, tag_dict: str | None = None,
+                 random_state: int | None = None, early_stopping: bool = False,
+                 patience: int = 3, tag_dict: str | None = None,
                  tag_dict_min_count: int = 20, tag_dict_min_share: float = 0.97,
                  all_states: bool = False, features: Any = None,
                  verbose: bool = False) -> None:
@@ -186,6 +192,8 @@ class GreedyTagger(ChainEstimator):
         self.average = average
         self.shuffle = shuffle
         self.random_state = random_state
+        self.early_stopping = early_stopping
+        self.patience = patience
         self.tag_dict = tag_dict
         self.tag_dict_min_count = tag_dict_min_count
         self.tag_dict_min_share = tag_dict_min_share
@@ -234,6 +242,7 @@ class GreedyTagger(ChainEstimator):
         trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, model.tagdict)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
+        self.stop_reason_ = f"{self.max_iter} passes done"
         for it in range(1, self.max_iter + 1):
             t = time.perf_counter()
             if self.shuffle:
@@ -245,8 +254,11 @@ class GreedyTagger(ChainEstimator):
             if dev is not None:
                 model.params = params.averaged() if self.average else params.w.copy()
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
+            if self._report(record, callback, snapshot=lambda: (
+                    params.averaged() if self.average else params.w.copy(), {})):
+                break
             if errors == 0:
+                self.stop_reason_ = "no training errors in a pass"
                 break
         model.params = params.averaged() if self.average else params.w.copy()
         self.n_iter_ = len(self.history_)

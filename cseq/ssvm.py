@@ -93,6 +93,11 @@ class StructuredSVM(ChainEstimator):
         Visit sequences in a new random order each pass.
     random_state : int or None
         Seed of the shuffling (numpy's PCG64): the same seed gives the same model.
+    early_stopping : bool, default False
+        Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
+        every pass, stop after ``patience`` passes without a better accuracy
+        and keep the best pass's weights (``best_iteration_``).
+    patience : int, default 3
     all_states : bool, default False
         Give every (attribute, label) pair a weight, not only pairs seen in training.
     features : featurizer or None
@@ -122,13 +127,13 @@ class StructuredSVM(ChainEstimator):
     """
 
     _param_names = ("C", "max_iter", "order", "cost", "average", "shuffle", "random_state",
-                    "all_states", "features", "verbose")
+                    "early_stopping", "patience", "all_states", "features", "verbose")
 
     def __init__(self, *, C: float = 0.1, max_iter: int = 10, order: int = 1,
                  cost: ArrayLike | Mapping[str, Mapping[str, float]] | None = None,
                  average: bool = True, shuffle: bool = True, random_state: int | None = None,
-                 all_states: bool = False, features: Any = None,
-                 verbose: bool = False) -> None:
+                 early_stopping: bool = False, patience: int = 3, all_states: bool = False,
+                 features: Any = None, verbose: bool = False) -> None:
         self.C = C
         self.max_iter = max_iter
         self.order = order
@@ -136,6 +141,8 @@ class StructuredSVM(ChainEstimator):
         self.average = average
         self.shuffle = shuffle
         self.random_state = random_state
+        self.early_stopping = early_stopping
+        self.patience = patience
         self.all_states = all_states
         self.features = features
         self.verbose = verbose
@@ -219,6 +226,7 @@ class StructuredSVM(ChainEstimator):
         trainer = _ssvm.SSVMTrainer(model.index, view, params, float(self.C), cost)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
+        self.stop_reason_ = f"{self.max_iter} passes done"
         for it in range(1, self.max_iter + 1):
             t = time.perf_counter()
             if self.shuffle:
@@ -232,7 +240,8 @@ class StructuredSVM(ChainEstimator):
             model.params = w
             if dev is not None:
                 record["dev_accuracy"] = dev(model)
-            self._report(record, callback)
+            if self._report(record, callback, snapshot=lambda w=w: (w.copy(), {})):
+                break
         model.params = self._weights_now(params)
         self.n_iter_ = len(self.history_)
 

@@ -139,7 +139,8 @@ def test_crf_sgd_and_c1_reach_the_estimator(train, tmp_path):
     assert r.returncode == 0 and f"{est.n_pruned_} exactly-zero weights pruned" in r.stdout
 
 
-@pytest.mark.parametrize("name", ["crf", "crf-sgd", "perceptron", "memm"])
+@pytest.mark.parametrize("name", [n for n, v in cli.LEARNERS.items()
+                                  if "early_stopping" in v.options])
 def test_early_stopping_keeps_the_best_iteration(name, train, tmp_path):
     model = tmp_path / "m.cseq"
     dev = tmp_path / "dev.txt"
@@ -159,8 +160,8 @@ def test_early_stopping_keeps_the_best_iteration(name, train, tmp_path):
     assert est.score(X, y) == scores[best - 1]
     assert f"dev accuracy {100 * scores[best - 1]:.2f}%" in r.stdout or \
         f"token accuracy {100 * scores[best - 1]:.2f}%" in r.stdout
-    if name == "perceptron":  # its second pass makes no training error: it stops there
-        assert est.stop_reason_ == "no training errors in a pass"
+    if name in ("perceptron", "greedy"):  # a pass without training errors ends training
+        assert est.n_iter_ < best + 2 and est.history_[-1]["errors"] == 0
     else:
         assert est.stop_reason_ == "early stopping: no dev improvement in 2 iterations"
         assert est.n_iter_ == best + 2
@@ -179,6 +180,9 @@ def test_early_stopping_keeps_the_best_iteration(name, train, tmp_path):
     (["--algorithm", "crf-sgd", "--c1", "1"], "--c1 does not apply to --algorithm crf-sgd"),
     (["--algorithm", "crf-sgd", "--n-jobs", "2"], "--n-jobs does not apply to --algorithm crf-sgd"),
     (["--algorithm", "crf", "--seed", "1"], "--seed does not apply to --algorithm crf"),
+    (["--algorithm", "greedy", "--c2", "1"],
+     "--c2 does not apply to --algorithm greedy (it takes --seed, --early-stopping, "
+     "--patience)"),
     (["--algorithm", "hmm", "--early-stopping", "--dev", "{train}"],
      "--early-stopping does not apply to --algorithm hmm (it takes no learner option)"),
     (["--algorithm", "crf", "--early-stopping"],

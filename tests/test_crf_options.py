@@ -1,5 +1,5 @@
 """CRF training options: L1 / elastic net by OWL-QN and sparse model files, SGD, early
-stopping on the dev set (CRF, perceptron and MEMM), the stopping rule and ConvergenceWarning."""
+stopping on the dev set (every iterative learner), the stopping rule and ConvergenceWarning."""
 
 from __future__ import annotations
 
@@ -270,7 +270,11 @@ DEV_X, DEV_Y = TEST[:2], [["B-NP", "I-NP", "B-VP", "B-PP", "B-NP", "O"],
                                       features=cseq.TemplateFeaturizer(TEMPLATES)),
     lambda: cseq.MEMM(c2=0.01, max_iter=60, tol=0.0, early_stopping=True, patience=2,
                       features=cseq.TemplateFeaturizer(TEMPLATES)),
-], ids=["crf-lbfgs", "crf-sgd", "perceptron", "memm"])
+    lambda: cseq.StructuredSVM(C=10.0, max_iter=60, early_stopping=True, patience=2,
+                               random_state=0, features=cseq.TemplateFeaturizer(TEMPLATES)),
+    lambda: cseq.GreedyTagger(max_iter=60, early_stopping=True, patience=2, random_state=0,
+                              features=cseq.TemplateFeaturizer(TEMPLATES)),
+], ids=["crf-lbfgs", "crf-sgd", "perceptron", "memm", "ssvm", "greedy"])
 def test_early_stopping_keeps_the_best_iteration(make):
     est = make()
     with warnings.catch_warnings():
@@ -303,7 +307,8 @@ def test_early_stopping_stops_after_patience_iterations_without_improvement():
 
 def test_early_stopping_needs_a_dev_set():
     for est in (cseq.CRF(early_stopping=True), cseq.StructuredPerceptron(early_stopping=True),
-                cseq.MEMM(early_stopping=True)):
+                cseq.MEMM(early_stopping=True), cseq.StructuredSVM(early_stopping=True),
+                cseq.GreedyTagger(early_stopping=True)):
         with pytest.raises(cseq.InputError, match="dev set"):
             est.fit(TRAIN, LABELS)
     with pytest.raises(cseq.InputError):

@@ -239,8 +239,13 @@ def test_score_is_token_accuracy(fitted):
                  "early_stopping": False, "patience": 5, "n_jobs": 1, "all_states": False,
                  "features": None, "verbose": False}),
     (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "order": 1, "cost": None, "average": True,
-                          "shuffle": True, "random_state": None, "all_states": False,
-                          "features": None, "verbose": False}),
+                          "shuffle": True, "random_state": None, "early_stopping": False,
+                          "patience": 3, "all_states": False, "features": None,
+                          "verbose": False}),
+    (cseq.GreedyTagger, {"max_iter": 5, "average": True, "shuffle": True, "random_state": None,
+                         "early_stopping": False, "patience": 3, "tag_dict": None,
+                         "tag_dict_min_count": 20, "tag_dict_min_share": 0.97,
+                         "all_states": False, "features": None, "verbose": False}),
 ])
 def test_get_params_set_params(cls, expected):
     est = cls()
@@ -350,7 +355,8 @@ BAD_PARAMS = [
     (cseq.StructuredSVM, {"C": 0.0}), (cseq.StructuredSVM, {"C": -1.0}),
     (cseq.StructuredSVM, {"C": float("inf")}), (cseq.StructuredSVM, {"C": "1"}),
     (cseq.StructuredSVM, {"max_iter": 0}), (cseq.StructuredSVM, {"random_state": -1}),
-    (cseq.StructuredSVM, {"cost": "hamming"}),
+    (cseq.StructuredSVM, {"cost": "hamming"}), (cseq.StructuredSVM, {"patience": 0}),
+    (cseq.StructuredSVM, {"early_stopping": 1}), (cseq.GreedyTagger, {"patience": 0}),
     (cseq.StructuredSVM, {"cost": [[0.0, -1.0], [1.0, 0.0]]}),
     (cseq.StructuredSVM, {"cost": [[0.0, 1.0], [1.0, 2.0]]}),
     (cseq.StructuredSVM, {"cost": [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]}),
