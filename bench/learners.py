@@ -8,9 +8,14 @@ Tasks (issue 13):
   sentences -> those 1,000, the ``chunk`` preset, span F1 (IOB2).
 
 One function per learner returns the estimator to train (or None when the
-learner does not apply); the driver times ``fit`` and ``predict``, scores the
-predictions and measures the model file.  It is a measuring tool: it asserts
-nothing and never runs in the test suite.
+learner does not apply), with the settings ``cseq train --algorithm NAME``
+uses (``crf-l1`` is ``--algorithm crf --c1 1 --c2 0``; the MEMM row uses
+``c2=0.1``); the driver times ``fit`` and ``predict`` (one thread), scores
+the predictions and measures the model file, and prints one table.  The
+banner and the last line give the load average and the ``load`` column the
+1-minute load after each row: on a shared machine the seconds are taken under
+that load.  It is a measuring tool: it asserts nothing and never runs in the
+test suite.
 
 Usage::
 
@@ -40,6 +45,12 @@ DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
 # Learners: name -> function(task) returning an unfitted estimator.
 
 
+def perceptron(task: str):
+    """Averaged structured perceptron, 10 passes, seed 0 (``cseq train``'s defaults)."""
+    return cseq.StructuredPerceptron(max_iter=10, random_state=0,
+                                     features=TemplateFeaturizer(PRESET[task]))
+
+
 def memm(task: str):
     """MEMM, L2 and L-BFGS on the task's template preset (c2 = 0.1 as the CRF's row)."""
     return cseq.MEMM(c2=0.1, max_iter=100, features=TemplateFeaturizer(PRESET[task]))
@@ -62,8 +73,10 @@ def ssvm(task: str):
 
 
 def crf(task: str):
-    """L2 CRF (L-BFGS) with the defaults of ``cseq train``: c2 = 0.1 for pos, 1.0 otherwise."""
-    return cseq.CRF(c2=0.1 if PRESET[task] == "pos" else 1.0,
+    """L2 CRF (L-BFGS) with the defaults of ``cseq train``: for pos c2 = 0.1 and 200
+    iterations, otherwise c2 = 1.0 and 100."""
+    pos = PRESET[task] == "pos"
+    return cseq.CRF(c2=0.1 if pos else 1.0, max_iter=200 if pos else 100,
                     features=TemplateFeaturizer(PRESET[task]))
 
 
@@ -78,8 +91,9 @@ def crf_sgd(task: str):
                     random_state=0, features=TemplateFeaturizer(PRESET[task]))
 
 
-LEARNERS = {"memm": memm, "hmm": hmm, "greedy": greedy, "ssvm": ssvm, "crf": crf, "crf-l1": crf_l1,
-            "crf-sgd": crf_sgd}
+# Cheapest first, so that a long run shows its first rows early.
+LEARNERS = {"perceptron": perceptron, "greedy": greedy, "hmm": hmm, "ssvm": ssvm, "memm": memm,
+            "crf-sgd": crf_sgd, "crf": crf, "crf-l1": crf_l1}
 
 
 # ---------------------------------------------------------------------------
@@ -100,6 +114,14 @@ def load_task(task: str, data: str):
         X, y = read_conll(os.path.join(data, "conll2000", "train.txt"))
         return X[:-1000], y[:-1000], X[-1000:], y[-1000:], "span F1", chunk_f1
     raise SystemExit(f"unknown task {task!r}")
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (the machine may be shared: timings under load)."""
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def run(name: str, task: str, split) -> dict:
@@ -139,18 +161,24 @@ def main(argv=None) -> int:
     for n in names:
         if n not in LEARNERS:
             raise SystemExit(f"unknown learner {n!r} (have {', '.join(LEARNERS)})")
-    print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    print("| task | learner | metric | value | train s | iterations | tag tokens/s | model MB |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+          f"{load_average()}", flush=True)
+    print("| task | learner | metric | value | train s | iterations | tag tokens/s | model MB | "
+          "load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for task in [t for t in args.tasks.split(",") if t]:
         split = load_task(task, args.data)
         for n in names:
             r = run(n, task, split)
             if r:
                 print(f"| {task} | {n} | {r['metric']} | {r['value']:.2f} | {r['train_s']:.1f} | "
-                      f"{r['iterations']} | {r['tok_s']:,.0f} | {r['size_mb']:.1f} |", flush=True)
+                      f"{r['iterations']} | {r['tok_s']:,.0f} | {r['size_mb']:.1f} | "
+                      f"{load_average().split()[0]} |", flush=True)
                 if r.get("note"):
                     print(f"  ({r['note']})", flush=True)
+    print(f"load average at the end: {load_average()} "
+          f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     return 0
 
 
