@@ -532,9 +532,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"order: {model.order} (label bigrams"
           + (f" and trigrams: {L ** 3} trigram weights)" if model.order == 2 else ")"))
     n_zero = int(np.sum(model.state_weights == 0.0))
-    n_pruned = getattr(est, "n_pruned_", 0)
-    print(f"attributes: {model.n_attributes}  state weights: {model.n_state} ({n_zero} zero; "
-          f"{n_pruned} exactly-zero weights pruned after training)  iterations: {est.n_iter_}")
+    # The CRF counts what it pruned; the perceptron prunes too, without a count
+    # in its files, so it is not said to have pruned none.
+    pruned = (f"; {est.n_pruned_} exactly-zero weights pruned after training"
+              if hasattr(est, "n_pruned_") else "")
+    print(f"attributes: {model.n_attributes}  state weights: {model.n_state} ({n_zero} zero"
+          f"{pruned})  iterations: {est.n_iter_}")
     for label, feats in est.top_features(k=args.top).items():
         shown = ", ".join(f"{name} {w:+.3f}" for name, w in feats)
         print(f"top features for {label}: {shown}")

@@ -111,6 +111,8 @@ def test_info_names_the_learner_of_a_model_trained_in_python(tmp_path):
         r = run("info", path)
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines()[0] == f"learner: {name} ({type(est).__name__})"
+        # Only the CRF counts its pruned weights; the perceptron is not said to prune none.
+        assert ("exactly-zero weights pruned" in r.stdout) == hasattr(est, "n_pruned_")
 
 
 def test_crf_sgd_and_c1_reach_the_estimator(train, tmp_path):
