@@ -38,7 +38,7 @@ def _cseq_on_path() -> bool:
 def test_quick_start_commands():
     block = _block("# cseq", "bash")
     first, second = [line.split("#")[0].strip() for line in block.strip().splitlines()]
-    assert first == 'pip install cseq-labeling && cseq demo'
+    assert first == 'pip install -e . && cseq demo'  # works from a fresh clone, before a release
     assert second == 'pip install -e ".[test]" && python -m pytest'
     r = subprocess.run([sys.executable, "-m", "cseq", "demo"], capture_output=True, text=True,
                        timeout=600)
