@@ -1,8 +1,5 @@
 """The `cseq` command line, run as a subprocess on small files."""
 
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -10,28 +7,7 @@ import cseq
 from cseq.conll import read_conll
 from cseq.data import train_path
 
-TRAIN = """\
-The DT B-NP
-dog NN I-NP
-barks VBZ B-VP
-. . O
-
-A DT B-NP
-cat NN I-NP
-sleeps VBZ B-VP
-. . O
-
-The DT B-NP
-cat NN I-NP
-barks VBZ B-VP
-. . O
-"""
-
-
-def run(*args, cwd=None):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "cseq", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=300)
+from cli_run import TRAIN, run
 
 
 @pytest.fixture()

@@ -8,7 +8,6 @@ Every test runs ``python -m cseq`` as a subprocess, on real corpora from
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -21,18 +20,13 @@ from cseq.conll import read_conll
 from cseq.data import sample_path
 
 from memory import skip_under_asan
+from cli_run import run
 from shared_data import DATA, SKIP_REASON, needs
 
 EWT_DEV = DATA / "ud_en_ewt" / "en_ewt-ud-dev.conllu"
 CONLL2000 = DATA / "conll2000" / "train.txt"
 WNUT_DEV = DATA / "wnut17" / "emerging.dev.conll"
 needs_data = needs(EWT_DEV, CONLL2000, WNUT_DEV)
-
-
-def run(*args, stdin=None, cwd=None):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "cseq", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=600, input=stdin)
 
 
 def head_sentences(path: Path, n: int, out: Path) -> Path:

@@ -2,10 +2,7 @@
 --early-stopping / --patience, options a learner does not take, and what `cseq info`
 says, run as a subprocess on generated files and on slices of the real corpora."""
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,34 +11,13 @@ import cseq
 from cseq import cli
 from cseq.conll import read_conll, read_conllu
 
+from cli_run import TRAIN, run
 from shared_data import CONLL2000, EWT, needs
 
-TRAIN = """\
-The DT B-NP
-dog NN I-NP
-barks VBZ B-VP
-. . O
-
-A DT B-NP
-cat NN I-NP
-sleeps VBZ B-VP
-. . O
-
-The DT B-NP
-cat NN I-NP
-barks VBZ B-VP
-. . O
-"""
 
 EWT_TRAIN = EWT / "en_ewt-ud-train.conllu"
 EWT_DEV = EWT / "en_ewt-ud-dev.conllu"
 CONLL_TRAIN = CONLL2000 / "train.txt"
-
-
-def run(*args):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "cseq", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=600)
 
 
 @pytest.fixture()

@@ -1,32 +1,12 @@
 """The command line and the CRF training options: per-preset defaults, ConvergenceWarning
 on stderr, and what `cseq info` says about pruned (L1) models."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 import cseq
 from cseq import cli
 
-TRAIN = """\
-The DT B-NP
-dog NN I-NP
-barks VBZ B-VP
-. . O
-
-A DT B-NP
-cat NN I-NP
-sleeps VBZ B-VP
-. . O
-"""
-
-
-def run(*args):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "cseq", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+from cli_run import TRAIN, run
 
 
 @pytest.mark.parametrize("argv, template, c2, max_iter", [
