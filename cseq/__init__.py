@@ -5,10 +5,11 @@ The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
 the kernels :func:`viterbi`, :func:`loss_augmented_viterbi` and
 :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics`,
-:mod:`cseq.explain` and :mod:`cseq.templates` come with ``import cseq``.
+:mod:`cseq.explain`, :mod:`cseq.probability` and :mod:`cseq.templates` come with
+``import cseq``.
 """
 
-from cseq import conll, explain, metrics, templates
+from cseq import conll, explain, metrics, probability, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
 from cseq.crf import CRF

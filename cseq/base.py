@@ -24,6 +24,7 @@ import numpy as np
 
 from cseq import _pack
 from cseq import explain as _explain
+from cseq import probability as _probability
 from cseq.explain import Explanation
 from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
                              ModelFormatError, NotFittedError, TrainingInterrupted)
@@ -133,6 +134,10 @@ class ChainEstimator:
     #: that :meth:`explain` can list its terms); False for local normalisation
     #: (MEMM) and greedy decoding.
     _linear_scores: bool = True
+    #: How the model defines ``P(y | x)``: ``"global"`` (CRF, HMM: ``exp(score -
+    #: log Z)``), ``"local"`` (MEMM: a product of local distributions) or None
+    #: (no probabilities; see :mod:`cseq.probability`).
+    _probabilities: str | None = None
 
     # -- parameters -------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -598,6 +603,40 @@ class ChainEstimator:
         puts the previous label in the rows).
         """
         return _explain.transition_table(self)
+
+    # -- probabilities (CRF, HMM, MEMM) ------------------------------------
+    def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
+                          n_jobs: int = 1) -> np.ndarray:
+        """``log P(y_s | x_s)`` of given label sequences (float64, one per sequence).
+
+        For models that define probabilities (CRF, HMM, MEMM); the others and
+        labels unknown to the model raise InputError.  See
+        :func:`cseq.probability.sequence_log_prob`.
+        """
+        return _probability.sequence_log_prob(self, X, y, n_jobs=n_jobs)
+
+    def predict_confidence(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
+        """The marginal probability of each label :meth:`predict` gives: an (n_i,) array per
+        sequence (CRF, HMM, MEMM)."""
+        return _probability.predict_confidence(self, X, n_jobs=n_jobs)
+
+    def sequence_entropy(self, X: Sequence[Any], *, n_jobs: int = 1) -> np.ndarray:
+        """Entropy in nats of each sequence's distribution over labelings (CRF, HMM, MEMM)."""
+        return _probability.sequence_entropy(self, X, n_jobs=n_jobs)
+
+    def span_marginals(self, X: Sequence[Any], spans: Sequence[Sequence[tuple[str, int, int]]],
+                       *, scheme: str | None = None, n_jobs: int = 1) -> list[np.ndarray]:
+        """The probability that each ``(type, start, end)`` span of ``spans[s]`` is an entity.
+
+        BIO or BIOES labels (CRF, HMM, MEMM); see
+        :func:`cseq.probability.span_marginals`.
+        """
+        return _probability.span_marginals(self, X, spans, scheme=scheme, n_jobs=n_jobs)
+
+    def predict_spans(self, X: Sequence[Any], *, scheme: str | None = None,
+                      n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
+        """The entity spans of the predicted labels, ``(type, start, end, probability)``."""
+        return _probability.predict_spans(self, X, scheme=scheme, n_jobs=n_jobs)
 
     # -- persistence ------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

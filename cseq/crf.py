@@ -115,6 +115,7 @@ class CRF(ChainEstimator):
     _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
+    _probabilities = "global"  # see cseq.probability
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",
                  max_iter: int = 100, order: int = 1, tol: float = 1e-5, period: int = 10,

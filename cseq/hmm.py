@@ -372,6 +372,7 @@ class HMM(ChainEstimator):
     """
 
     _param_names = ("alpha", "suffix_length", "rare_threshold", "word", "verbose")
+    _probabilities = "global"  # see cseq.probability
     # Every (attribute, label) pair has a weight: an HMM emits every word
     # from every label with some probability.
     all_states = True

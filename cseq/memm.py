@@ -86,6 +86,7 @@ class MEMM(ChainEstimator):
 
     _param_names = ("c2", "max_iter", "tol", "period", "early_stopping", "patience", "n_jobs",
                     "all_states", "features", "verbose")
+    _probabilities = "local"  # see cseq.probability
     _linear_scores = False  # locally normalised scores: no explain
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
@@ -140,24 +141,8 @@ class MEMM(ChainEstimator):
         return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
 
     def sequence_log_proba(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> np.ndarray:
-        """``log P(y_s | x_s)`` of given label sequences under the model (float64, one per sequence).
-
-        Labels unknown to the model raise InputError.
-        """
-        self._check_fitted()
-        corpus = self.featurizer_.transform(X)
-        label_ids = {name: i for i, name in enumerate(self.classes_)}
-        gold = self._gold_ids(y, corpus, label_ids)
-        if len(gold) and gold.min() < 0:
-            raise InputError("y holds a label the model does not know")
-        corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
-                           gold)
-        self.model_.check_corpus(corpus)
-        out = np.zeros(corpus.n_sequences, dtype=np.float64)
-        chunks = work_chunks(corpus.seq_ptr, 1)
-        _memm.memm_objective(self.model_.index, self.model_.params, corpus.view(), chunks,
-                             np.empty((len(chunks) - 1, 0)), 1, False, out)
-        return -out
+        """The same as :meth:`sequence_log_prob` (the name this method had first)."""
+        return self.sequence_log_prob(X, y)
 
     def _training_state(self) -> dict:
         return {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_)}

@@ -1,0 +1,582 @@
+"""Probabilities of label sequences, tokens and entity spans under a probabilistic chain.
+
+A CRF (and an HMM, whose scores are log-probabilities) defines
+``P(y | x) = exp(score(x, y) - log Z(x))``; a MEMM the product of its local
+distributions ``P(y_t | y_{t-1}, x)``.  Given the token and label-pair (and,
+at second order, label-trigram) marginals of one sequence, this module
+computes
+
+- the log-probability of a label sequence (:func:`path_log_prob`);
+- the entropy of the distribution over label sequences
+  (:func:`chain_entropy`): ``H = log Z - E[score]`` for a globally normalised
+  chain, the sum of the expected local entropies for a MEMM;
+- the probability that a span is an entity of a given type
+  (:func:`span_probability`): the probability that positions
+  ``begin .. begin + m - 1`` carry given labels (``B-X I-X ... I-X``) and that
+  the next label is not one that would continue the span (``I-X``).  The
+  posterior of a chain of order ``k`` is itself a Markov chain of order ``k``,
+  so this is a product of ratios of marginals, ``P(y_i = B) * prod P(y_t |
+  y_{t-1})`` with ``P(b | a) = P(a, b) / P(a)`` at first order and
+  ``P(c | a, b) = P(a, b, c) / P(a, b)`` at second order, minus the same for
+  the span extended by a continuing label.
+
+The estimator methods (``sequence_log_prob``, ``predict_confidence``,
+``sequence_entropy``, ``span_marginals``, ``predict_spans`` of
+:class:`~cseq.CRF`, :class:`~cseq.HMM` and :class:`~cseq.MEMM`) and
+:func:`annotate` call these on every sequence; models without probabilities
+(perceptron, structured SVM, greedy tagger) raise :class:`~cseq.InputError`.
+
+References
+----------
+Lafferty, J., McCallum, A., Pereira, F. (2001). Conditional random fields:
+probabilistic models for segmenting and labeling sequence data. ICML.
+Culotta, A., McCallum, A. (2004). Confidence estimation for information
+extraction. HLT-NAACL (the probability of an extracted field by constrained
+forward-backward).
+Hernando, D., Crespi, V., Cybenko, G. (2005). Efficient computation of the
+hidden Markov model entropy for a given observation sequence. IEEE
+Transactions on Information Theory 51(7).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cseq import _forward_backward, _memm
+from cseq.exceptions import InputError
+from cseq.inference import _chain_arrays, forward_backward
+from cseq.metrics import chunks, detect_scheme
+from cseq.model import not_finite, work_chunks
+from cseq.sequences import Sequences
+
+__all__ = ["path_log_prob", "chain_entropy", "span_probability", "Tagged", "annotate",
+           "sequence_log_prob", "predict_confidence", "sequence_entropy", "span_marginals",
+           "predict_spans", "SPAN_SCHEMES"]
+
+#: Chunk schemes whose spans :func:`span_marginals` reads.
+SPAN_SCHEMES = ("iob2", "bioes")
+
+
+# ----------------------------------------------------------------------------
+# one sequence, from its marginals
+
+
+@dataclass
+class _Posterior:
+    """What one sequence's probabilities are computed from.
+
+    ``marg`` (n, L), ``pair`` (n - 1, L, L), ``triple`` (n - 2, L, L, L) or
+    None (first order), and the sequence's entropy.
+    """
+
+    marg: np.ndarray
+    pair: np.ndarray
+    triple: np.ndarray | None
+    entropy: float
+
+
+def _path_score(em: np.ndarray, tr: np.ndarray, st: np.ndarray, en: np.ndarray,
+                t2: np.ndarray | None, path: np.ndarray) -> float:
+    n = len(path)
+    if n == 0:
+        return 0.0
+    s = float(em[np.arange(n), path].sum()) + float(st[path[0]]) + float(en[path[-1]])
+    if n > 1:
+        s += float(tr[path[:-1], path[1:]].sum())
+    if t2 is not None and n > 2:
+        s += float(t2[path[:-2], path[1:-1], path[2:]].sum())
+    return s
+
+
+def _global_posterior(em, tr, st, en, t2, seq: int = 0) -> tuple[float, _Posterior]:
+    """log Z and the posterior of a globally normalised chain (CRF, HMM)."""
+    result = _forward_backward.forward_backward_array(em, tr, st, en, t2)
+    log_z, marg, pair = result[0], result[1], result[2]
+    triple = result[3] if t2 is not None else None
+    if not (math.isfinite(log_z) and all(np.isfinite(r).all() for r in result[1:])):
+        raise not_finite(seq, "log Z")
+    expected = float((marg * em).sum()) + float(marg[0] @ st) + float(marg[-1] @ en)
+    expected += float((pair * tr).sum())
+    if triple is not None:
+        expected += float((triple * t2).sum())
+    return log_z, _Posterior(marg, pair, triple, max(log_z - expected, 0.0))
+
+
+def _local_posterior(first: np.ndarray, cond: np.ndarray) -> _Posterior:
+    """The posterior of a MEMM from its local distributions (``cond[t - 1, p, j]``)."""
+    n, L = len(cond) + 1, len(first)
+    marg = np.empty((n, L))
+    pair = np.empty((n - 1, L, L))
+    marg[0] = first
+    for t in range(1, n):
+        pair[t - 1] = marg[t - 1][:, None] * cond[t - 1]
+        marg[t] = pair[t - 1].sum(axis=0)
+    with np.errstate(divide="ignore"):
+        h = -float(np.sum(first[first > 0] * np.log(first[first > 0])))
+        pos = cond > 0
+        h -= float(np.sum(pair[pos] * np.log(cond[pos])))
+    return _Posterior(marg, pair, None, max(h, 0.0))
+
+
+def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
+    """``P(y[begin : begin + len(run)] = run)`` from the posterior's marginals."""
+    m = len(run)
+    if post.triple is None or m == 1:
+        p = float(post.marg[begin, run[0]])
+        for k in range(1, m):
+            d = float(post.marg[begin + k - 1, run[k - 1]])
+            if p <= 0.0 or d <= 0.0:
+                return 0.0
+            p *= float(post.pair[begin + k - 1, run[k - 1], run[k]]) / d
+        return p
+    p = float(post.pair[begin, run[0], run[1]])
+    for k in range(2, m):
+        d = float(post.pair[begin + k - 2, run[k - 2], run[k - 1]])
+        if p <= 0.0 or d <= 0.0:
+            return 0.0
+        p *= float(post.triple[begin + k - 2, run[k - 2], run[k - 1], run[k]]) / d
+    return p
+
+
+def _run_prob(post: _Posterior, begin: int, run: Sequence[int],
+              next_not: Sequence[int]) -> float:
+    """``P(y[begin:begin + m] = run and y[begin + m] not in next_not)`` (no next label: true)."""
+    p = _prefix_prob(post, begin, run)
+    if begin + len(run) < len(post.marg):
+        for c in next_not:
+            p -= _prefix_prob(post, begin, [*run, c])
+    return min(max(p, 0.0), 1.0)
+
+
+# ----------------------------------------------------------------------------
+# the array API
+
+
+def _check_path(path: ArrayLike, n: int, n_labels: int, name: str = "path") -> np.ndarray:
+    from cseq.inference import _gold_array
+    return _gold_array(path, n, n_labels).astype(np.int64).reshape(n)
+
+
+def path_log_prob(emissions: ArrayLike, transitions: ArrayLike, path: ArrayLike,
+                  start: ArrayLike | None = None, end: ArrayLike | None = None, *,
+                  transitions2: ArrayLike | None = None) -> float:
+    """``log P(path)`` under a first- or second-order linear chain: ``score(path) - log Z``.
+
+    Parameters
+    ----------
+    emissions, transitions, start, end, transitions2
+        As for :func:`cseq.viterbi`.
+    path : array_like of int, shape (n,)
+        Label ids, one per position.
+
+    Returns
+    -------
+    float
+        At most 0; 0.0 for an empty sequence.
+
+    Examples
+    --------
+    >>> import numpy as np, cseq
+    >>> lp = cseq.probability.path_log_prob(np.zeros((2, 2)), np.zeros((2, 2)), [0, 1])
+    >>> bool(np.isclose(lp, np.log(0.25)))
+    True
+    """
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
+    y = _check_path(path, em.shape[0], em.shape[1])
+    if em.shape[0] == 0:
+        return 0.0
+    log_z = forward_backward(em, tr, st, en, transitions2=t2)[0]
+    return min(_path_score(em, tr, st, en, t2, y) - log_z, 0.0)
+
+
+def chain_entropy(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
+                  end: ArrayLike | None = None, *,
+                  transitions2: ArrayLike | None = None) -> float:
+    """Entropy (in nats) of the distribution over label sequences of a linear chain.
+
+    ``H = -sum_y P(y) log P(y) = log Z - E[score(y)]``, the expectation taken
+    with the token, pair (and trigram) marginals of forward-backward.
+
+    Parameters are those of :func:`cseq.viterbi`.  Returns 0.0 for an empty
+    sequence; at most ``n log L``.
+
+    References
+    ----------
+    Hernando, D., Crespi, V., Cybenko, G. (2005). Efficient computation of the
+    hidden Markov model entropy for a given observation sequence. IEEE
+    Transactions on Information Theory 51(7).
+    """
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
+    if em.shape[0] == 0:
+        return 0.0
+    forward_backward(em, tr, st, en, transitions2=t2)  # the clear error if not finite
+    return _global_posterior(em, tr, st, en, t2)[1].entropy
+
+
+def span_probability(emissions: ArrayLike, transitions: ArrayLike, begin: int,
+                     labels: Sequence[int], *, next_not: Sequence[int] = (),
+                     start: ArrayLike | None = None, end: ArrayLike | None = None,
+                     transitions2: ArrayLike | None = None) -> float:
+    """Probability that positions ``begin, begin + 1, ...`` carry ``labels`` and the next does not
+    carry any label of ``next_not``.
+
+    For a BIO entity of type X over positions ``i .. j - 1``: ``labels`` is
+    ``[B-X, I-X, ..., I-X]`` (``j - i`` ids) and ``next_not`` is ``[I-X]``;
+    a span that ends the sequence has no next label to check.
+
+    Parameters
+    ----------
+    emissions, transitions, start, end, transitions2
+        As for :func:`cseq.viterbi`.
+    begin : int
+        First position of the span.
+    labels : sequence of int
+        Label ids of the span's positions (at least one, inside the sequence).
+    next_not : sequence of int
+        Label ids the position after the span must not have.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``: a product of ratios of the marginals of forward-backward
+        (the posterior of a chain is a Markov chain of the same order).
+    """
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
+    n, L = em.shape
+    run = _check_run(begin, labels, next_not, n, L)
+    forward_backward(em, tr, st, en, transitions2=t2)
+    post = _global_posterior(em, tr, st, en, t2)[1]
+    return _run_prob(post, run[0], run[1], run[2])
+
+
+def _check_run(begin: Any, labels: Any, next_not: Any, n: int,
+               L: int) -> tuple[int, list[int], list[int]]:
+    if isinstance(begin, bool) or not isinstance(begin, (int, np.integer)):
+        raise InputError(f"begin must be an int, got {begin!r}")
+    ids = []
+    for name, seq in (("labels", labels), ("next_not", next_not)):
+        if isinstance(seq, (str, bytes)):
+            raise InputError(f"{name} must be a sequence of label ids, got {seq!r}")
+        try:
+            vals = [int(v) for v in seq]
+            ok = all(not isinstance(v, bool) and float(v) == int(v) for v in seq)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or any(not 0 <= v < L for v in vals):
+            raise InputError(f"{name} must hold label ids in 0..{L - 1}, got {seq!r}")
+        ids.append(vals)
+    if not ids[0]:
+        raise InputError("labels must hold at least one label id")
+    if not 0 <= begin <= n - len(ids[0]):
+        raise InputError(f"a span of {len(ids[0])} labels at {begin} does not fit in a "
+                         f"sequence of {n} positions")
+    return int(begin), ids[0], ids[1]
+
+
+# ----------------------------------------------------------------------------
+# estimators
+
+
+def _kind(est: Any) -> str:
+    """``"global"`` (CRF, HMM) or ``"local"`` (MEMM); InputError for other models."""
+    kind = getattr(est, "_probabilities", None)
+    if kind not in ("global", "local"):
+        raise InputError(f"{type(est).__name__} models define no probabilities; sequence and "
+                         "span probabilities come from a CRF, an HMM or a MEMM")
+    est._check_fitted()
+    return kind
+
+
+def _posteriors(est: Any, corpus: Sequences, kind: str) -> list[_Posterior | None]:
+    """The posterior of every sequence of ``corpus`` (None for an empty one)."""
+    model = est.model_
+    model.check_corpus(corpus)
+    out: list[_Posterior | None] = []
+    ptr = corpus.seq_ptr
+    if kind == "global":
+        em_all = model.emissions(corpus, 0, corpus.n_tokens)
+        tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
+        for s in range(corpus.n_sequences):
+            a, b = int(ptr[s]), int(ptr[s + 1])
+            out.append(None if a == b else _global_posterior(
+                np.ascontiguousarray(em_all[a:b]), tr, st, en, t2, s)[1])
+        return out
+    view = corpus.view()
+    for s in range(corpus.n_sequences):
+        if ptr[s] == ptr[s + 1]:
+            out.append(None)
+            continue
+        first, cond, _ = _memm.local_distributions(model.index, model.params, view, s)
+        if not (np.isfinite(first).all() and np.isfinite(cond).all()):
+            raise not_finite(s, "local log Z")
+        out.append(_local_posterior(first, cond))
+    return out
+
+
+def _label_ids(est: Any) -> dict[str, int]:
+    return {str(name): i for i, name in enumerate(est.classes_)}
+
+
+def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
+                      n_jobs: int = 1) -> np.ndarray:
+    """``log P(y_s | x_s)`` of each given label sequence (float64, one per sequence).
+
+    Raises InputError for a model without probabilities or a label the model
+    does not know.
+    """
+    kind = _kind(est)
+    ids = _label_ids(est)
+    model = est.model_
+    if not isinstance(y, (list, tuple)):
+        y = list(y)
+    if not (isinstance(X, (list, tuple)) and len(y) == len(X)):
+        n_jobs = 1  # one block: an error names indices of the whole X
+
+    def work(corpus: Sequences, block: slice | None) -> np.ndarray:
+        gold = est._gold_ids(y if block is None else y[block], corpus, ids)
+        if len(gold) and gold.min() < 0:
+            raise InputError("y holds a label the model does not know")
+        labeled = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+                            gold)
+        model.check_corpus(labeled)
+        out = np.zeros(corpus.n_sequences)
+        if kind == "local":
+            chunks_ = work_chunks(corpus.seq_ptr, 1)
+            try:
+                _memm.memm_objective(model.index, model.params, labeled.view(), chunks_,
+                                     np.empty((len(chunks_) - 1, 0)), 1, False, out)
+            except FloatingPointError as exc:
+                raise not_finite(exc.args[0], "local log Z") from None
+            return -out
+        em_all = model.emissions(corpus, 0, corpus.n_tokens)
+        tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
+        ptr = corpus.seq_ptr
+        for s in range(corpus.n_sequences):
+            a, b = int(ptr[s]), int(ptr[s + 1])
+            if a == b:
+                continue
+            em = np.ascontiguousarray(em_all[a:b])
+            log_z = _forward_backward.forward_backward_array(em, tr, st, en, t2)[0]
+            if not math.isfinite(log_z):
+                raise not_finite(s, "log Z")
+            out[s] = min(_path_score(em, tr, st, en, t2, gold[a:b].astype(np.int64)) - log_z,
+                         0.0)
+        return out
+    parts = est._map_blocks(X, n_jobs, work)
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+@dataclass
+class Tagged:
+    """One tagged sequence with its probabilities (see :func:`annotate`).
+
+    Attributes
+    ----------
+    labels : list of str
+        The predicted labels (``est.predict``).
+    confidence : ndarray of float64, shape (n,)
+        The marginal probability of each predicted label, ``P(y_t = label_t | x)``.
+    log_prob : float
+        ``log P(labels | x)`` of the whole predicted sequence.
+    entropy : float
+        Entropy (nats) of the distribution over label sequences.
+    spans : list of (type, start, end, probability)
+        The predicted entities (``end`` exclusive, as :func:`cseq.metrics.chunks`
+        reads them) with the probability that the tokens of each have the
+        predicted labels and that the span ends there (under ``iob2``: no
+        ``I-type`` next); for a span predicted as ``B-type I-type ...`` this
+        is its :meth:`span_marginals <cseq.CRF.span_marginals>`.  Empty when
+        the labels are not BIO or BIOES.
+    """
+
+    labels: list[str]
+    confidence: np.ndarray
+    log_prob: float
+    entropy: float
+    spans: list[tuple[str, int, int, float]] = field(default_factory=list)
+
+
+def _scheme_of(est: Any, scheme: str | None, required: bool) -> str | None:
+    if scheme is None:
+        scheme = detect_scheme(str(c) for c in est.classes_)
+        if scheme is None and required:
+            raise InputError("the model's labels are not BIO or BIOES (B-TYPE, I-TYPE, ...): "
+                             "it has no entity spans")
+        return scheme
+    if scheme not in SPAN_SCHEMES:
+        raise InputError(f"scheme must be one of {', '.join(SPAN_SCHEMES)} or None, got "
+                         f"{scheme!r}")
+    return scheme
+
+
+def _span_run(ids: dict[str, int], scheme: str, kind: str, begin: int,
+              end: int) -> tuple[list[int], list[int]] | None:
+    """Label ids of a span of type ``kind`` over ``begin:end`` and of the labels that may
+    not follow it; None when the model lacks one of the span's labels (probability 0)."""
+    m = end - begin
+    if scheme == "iob2":
+        names = [f"B-{kind}"] + [f"I-{kind}"] * (m - 1)
+        after = [f"I-{kind}"]
+    else:
+        names = [f"S-{kind}"] if m == 1 else \
+            [f"B-{kind}"] + [f"I-{kind}"] * (m - 2) + [f"E-{kind}"]
+        after = []
+    if any(n not in ids for n in names):
+        return None
+    return [ids[n] for n in names], [ids[n] for n in after if n in ids]
+
+
+def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | None = None,
+             n_jobs: int = 1) -> list[Tagged]:
+    """Predict every sequence of ``X`` with its confidence, log-probability, entropy and spans.
+
+    Parameters
+    ----------
+    est : a fitted CRF, HMM or MEMM.
+    X : sequences, as given to ``predict``.
+    spans : bool, default True
+        List the predicted entity spans with their probabilities (when the
+        labels are BIO or BIOES).
+    scheme : {"iob2", "bioes"} or None
+        The chunk scheme of the labels (None: detected from the model's labels).
+    n_jobs : int
+        Threads for featurization and decoding.
+
+    Returns
+    -------
+    list of Tagged
+    """
+    kind = _kind(est)
+    scheme = _scheme_of(est, scheme, False) if spans else None
+    ids = _label_ids(est)
+    names = np.asarray(est.classes_, dtype=object)
+
+    def work(corpus: Sequences, block: slice | None) -> list[Tagged]:
+        pred = est._decode(est.model_, corpus)
+        posts = _posteriors(est, corpus, kind)
+        ptr = corpus.seq_ptr
+        out = []
+        for s, post in enumerate(posts):
+            a, b = int(ptr[s]), int(ptr[s + 1])
+            path = pred[a:b].astype(np.int64)
+            labels = names[path].tolist()
+            if post is None:
+                out.append(Tagged(labels, np.zeros(0), 0.0, 0.0))
+                continue
+            conf = post.marg[np.arange(b - a), path].copy()
+            found = []
+            if scheme is not None:
+                for typ, i, j in chunks(labels, scheme):
+                    after = ids.get(f"I-{typ}") if scheme == "iob2" else None
+                    found.append((typ, i, j, _run_prob(post, i, path[i:j].tolist(),
+                                                       [] if after is None else [after])))
+            out.append(Tagged(labels, conf, _log_prob_of(post, path), post.entropy, found))
+        return out
+    return [t for block in est._map_blocks(X, n_jobs, work) for t in block]
+
+
+def _log_prob_of(post: _Posterior, path: np.ndarray) -> float:
+    """``log P(path)`` by the chain rule over the Markov posterior, a sum of log ratios of marginals."""
+    n = len(path)
+    t = np.arange(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if post.triple is None or n < 3:
+            num = np.concatenate([[post.marg[0, path[0]]], post.pair[t[:-1], path[:-1], path[1:]]])
+            den = np.concatenate([[1.0], post.marg[t[:-1], path[:-1]]])
+        else:
+            num = np.concatenate([[post.pair[0, path[0], path[1]]],
+                                  post.triple[t[:-2], path[:-2], path[1:-1], path[2:]]])
+            den = np.concatenate([[1.0], post.pair[t[:-2], path[:-2], path[1:-1]]])
+        if (num <= 0).any():
+            return -math.inf
+        return min(float(np.sum(np.log(num) - np.log(den))), 0.0)
+
+
+def predict_confidence(est: Any, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
+    """The marginal probability of each predicted label: one (n_i,) array per sequence."""
+    return [t.confidence for t in annotate(est, X, spans=False, n_jobs=n_jobs)]
+
+
+def sequence_entropy(est: Any, X: Sequence[Any], *, n_jobs: int = 1) -> np.ndarray:
+    """Entropy (nats) of the distribution over the label sequences of each sequence."""
+    kind = _kind(est)
+
+    def work(corpus: Sequences, block: slice | None) -> list[float]:
+        return [0.0 if p is None else p.entropy for p in _posteriors(est, corpus, kind)]
+    return np.array([h for block in est._map_blocks(X, n_jobs, work) for h in block],
+                    dtype=np.float64)
+
+
+def _check_spans(spans: Any, n_seq: int) -> list[list[tuple[str, int, int]]]:
+    if not isinstance(spans, (list, tuple)) or len(spans) != n_seq:
+        raise InputError(f"spans must be a list with one list of (type, start, end) per "
+                         f"sequence ({n_seq})")
+    out = []
+    for s, seq in enumerate(spans):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, (list, tuple)):
+            raise InputError(f"spans[{s}] must be a list of (type, start, end) tuples")
+        rows = []
+        for k, span in enumerate(seq):
+            ok = isinstance(span, (list, tuple)) and len(span) == 3 \
+                and isinstance(span[0], str) and all(
+                    isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                    for v in span[1:])
+            if not ok:
+                raise InputError(f"spans[{s}][{k}] must be a (type, start, end) tuple, got "
+                                 f"{span!r}")
+            rows.append((span[0], int(span[1]), int(span[2])))
+        out.append(rows)
+    return out
+
+
+def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None = None,
+                   n_jobs: int = 1) -> list[np.ndarray]:
+    """The probability of each given entity span: one float64 array per sequence.
+
+    ``spans[s]`` lists ``(type, start, end)`` tuples for sequence ``s``
+    (``end`` exclusive, as :func:`cseq.metrics.chunks` gives them).  Under
+    ``iob2`` a span is ``B-type`` at ``start``, ``I-type`` through ``end - 1``
+    and no ``I-type`` at ``end``; under ``bioes`` it is ``S-type``, or
+    ``B-type I-type ... E-type``.  A span whose labels the model does not
+    have has probability 0.
+    """
+    kind = _kind(est)
+    scheme = _scheme_of(est, scheme, True)
+    ids = _label_ids(est)
+    n_seq = len(X) if hasattr(X, "__len__") else None
+    if n_seq is None:
+        X = list(X)
+        n_seq = len(X)
+    wanted = _check_spans(spans, n_seq)
+
+    def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
+        mine = wanted if block is None else wanted[block]
+        posts = _posteriors(est, corpus, kind)
+        lengths = np.diff(corpus.seq_ptr)
+        out = []
+        for s, (post, rows) in enumerate(zip(posts, mine)):
+            probs = np.zeros(len(rows))
+            for k, (typ, i, j) in enumerate(rows):
+                if not 0 <= i < j <= lengths[s]:
+                    raise InputError(f"span {(typ, i, j)} is not inside its sequence of "
+                                     f"{int(lengths[s])} tokens")
+                run = _span_run(ids, scheme, typ, i, j)
+                if run is not None and post is not None:
+                    probs[k] = _run_prob(post, i, run[0], run[1])
+            out.append(probs)
+        return out
+    return [p for block in est._map_blocks(X, n_jobs, work) for p in block]
+
+
+def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
+                  n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
+    """The predicted entity spans of each sequence, ``(type, start, end, probability)``."""
+    _kind(est)
+    scheme = _scheme_of(est, scheme, True)
+    return [t.spans for t in annotate(est, X, scheme=scheme, n_jobs=n_jobs)]

@@ -1,0 +1,381 @@
+"""Sequence log-probabilities, confidences, entropies and span marginals against enumeration.
+
+Every reference enumerates all ``L ** n`` label paths (``tests/oracle.py``):
+``log P(y) = score(y) - logsumexp(scores)`` for a CRF or an HMM, the sum of the
+local log-probabilities for a MEMM; the entropy is ``-sum_y P(y) log P(y)``;
+a span's probability is the total probability of the paths that have the
+span's labels and no continuing label after it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import cseq
+from cseq import probability
+from cseq.exceptions import InputError
+
+from budget import examples
+from oracle import all_path_scores, all_paths, brute_marginals, brute_memm, logsumexp
+from strategies import chains
+
+pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+
+_unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def chains12(draw, max_n: int = 5, max_labels: int = 4):
+    """A dense chain ``(E, T, start, end, T2)``; ``T2`` is None (first order) half the time."""
+    E, T, start, end = draw(chains(max_n=max_n, max_labels=max_labels, with_start_end=True))
+    if draw(st.booleans()):
+        return E, T, start, end, None
+    L = E.shape[1]
+    exponent = draw(st.one_of(st.floats(-3.0, 2.0), st.floats(2.5, 4.0)))
+    T2 = draw(hnp.arrays(np.float64, (L, L, L), elements=_unit)) * 10.0 ** exponent
+    return E, T, start, end, T2
+
+
+def magnitude(E, T, start, end, T2) -> float:
+    n = E.shape[0]
+    side = max(np.abs(T).max(), np.abs(start).max(), np.abs(end).max(),
+               0.0 if T2 is None else np.abs(T2).max())
+    return 1.0 + n * float(np.abs(E).max()) + 2 * (n + 1) * float(side)
+
+
+def brute_log_probs(E, T, start, end, T2):
+    """Every path and its log-probability, by enumeration."""
+    paths, scores = all_path_scores(E, T, start, end, T2)
+    return paths, scores - logsumexp(scores)
+
+
+def brute_entropy(logp) -> float:
+    p = np.exp(logp)
+    return float(-sum(pi * lp for pi, lp in zip(p, logp) if pi > 0))
+
+
+def brute_run(paths, logp, begin, run, next_not) -> float:
+    """Total probability of the paths with ``run`` at ``begin`` and no ``next_not`` label after."""
+    total = 0.0
+    m = len(run)
+    for path, lp in zip(paths, logp):
+        if list(path[begin:begin + m]) != list(run):
+            continue
+        if begin + m < len(path) and path[begin + m] in next_not:
+            continue
+        total += math.exp(lp)
+    return total
+
+
+# ---------------------------------------------------------------------------
+# the array API
+
+
+@examples(120)
+@given(chains12(), st.data())
+def test_path_log_prob_is_score_minus_log_z(chain, data):
+    E, T, start, end, T2 = chain
+    n, L = E.shape
+    paths, logp = brute_log_probs(*chain)
+    mag = magnitude(*chain)
+    k = data.draw(st.integers(0, len(paths) - 1))
+    got = probability.path_log_prob(E, T, paths[k], start, end, transitions2=T2)
+    assert got <= 0.0
+    assert got == pytest.approx(min(logp[k], 0.0), rel=0, abs=1e-10 * mag)
+
+
+@examples(120)
+@given(chains12())
+def test_chain_entropy_is_minus_sum_p_log_p(chain):
+    E, T, start, end, T2 = chain
+    n, L = E.shape
+    _, logp = brute_log_probs(*chain)
+    got = probability.chain_entropy(E, T, start, end, transitions2=T2)
+    assert 0.0 <= got <= n * math.log(L) + 1e-9
+    assert got == pytest.approx(brute_entropy(logp), rel=1e-7, abs=1e-9 + 1e-12 * magnitude(*chain))
+
+
+@examples(150)
+@given(chains12(), st.data())
+def test_span_probability_matches_enumeration(chain, data):
+    E, T, start, end, T2 = chain
+    n, L = E.shape
+    paths, logp = brute_log_probs(*chain)
+    begin = data.draw(st.integers(0, n - 1))
+    m = data.draw(st.integers(1, n - begin))
+    # A piece of one of the most probable paths (a random run is often
+    # improbable to 0 when scores are large), or now and then a random one.
+    order = np.argsort(-logp, kind="stable")
+    path = paths[order[data.draw(st.integers(0, min(3, len(paths) - 1)))]]
+    run = path[begin:begin + m].tolist()
+    if data.draw(st.integers(0, 4)) == 0:
+        run = data.draw(st.lists(st.integers(0, L - 1), min_size=m, max_size=m))
+    nxt = [int(path[begin + m])] if begin + m < n and data.draw(st.booleans()) else []
+    next_not = sorted(set(nxt + data.draw(st.lists(st.integers(0, L - 1), max_size=2))))
+    got = probability.span_probability(E, T, begin, run, next_not=next_not, start=start,
+                                       end=end, transitions2=T2)
+    want = brute_run(paths, logp, begin, run, next_not)
+    assert 0.0 <= got <= 1.0
+    assert got == pytest.approx(want, rel=1e-7, abs=1e-9 + 1e-13 * magnitude(*chain))
+
+
+def test_array_functions_on_a_uniform_chain():
+    # Two labels, three positions, all scores 0: 8 equally likely paths.
+    E, T = np.zeros((3, 2)), np.zeros((2, 2))
+    assert probability.path_log_prob(E, T, [0, 1, 1]) == pytest.approx(math.log(1 / 8))
+    assert probability.chain_entropy(E, T) == pytest.approx(3 * math.log(2))
+    # Label 0 at 1 and then not 0 at 2: 2 * 1 * 1 of 8 paths.
+    assert probability.span_probability(E, T, 1, [0], next_not=[0]) == pytest.approx(0.25)
+    assert probability.span_probability(E, T, 1, [0, 1]) == pytest.approx(0.25)
+    assert probability.path_log_prob(np.zeros((0, 2)), T, []) == 0.0
+    assert probability.chain_entropy(np.zeros((0, 2)), T) == 0.0
+
+
+@pytest.mark.parametrize("begin, labels, next_not, match", [
+    (0, [], (), "at least one"),
+    (2, [0, 0], (), "does not fit"),
+    (-1, [0], (), "does not fit"),
+    (0, [2], (), "label ids in 0..1"),
+    (0, [0], [5], "label ids in 0..1"),
+    (0, "ab", (), "sequence of label ids"),
+    (0.5, [0], (), "begin must be an int"),
+    (True, [0], (), "begin must be an int"),
+])
+def test_span_probability_refuses_bad_spans(begin, labels, next_not, match):
+    with pytest.raises(InputError, match=match):
+        probability.span_probability(np.zeros((3, 2)), np.zeros((2, 2)), begin, labels,
+                                     next_not=next_not)
+
+
+def test_path_log_prob_refuses_a_bad_path():
+    with pytest.raises(InputError):
+        probability.path_log_prob(np.zeros((3, 2)), np.zeros((2, 2)), [0, 1])
+    with pytest.raises(InputError):
+        probability.path_log_prob(np.zeros((2, 2)), np.zeros((2, 2)), [0, 2])
+
+
+# ---------------------------------------------------------------------------
+# estimators
+
+LABELS = ["B-PER", "I-PER", "B-LOC", "I-LOC", "O"]
+TRAIN_X = [[["w=Ann"], ["w=Lee"], ["w=in"], ["w=Paris"]],
+           [["w=Bob"], ["w=went"], ["w=to"], ["w=New"], ["w=York"]],
+           [["w=in"], ["w=Rome"]]]
+TRAIN_Y = [["B-PER", "I-PER", "O", "B-LOC"],
+           ["B-PER", "O", "O", "B-LOC", "I-LOC"],
+           ["O", "B-LOC"]]
+QUERY_X = [[["w=Ann"], ["w=went"], ["w=New"], ["w=York"]], [], [["w=Lee"]],
+           [["w=Rome"], ["w=Bob"], ["w=zzz"]]]
+
+
+def _words(X):
+    return [[tok[0][2:] for tok in seq] for seq in X]
+
+
+LEARNERS = {
+    "crf": lambda: cseq.CRF(max_iter=3),
+    "crf-order2": lambda: cseq.CRF(max_iter=3, order=2),
+    "hmm": lambda: cseq.HMM(),
+    "memm": lambda: cseq.MEMM(max_iter=3),
+}
+
+
+def _fitted(name: str, seed: int | None, scale: float = 1.0):
+    est = LEARNERS[name]()
+    X = _words(TRAIN_X) if name == "hmm" else TRAIN_X
+    est.fit(X, TRAIN_Y)
+    assert est.classes_ == sorted(LABELS)
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+        est.model_.params = rng.normal(size=est.model_.params.shape) * scale
+    return est
+
+
+def _query(name: str):
+    return _words(QUERY_X) if name == "hmm" else QUERY_X
+
+
+def _brute(est, name: str, x):
+    """Every path of one sequence and its log-probability under the estimator's model."""
+    model = est.model_
+    corpus = est.featurizer_.transform([x])
+    E = model.emissions(corpus, 0, corpus.n_tokens)
+    if name == "memm":
+        paths, logp, _ = brute_memm(E, model.transitions, model.start)
+        return paths, logp
+    return brute_log_probs(E, model.transitions, model.start, model.end, model.trans2)
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+@examples(12)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.1, 1.0, 5.0]))
+def test_estimator_probabilities_match_enumeration(name, seed, scale):
+    est = _fitted(name, seed, scale)
+    X = _query(name)
+    classes = est.classes_
+    ids = {c: i for i, c in enumerate(classes)}
+    pred = est.predict(X)
+    rng = np.random.default_rng(seed)
+    given_y = [[classes[k] for k in rng.integers(0, len(classes), len(x))] for x in X]
+    logp = est.sequence_log_prob(X, given_y)
+    entropy = est.sequence_entropy(X)
+    conf = est.predict_confidence(X)
+    tagged = probability.annotate(est, X)
+    spans = [[(typ, i, j) for typ in ("PER", "LOC") for i in range(len(x))
+              for j in range(i + 1, len(x) + 1)] for x in X]
+    span_p = est.span_marginals(X, spans)
+    for s, x in enumerate(X):
+        assert tagged[s].labels == pred[s]
+        if not x:
+            assert logp[s] == 0.0 and entropy[s] == 0.0 and len(conf[s]) == 0
+            assert tagged[s].spans == [] and len(span_p[s]) == 0
+            continue
+        paths, lp = _brute(est, name, x)
+        index = {tuple(p): k for k, p in enumerate(paths.tolist())}
+        k = index[tuple(ids[c] for c in given_y[s])]
+        assert logp[s] == pytest.approx(lp[k], rel=1e-9, abs=1e-9)
+        k = index[tuple(ids[c] for c in pred[s])]
+        assert tagged[s].log_prob == pytest.approx(lp[k], rel=1e-9, abs=1e-9)
+        assert entropy[s] == pytest.approx(brute_entropy(lp), rel=1e-9, abs=1e-9)
+        assert tagged[s].entropy == entropy[s]
+        marg = np.zeros((len(x), len(classes)))
+        for path, v in zip(paths, lp):
+            marg[np.arange(len(x)), path] += math.exp(v)
+        want_conf = marg[np.arange(len(x)), [ids[c] for c in pred[s]]]
+        np.testing.assert_allclose(conf[s], want_conf, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tagged[s].confidence, want_conf, rtol=1e-9, atol=1e-12)
+        for (typ, i, j), got in zip(spans[s], span_p[s]):
+            run = [ids[f"B-{typ}"]] + [ids[f"I-{typ}"]] * (j - i - 1)
+            want = brute_run(paths, lp, i, run, [ids[f"I-{typ}"]])
+            assert got == pytest.approx(want, rel=1e-8, abs=1e-12), (typ, i, j)
+        want_spans = cseq.metrics.chunks(pred[s], "iob2")
+        assert [sp[:3] for sp in tagged[s].spans] == want_spans
+        for typ, i, j, p in tagged[s].spans:
+            run = [ids[c] for c in pred[s][i:j]]
+            assert p == pytest.approx(brute_run(paths, lp, i, run, [ids[f"I-{typ}"]]),
+                                      rel=1e-8, abs=1e-12)
+    assert est.predict_spans(X) == [t.spans for t in tagged]
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_probabilities_sum_to_one_over_all_labelings(name):
+    est = _fitted(name, None)
+    x = _query(name)[0]
+    classes = est.classes_
+    ys = [[classes[k] for k in path] for path in all_paths(len(x), len(classes))]
+    logp = est.sequence_log_prob([x] * len(ys), ys)
+    assert np.exp(logp).sum() == pytest.approx(1.0, rel=1e-9)
+    assert (logp <= 0).all()
+
+
+def test_hmm_probabilities_are_those_of_the_joint_model():
+    # P(y | x) = P(x, y) / P(x): the HMM's scores are log P(x, y) (up to a
+    # label-independent constant for unknown words).
+    est = _fitted("hmm", None)
+    x = _words(QUERY_X)[0]
+    corpus = est.featurizer_.transform([x])
+    E = est.model_.emissions(corpus, 0, corpus.n_tokens)
+    m = est.model_
+    paths, scores = all_path_scores(E, m.transitions, m.start, m.end)
+    want = scores - logsumexp(scores)
+    ys = [[est.classes_[k] for k in p] for p in paths]
+    np.testing.assert_allclose(est.sequence_log_prob([x] * len(ys), ys), want, rtol=1e-9,
+                               atol=1e-9)
+    np.testing.assert_allclose(
+        est.predict_confidence([x])[0],
+        brute_marginals(E, m.transitions, m.start, m.end)[np.arange(len(x)), [
+            est.classes_.index(c) for c in est.predict([x])[0]]], rtol=1e-9, atol=1e-12)
+
+
+def test_memm_sequence_log_proba_is_sequence_log_prob():
+    est = _fitted("memm", 3)
+    X, y = QUERY_X, [["O"] * len(x) for x in QUERY_X]
+    np.testing.assert_array_equal(est.sequence_log_proba(X, y), est.sequence_log_prob(X, y))
+
+
+def test_bioes_spans_match_enumeration():
+    y = [["S-PER", "O", "B-LOC", "E-LOC"], ["B-LOC", "I-LOC", "E-LOC", "O"]]
+    X = [[["a"], ["b"], ["c"], ["d"]], [["c"], ["e"], ["d"], ["b"]]]
+    est = cseq.CRF(max_iter=3).fit(X, y)
+    est.model_.params = np.random.default_rng(7).normal(size=est.model_.params.shape)
+    ids = {c: i for i, c in enumerate(est.classes_)}
+    spans = [("PER", 0, 1), ("LOC", 1, 3), ("LOC", 0, 4), ("PER", 1, 3)]
+    got = est.span_marginals(X[:1], [spans])[0]
+    paths, lp = _brute(est, "crf", X[0])
+    want = [brute_run(paths, lp, 0, [ids["S-PER"]], []),
+            brute_run(paths, lp, 1, [ids["B-LOC"], ids["E-LOC"]], []),
+            brute_run(paths, lp, 0, [ids["B-LOC"], ids["I-LOC"], ids["I-LOC"], ids["E-LOC"]],
+                      []),
+            0.0]  # the model has no B-PER / E-PER: probability 0
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+    assert got[0] > 0 and got[1] > 0
+    for typ, i, j, p in est.predict_spans(X)[0]:
+        run = [ids[c] for c in est.predict(X)[0][i:j]]
+        assert p == pytest.approx(brute_run(paths, lp, i, run, []), rel=1e-8, abs=1e-12)
+
+
+@pytest.mark.parametrize("est", [cseq.StructuredPerceptron(max_iter=2),
+                                 cseq.StructuredSVM(max_iter=2),
+                                 cseq.GreedyTagger(max_iter=2)],
+                         ids=lambda e: type(e).__name__)
+def test_models_without_probabilities_refuse(est):
+    est.fit(TRAIN_X, TRAIN_Y)
+    for call in (lambda: est.sequence_log_prob(TRAIN_X, TRAIN_Y),
+                 lambda: est.sequence_entropy(TRAIN_X),
+                 lambda: est.predict_confidence(TRAIN_X),
+                 lambda: est.span_marginals(TRAIN_X, [[]] * 3),
+                 lambda: est.predict_spans(TRAIN_X),
+                 lambda: probability.annotate(est, TRAIN_X)):
+        with pytest.raises(InputError, match="define no probabilities"):
+            call()
+
+
+def test_unfitted_model_refuses():
+    with pytest.raises(cseq.NotFittedError):
+        cseq.CRF().sequence_entropy(TRAIN_X)
+
+
+def test_bad_arguments_are_refused():
+    est = _fitted("crf", 1)
+    with pytest.raises(InputError, match="label the model does not know"):
+        est.sequence_log_prob(TRAIN_X[:1], [["B-PER", "I-PER", "O", "B-ORG"]])
+    with pytest.raises(InputError):
+        est.sequence_log_prob(TRAIN_X[:1], [["O"]])
+    with pytest.raises(InputError, match="one list of"):
+        est.span_marginals(TRAIN_X, [[]])
+    with pytest.raises(InputError, match="not inside"):
+        est.span_marginals(TRAIN_X[:1], [[("PER", 2, 9)]])
+    with pytest.raises(InputError, match="not inside"):
+        est.span_marginals(TRAIN_X[:1], [[("PER", 2, 2)]])
+    with pytest.raises(InputError, match="type, start, end"):
+        est.span_marginals(TRAIN_X[:1], [[("PER", 0)]])
+    with pytest.raises(InputError, match="type, start, end"):
+        est.span_marginals(TRAIN_X[:1], [[("PER", 0, 1.0)]])
+    with pytest.raises(InputError, match="scheme must be"):
+        est.predict_spans(TRAIN_X, scheme="iob1")
+    pos = cseq.CRF(max_iter=2).fit([[["a"], ["b"]]], [["NOUN", "VERB"]])
+    with pytest.raises(InputError, match="not BIO or BIOES"):
+        pos.predict_spans([[["a"]]])
+    # Without BIO labels, annotate still gives confidences, and no spans.
+    tagged = probability.annotate(pos, [[["a"], ["b"]]])
+    assert tagged[0].spans == [] and len(tagged[0].confidence) == 2
+
+
+def test_results_do_not_depend_on_threads():
+    est = _fitted("crf", 5)
+    X = QUERY_X * 20
+    one = probability.annotate(est, X)
+    two = probability.annotate(est, X, n_jobs=2)
+    assert [t.spans for t in one] == [t.spans for t in two]
+    assert [t.log_prob for t in one] == [t.log_prob for t in two]
+    y = [["O"] * len(x) for x in X]
+    np.testing.assert_array_equal(est.sequence_log_prob(X, y),
+                                  est.sequence_log_prob(X, y, n_jobs=2))
+    np.testing.assert_array_equal(est.sequence_log_prob(X, iter(y)),
+                                  est.sequence_log_prob(X, y))
