@@ -21,7 +21,9 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
+from cseq._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
 from cseq._openmp cimport CSEQ_OPENMP_ENABLED
+from cseq._masks import NoAllowedPath
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, all_finite, chain_of,
                             score_emissions, transitions_of)
@@ -337,25 +339,34 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
 
 
 cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
-                      index_t s0, index_t s1, label_t* out, index_t* bad_seq) noexcept nogil:
+                      const Constraints* cons, index_t s0, index_t s1, label_t* out,
+                      index_t* bad_seq) noexcept nogil:
     """Viterbi-decode sequences ``s0:s1`` of ``ch``'s corpus into ``out`` (indexed by token).
 
     Emissions come from the state weights of ``params``; transitions from
-    ``tr``.  Allocates its scratch once for the whole range.  A sequence whose
-    emission scores or best path score are not finite (feature values times
-    weights overflow float64) is left undecoded, and the first one is written
-    to ``bad_seq`` (else -1).  Returns -1 when memory runs out, else 0.
+    ``tr`` (already masked by ``cons.trans_ok`` if any: -inf where
+    disallowed).  ``cons`` (or NULL) masks the emissions of each sequence
+    (:c:func:`constrain_rows`).  Allocates its scratch once for the whole
+    range.  A sequence whose emission scores or best path score are not
+    finite (feature values times weights overflow float64) is left undecoded,
+    and the first one is written to ``bad_seq[0]`` (else -1); the first
+    sequence the constraints leave without a path to ``bad_seq[1]`` and the
+    position no allowed path reaches to ``bad_seq[2]`` (else -1, -1).
+    Returns -1 when memory runs out, else 0.
     """
     cdef int L = tr.n_labels
     cdef int order = 2 if tr.trans2 != NULL else 1
-    cdef index_t s, t0, n
+    cdef index_t s, t0, n, dead
     cdef weight_t* em = <weight_t*>malloc(<size_t> ch.max_len * L * sizeof(weight_t) + 1)
     cdef weight_t* delta = <weight_t*>malloc(viterbi_delta_size(L, order) * sizeof(weight_t))
     cdef label_t* back = <label_t*>malloc(viterbi_back_size(ch.max_len, L, order)
                                           * sizeof(label_t) + 1)
+    cdef unsigned char* reach = <unsigned char*>malloc(2 * L)
     bad_seq[0] = -1
-    if em == NULL or delta == NULL or back == NULL:
-        free(em); free(delta); free(back)
+    bad_seq[1] = -1
+    bad_seq[2] = -1
+    if em == NULL or delta == NULL or back == NULL or reach == NULL:
+        free(em); free(delta); free(back); free(reach)
         return -1
     for s in range(s0, s1):
         t0 = ch.corpus.seq_ptr[s]
@@ -363,11 +374,22 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
         if n == 0:
             continue
         score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
-        if not all_finite(em, n * L) or not isfinite(viterbi_path(em, n, tr, delta, back,
-                                                                  out + t0)):
+        if not all_finite(em, n * L):
             if bad_seq[0] < 0:
                 bad_seq[0] = s
-    free(em); free(delta); free(back)
+            continue
+        if cons != NULL:
+            constrain_rows(cons, t0, n, L, em)
+            dead = dead_position(em, n, L, tr.trans, reach)
+            if dead >= 0:
+                if bad_seq[1] < 0:
+                    bad_seq[1] = s
+                    bad_seq[2] = dead
+                continue
+        if not isfinite(viterbi_path(em, n, tr, delta, back, out + t0)):
+            if bad_seq[0] < 0:
+                bad_seq[0] = s
+    free(em); free(delta); free(back); free(reach)
     return 0
 
 
@@ -456,7 +478,7 @@ def path_score_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] tr
 
 
 def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
-                  const index_t[::1] chunks, int n_jobs):
+                  const index_t[::1] chunks, int n_jobs, MaskSet masks=None):
     """Viterbi labels for every token of a validated corpus, without the GIL.
 
     Parameters
@@ -468,6 +490,7 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
         ``chunks[-1] == n_sequences``); chunk c covers sequences
         ``chunks[c]:chunks[c + 1]`` and runs on one thread.
     n_jobs : number of threads.
+    masks : constraints (``masks.allowed`` indexed by token), or None.
 
     Returns
     -------
@@ -478,6 +501,8 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     FloatingPointError
         With the index of the first sequence whose emission or path scores
         are not finite.
+    NoAllowedPath
+        For the first sequence the constraints leave without a label path.
     """
     cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros(n_tok, dtype=np.int32)
@@ -486,22 +511,48 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef label_t[::1] out = out_np
     cdef Transitions tr
     transitions_of(&ix.layout, &params[0], &tr)
+    cdef const Constraints* cons = NULL
+    cdef weight_t[::1] masked
+    check_masks(masks, ix.layout.n_labels, n_tok)
+    if masks is not None:
+        cons = &masks.c
+        masked = np.empty(tr.n_labels * tr.n_labels, dtype=np.float64)
+        mask_transitions(tr.trans, tr.n_labels, cons.trans_ok, &masked[0])
+        tr.trans = &masked[0]
     cdef Chain ch = chain_of(ix, cv)
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
-    bad_np = np.full(n_chunks, -1, dtype=np.int64)
-    cdef index_t[::1] bad = bad_np
+    bad_np = np.full((n_chunks, 3), -1, dtype=np.int64)
+    cdef index_t[:, ::1] bad = bad_np
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-        failed += -decode_range(&ch, &params[0], &tr, chunks[c], chunks[c + 1], &out[0],
-                                &bad[c])
+        failed += -decode_range(&ch, &params[0], &tr, cons, chunks[c], chunks[c + 1], &out[0],
+                                &bad[c, 0])
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
-    for c in range(n_chunks):
-        if bad[c] >= 0:
-            raise FloatingPointError(bad[c])
+    raise_bad_sequence(bad_np)
     return out_np
+
+
+def check_masks(MaskSet masks, int n_labels, index_t n_tokens):
+    """ValueError unless ``masks`` (or None) fits a corpus of ``n_tokens`` tokens and ``n_labels``."""
+    if masks is not None and (masks.n_labels != n_labels
+                              or masks.n_rows not in (-1, n_tokens)):
+        raise ValueError("the constraint masks do not fit the model and the corpus")
+
+
+def raise_bad_sequence(bad):
+    """Raise for the first bad sequence of per-chunk records ``(overflow, dead, position)``.
+
+    FloatingPointError(sequence) for an overflow, NoAllowedPath for a
+    sequence without an allowed path, whichever comes first in the corpus.
+    """
+    for row in bad:
+        if row[0] >= 0 and (row[1] < 0 or row[0] < row[1]):
+            raise FloatingPointError(int(row[0]))
+        if row[1] >= 0:
+            raise NoAllowedPath(int(row[2]), int(row[1]))
 
 
 def openmp_enabled():

@@ -8,6 +8,7 @@ from typing import overload
 import numpy as np
 from numpy.typing import NDArray
 
+from cseq._masks import MaskSet
 from cseq._weights import ChainIndex, CorpusView
 
 SCALED_MAX_SPREAD: float
@@ -29,4 +30,5 @@ def crf_log_z_and_expectations(
 def sequence_loss_and_gradient(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
                                s: int) -> tuple[float, NDArray[np.float64]]: ...
 def corpus_marginals(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
-                     chunks: NDArray[np.int64], n_jobs: int) -> NDArray[np.float64]: ...
+                     chunks: NDArray[np.int64], n_jobs: int,
+                     masks: MaskSet | None = None) -> NDArray[np.float64]: ...

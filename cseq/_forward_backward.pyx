@@ -40,6 +40,8 @@ from libc.string cimport memset
 
 import numpy as np
 
+from cseq._decode import check_masks, raise_bad_sequence
+from cseq._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, ParamSink, Transitions,
                             add_path_features, add_state_features, all_finite, chain_of,
@@ -248,6 +250,9 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
                 v = prev[i] + T[<index_t> i * L + j]
                 if v > m:
                     m = v
+            if m == -INFINITY:
+                al[j] = -INFINITY   # unreachable (masked): no NaN from -inf - -inf
+                continue
             s = 0.0
             for i in range(L):
                 s += exp(prev[i] + T[<index_t> i * L + j] - m)
@@ -275,6 +280,9 @@ cdef weight_t _run_log(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
                 v = T[<index_t> i * L + j] + tmp[j]
                 if v > m:
                     m = v
+            if m == -INFINITY:
+                be[i] = -INFINITY
+                continue
             s = 0.0
             for j in range(L):
                 s += exp(T[<index_t> i * L + j] + tmp[j] - m)
@@ -445,6 +453,9 @@ cdef weight_t _run_log2(const FBTables* tb, FBWork* wk, index_t n) noexcept nogi
                         v = prev[<index_t> a * L + b] + K[(<index_t> a * L + b) * L + c]
                         if v > m:
                             m = v
+                    if m == -INFINITY:
+                        al[<index_t> b * L + c] = -INFINITY
+                        continue
                     s = 0.0
                     for a in range(L):
                         s += exp(prev[<index_t> a * L + b] + K[(<index_t> a * L + b) * L + c] - m)
@@ -475,6 +486,9 @@ cdef weight_t _run_log2(const FBTables* tb, FBWork* wk, index_t n) noexcept nogi
                     + nxt[<index_t> b * L + c]
                 if v > m:
                     m = v
+            if m == -INFINITY:
+                be[k] = -INFINITY
+                continue
             s = 0.0
             for c in range(L):
                 v = (T[<index_t> b * L + c] if t == 0 else K[k * L + c]) + em[c] \
@@ -837,36 +851,80 @@ cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* p
 
 
 cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* params,
-                          index_t s0, index_t s1, weight_t* out, index_t* bad_seq) noexcept nogil:
+                          const Constraints* cons, index_t s0, index_t s1, weight_t* out,
+                          index_t* bad_seq) noexcept nogil:
     """Label marginals of sequences ``s0:s1`` into ``out`` (rows indexed by token).
 
     A sequence whose emission scores or log Z are not finite (feature values
     times weights overflow float64) gets no marginals, and the first one is
-    written to ``bad_seq`` (else -1).  Returns -1 on allocation failure.
+    written to ``bad_seq[0]`` (else -1).  ``cons`` (or NULL) masks each
+    sequence's emissions (the transitions of ``tb`` are already masked); the
+    first sequence left without an allowed path goes to ``bad_seq[1]`` and
+    the position none reaches to ``bad_seq[2]``.  Returns -1 on allocation
+    failure.
     """
     cdef FBWork wk
-    cdef index_t s, t0, n
+    cdef index_t s, t0, n, dead
     cdef int L = ch.layout.n_labels
+    cdef unsigned char* reach = <unsigned char*>malloc(2 * L)
     bad_seq[0] = -1
+    bad_seq[1] = -1
+    bad_seq[2] = -1
+    if reach == NULL:
+        return -1
     if fb_work_init(&wk, ch.max_len, L, ch.layout.order) != 0:
+        free(reach)
         return -1
     for s in range(s0, s1):
         t0 = ch.corpus[0].seq_ptr[s]
         n = ch.corpus[0].seq_ptr[s + 1] - t0
         if n > 0:
             score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
-            if not all_finite(wk.em, n * L) or not isfinite(fb_run(tb, &wk, n)):
+            if not all_finite(wk.em, n * L):
+                if bad_seq[0] < 0:
+                    bad_seq[0] = s
+                continue
+            if cons != NULL:
+                constrain_rows(cons, t0, n, L, wk.em)
+                dead = dead_position(wk.em, n, L, tb.tr.trans, reach)
+                if dead >= 0:
+                    if bad_seq[1] < 0:
+                        bad_seq[1] = s
+                        bad_seq[2] = dead
+                    continue
+            if not isfinite(fb_run(tb, &wk, n)):
                 if bad_seq[0] < 0:
                     bad_seq[0] = s
                 continue
             fb_marginals(tb, &wk, n, out + t0 * L)
     fb_work_free(&wk)
+    free(reach)
     return 0
 
 
-cdef int _tables_for(FBTables* tb, const Layout* lay, const weight_t* params) except -1:
-    if fb_tables_init(tb, params + lay.trans, params + lay.start, params + lay.end,
-                      params + lay.trans2 if lay.order == 2 else NULL, lay.n_labels) != 0:
+cdef weight_t* masked_trans_of(const Layout* lay, const weight_t* params,
+                               const Constraints* cons) noexcept nogil:
+    """A malloc'd copy of the (L, L) transitions of ``params`` masked by ``cons.trans_ok``.
+
+    NULL when ``cons`` is NULL or has no transition mask (use the raw
+    block), or when memory runs out (check ``cons.trans_ok``).
+    """
+    cdef int L = lay.n_labels
+    cdef weight_t* out
+    if cons == NULL or cons.trans_ok == NULL:
+        return NULL
+    out = <weight_t*>malloc(<size_t> L * L * sizeof(weight_t))
+    if out != NULL:
+        mask_transitions(params + lay.trans, L, cons.trans_ok, out)
+    return out
+
+
+cdef int _tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
+                     const weight_t* trans=NULL) except -1:
+    # trans: the (L, L) transitions to use instead of params' (a masked copy).
+    if fb_tables_init(tb, params + lay.trans if trans == NULL else trans, params + lay.start,
+                      params + lay.end, params + lay.trans2 if lay.order == 2 else NULL,
+                      lay.n_labels) != 0:
         raise MemoryError()
     return 0
 
@@ -955,11 +1013,14 @@ def sequence_loss_and_gradient(ChainIndex ix, const weight_t[::1] params, Corpus
 
 
 def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
-                     const index_t[::1] chunks, int n_jobs):
+                     const index_t[::1] chunks, int n_jobs, MaskSet masks=None):
     """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL.
 
-    Raises ``FloatingPointError`` with the index of the first sequence whose
-    emission scores or log Z are not finite.
+    With ``masks``, the marginals of the distribution restricted to the
+    allowed label paths (disallowed labels get exactly 0).  Raises
+    ``FloatingPointError`` with the index of the first sequence whose
+    emission scores or log Z are not finite, ``NoAllowedPath`` for the first
+    sequence the constraints leave without a path.
     """
     cdef int L = ix.layout.n_labels
     cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
@@ -971,17 +1032,26 @@ def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef FBTables tb
     cdef index_t c
     cdef int failed = 0
-    bad_np = np.full(n_chunks, -1, dtype=np.int64)
-    cdef index_t[::1] bad = bad_np
+    bad_np = np.full((n_chunks, 3), -1, dtype=np.int64)
+    cdef index_t[:, ::1] bad = bad_np
     cdef Chain ch = chain_of(ix, cv)
-    _tables_for(&tb, &ix.layout, &params[0])
+    check_masks(masks, L, n_tok)
+    cdef const Constraints* cons = NULL if masks is None else &masks.c
+    cdef weight_t* trans = masked_trans_of(&ix.layout, &params[0], cons)
+    if cons != NULL and cons.trans_ok != NULL and trans == NULL:
+        raise MemoryError()
+    try:
+        _tables_for(&tb, &ix.layout, &params[0], trans)
+    except MemoryError:
+        free(trans)
+        raise
+    # The tables point at `trans` (log space reads it): freed after the runs.
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_marginals_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1], &out[0, 0],
-                                    &bad[c])
+        failed += -_marginals_range(&ch, &tb, &params[0], cons, chunks[c], chunks[c + 1],
+                                    &out[0, 0], &bad[c, 0])
     fb_tables_free(&tb)
+    free(trans)
     if failed:
         raise MemoryError("cseq: out of memory in forward-backward")
-    for c in range(n_chunks):
-        if bad[c] >= 0:
-            raise FloatingPointError(bad[c])
+    raise_bad_sequence(bad_np)
     return out_np

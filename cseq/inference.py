@@ -15,11 +15,12 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cseq import _decode, _forward_backward
+from cseq import _decode, _forward_backward, _masks
 from cseq._weights import MAX_LABELS
 from cseq.exceptions import InputError, InputTypeError
 
-__all__ = ["viterbi", "loss_augmented_viterbi", "forward_backward", "check_cost_matrix"]
+__all__ = ["viterbi", "loss_augmented_viterbi", "forward_backward", "check_cost_matrix",
+           "as_mask_array", "mask_set"]
 
 # NumPy before 1.24 turns a ragged nested list into an object array with this
 # warning (later versions raise ValueError); it lives in np.exceptions from 1.25.
@@ -73,9 +74,73 @@ def _chain_arrays(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike
     return em, tr, st, en, t2
 
 
+def as_mask_array(x, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Validate a boolean mask (True = allowed) and return it as C-contiguous uint8 0/1.
+
+    Bool arrays and integer arrays of 0 and 1 are accepted; anything else,
+    and a wrong shape, is refused.
+    """
+    if isinstance(x, (str, bytes)) or x is None:
+        raise InputTypeError(f"{name} must be a boolean array, got {type(x).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _RaggedWarning)
+            arr = np.asarray(x)
+    except (ValueError, TypeError, _RaggedWarning) as exc:
+        raise InputError(f"{name} is not a rectangular boolean array ({exc})") from None
+    if arr.dtype.kind not in "biu":
+        raise InputTypeError(f"{name} must be a boolean array (True = allowed), got dtype "
+                             f"{arr.dtype}")
+    if arr.shape != shape:
+        raise InputError(f"{name} has shape {arr.shape}; it must be {shape}")
+    if arr.dtype.kind != "b" and arr.size and not np.isin(arr, (0, 1)).all():
+        raise InputError(f"{name} must hold only 0/1 or False/True")
+    return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+def mask_set(n_labels: int, allowed=None, allowed_transitions=None, allowed_start=None,
+             allowed_end=None, n: int | None = None):
+    """The kernels' ``cseq._masks.MaskSet`` of validated constraints, or None if none is given.
+
+    ``allowed`` must be (n, L) when ``n`` is given, else (any, L) (one row
+    per corpus token, checked by the caller).
+    """
+    if allowed is None and allowed_transitions is None and allowed_start is None \
+            and allowed_end is None:
+        return None
+    L = n_labels
+    if allowed is not None:
+        rows = n if n is not None else (np.shape(allowed)[0] if np.ndim(allowed) == 2 else -1)
+        allowed = as_mask_array(allowed, "allowed", (rows, L))
+    masks = _masks.MaskSet(
+        L,
+        None if allowed is None or allowed.size == 0 else allowed,
+        None if allowed_transitions is None else as_mask_array(allowed_transitions,
+                                                               "allowed_transitions", (L, L)),
+        None if allowed_start is None else as_mask_array(allowed_start, "allowed_start", (L,)),
+        None if allowed_end is None else as_mask_array(allowed_end, "allowed_end", (L,)))
+    return masks
+
+
+def _constrain(em: np.ndarray, tr: np.ndarray, allowed, allowed_transitions, allowed_start,
+               allowed_end) -> tuple[np.ndarray, np.ndarray]:
+    """Emissions and transitions with -inf where the constraints disallow.
+
+    Without constraints, the arrays themselves; an empty sequence only has
+    its constraints validated.
+    """
+    masks = mask_set(em.shape[1], allowed, allowed_transitions, allowed_start, allowed_end,
+                     n=em.shape[0])
+    if masks is None or em.shape[0] == 0:
+        return em, tr
+    return _masks.masked_chain(masks, em, tr)
+
+
 def viterbi(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
             end: ArrayLike | None = None, *,
-            transitions2: ArrayLike | None = None) -> tuple[np.ndarray, float]:
+            transitions2: ArrayLike | None = None, allowed: ArrayLike | None = None,
+            allowed_transitions: ArrayLike | None = None, allowed_start: ArrayLike | None = None,
+            allowed_end: ArrayLike | None = None) -> tuple[np.ndarray, float]:
     """Highest-scoring label sequence of a first- or second-order linear chain.
 
     The score of labels ``y`` is ``start[y0] + sum_t emissions[t, y_t] +
@@ -94,13 +159,28 @@ def viterbi(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | Non
     transitions2 : array_like, shape (L, L, L), optional
         ``transitions2[a, b, c]`` scores labels ``a, b, c`` at consecutive
         positions (second order); None for a first-order chain.
+    allowed : array_like of bool, shape (n, L), optional
+        Constraints: ``allowed[t, j]`` False forbids label ``j`` at position
+        ``t`` (a forced label is a row with one True).
+    allowed_transitions : array_like of bool, shape (L, L), optional
+        ``allowed_transitions[i, j]`` False forbids label ``j`` right after
+        label ``i``.
+    allowed_start, allowed_end : array_like of bool, shape (L,), optional
+        The labels allowed at the first and at the last position.
 
     Returns
     -------
     path : ndarray of int32, shape (n,)
-        The best labels; ties go to the lower label id.
+        The best labels among the allowed paths; ties go to the lower label
+        id.
     score : float
         Its score (0.0 for an empty sequence).
+
+    Raises
+    ------
+    InputError
+        When the constraints leave no label path (``cseq._masks.NoAllowedPath``,
+        naming the first position no allowed path reaches).
 
     Examples
     --------
@@ -110,6 +190,7 @@ def viterbi(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | Non
     ([0, 1], 3.0)
     """
     em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
+    em, tr = _constrain(em, tr, allowed, allowed_transitions, allowed_start, allowed_end)
     if em.shape[0] == 0:
         return np.empty(0, dtype=np.int32), 0.0
     path, score = _decode.viterbi_array(em, tr, st, en, t2)
@@ -162,7 +243,11 @@ def _gold_array(gold, n: int, n_labels: int) -> np.ndarray:
 def loss_augmented_viterbi(emissions: ArrayLike, transitions: ArrayLike, gold: ArrayLike,
                            cost: ArrayLike | None = None, start: ArrayLike | None = None,
                            end: ArrayLike | None = None, *,
-                           transitions2: ArrayLike | None = None) -> tuple[np.ndarray, float]:
+                           transitions2: ArrayLike | None = None,
+                           allowed: ArrayLike | None = None,
+                           allowed_transitions: ArrayLike | None = None,
+                           allowed_start: ArrayLike | None = None,
+                           allowed_end: ArrayLike | None = None) -> tuple[np.ndarray, float]:
     """Highest-scoring label sequence under score plus cost against a gold sequence.
 
     Finds ``argmax_y score(y) + sum_t cost[gold[t], y[t]]``, where ``score`` is
@@ -174,6 +259,9 @@ def loss_augmented_viterbi(emissions: ArrayLike, transitions: ArrayLike, gold: A
     ----------
     emissions, transitions, start, end, transitions2
         As for :func:`viterbi`.
+    allowed, allowed_transitions, allowed_start, allowed_end
+        Constraints, as for :func:`viterbi`: the argmax is over the allowed
+        paths only.
     gold : array_like of int, shape (n,)
         The gold label ids.
     cost : array_like, shape (L, L), optional
@@ -207,6 +295,7 @@ def loss_augmented_viterbi(emissions: ArrayLike, transitions: ArrayLike, gold: A
     n, n_labels = em.shape
     gold_arr = _gold_array(gold, n, n_labels)
     cost_arr = None if cost is None else check_cost_matrix(cost, n_labels)
+    em, tr = _constrain(em, tr, allowed, allowed_transitions, allowed_start, allowed_end)
     if n == 0:
         return np.empty(0, dtype=np.int32), 0.0
     path, score = _decode.loss_augmented_viterbi_array(em, tr, st, en, gold_arr, cost_arr, t2)
@@ -218,24 +307,31 @@ def loss_augmented_viterbi(emissions: ArrayLike, transitions: ArrayLike, gold: A
 
 @overload
 def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
-                     end: ArrayLike | None = None, *, transitions2: None = None
-                     ) -> tuple[float, np.ndarray, np.ndarray]: ...
+                     end: ArrayLike | None = None, *, transitions2: None = None,
+                     allowed: ArrayLike | None = None, allowed_transitions: ArrayLike | None = None,
+                     allowed_start: ArrayLike | None = None, allowed_end: ArrayLike | None = None) -> tuple[float, np.ndarray, np.ndarray]: ...
 @overload
 def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
-                     end: ArrayLike | None = None, *, transitions2: ArrayLike
-                     ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]: ...
+                     end: ArrayLike | None = None, *, transitions2: ArrayLike,
+                     allowed: ArrayLike | None = None, allowed_transitions: ArrayLike | None = None,
+                     allowed_start: ArrayLike | None = None, allowed_end: ArrayLike | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]: ...
 def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
-                     end: ArrayLike | None = None, *, transitions2: ArrayLike | None = None
-                     ) -> (tuple[float, np.ndarray, np.ndarray]
+                     end: ArrayLike | None = None, *, transitions2: ArrayLike | None = None,
+                     allowed: ArrayLike | None = None, allowed_transitions: ArrayLike | None = None,
+                     allowed_start: ArrayLike | None = None, allowed_end: ArrayLike | None = None) -> (tuple[float, np.ndarray, np.ndarray]
                            | tuple[float, np.ndarray, np.ndarray, np.ndarray]):
     """Log partition function and marginals of a first- or second-order linear chain.
 
-    Parameters are those of :func:`viterbi`.
+    Parameters are those of :func:`viterbi`.  With constraints, the
+    distribution is restricted to the allowed label paths (renormalized):
+    ``log_z`` sums over those only, and a disallowed label, pair or triple
+    has a marginal of exactly 0.
 
     Returns
     -------
     log_z : float
-        ``log sum_y exp(score(y))`` (0.0 for an empty sequence).
+        ``log sum_y exp(score(y))`` over the (allowed) paths (0.0 for an empty
+        sequence).
     marginals : ndarray, shape (n, L)
         ``P(y_t = j)``.
     pair_marginals : ndarray, shape (max(n - 1, 0), L, L)
@@ -249,10 +345,13 @@ def forward_backward(emissions: ArrayLike, transitions: ArrayLike, start: ArrayL
     Runs in scaled probability space, or in log space when transition scores
     spread over more than 250 (see ``cseq._forward_backward``), so results
     stay finite and accurate for any finite scores and any length.  A
-    second-order chain runs over label pairs, O(n L^3).
+    second-order chain runs over label pairs, O(n L^3).  Disallowed
+    transitions make it run in log space (disallowed scores are -inf there,
+    never NaN); constraints on labels alone keep the scaled mode.
     """
     em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     n, n_labels = em.shape
+    em, tr = _constrain(em, tr, allowed, allowed_transitions, allowed_start, allowed_end)
     if n == 0:
         empty = (0.0, np.zeros((0, n_labels)), np.zeros((0, n_labels, n_labels)))
         return empty if t2 is None else (*empty, np.zeros((0, n_labels, n_labels, n_labels)))

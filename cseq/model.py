@@ -22,6 +22,7 @@ import numpy as np
 from cseq import _decode, _forward_backward, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import InputError, ModelFormatError
+from cseq.inference import mask_set
 from cseq.sequences import Sequences
 
 __all__ = ["LinearChain", "check_order", "not_finite", "resolve_n_jobs", "work_chunks"]
@@ -246,30 +247,53 @@ class LinearChain:
             raise InputError(f"token range {t0}:{t1} is outside the corpus")
         return _weights.score_corpus_emissions(self.index, self.params, corpus.view(), t0, t1)
 
-    def decode(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
+    def mask_set(self, corpus: Sequences, allowed=None, allowed_transitions=None,
+                 allowed_start=None, allowed_end=None):
+        """Validated constraints for :meth:`decode`/:meth:`marginals` on ``corpus`` (None: none).
+
+        ``allowed`` is (n_tokens, L) over the corpus's tokens, the others as in
+        :func:`cseq.viterbi`.
+        """
+        masks = mask_set(self.n_labels, allowed, allowed_transitions, allowed_start,
+                         allowed_end, n=corpus.n_tokens)
+        return masks
+
+    def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
+               allowed_transitions=None, allowed_start=None, allowed_end=None) -> np.ndarray:
         """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences.
 
-        Raises InputError naming the first sequence whose scores overflow.
+        ``allowed`` (bool, (n_tokens, L)), ``allowed_transitions`` ((L, L)),
+        ``allowed_start`` and ``allowed_end`` ((L,)) restrict each sequence's
+        labelling as in :func:`cseq.viterbi`.  Raises InputError naming the
+        first sequence whose scores overflow, or (``NoAllowedPath``) that the
+        constraints leave without a label path.
         """
         self.check_corpus(corpus)
+        masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
         try:
             return _decode.decode_corpus(self.index, self.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, threads), threads)
+                                         work_chunks(corpus.seq_ptr, threads), threads, masks)
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "best path score") from None
 
-    def marginals(self, corpus: Sequences, n_jobs: int = 1) -> np.ndarray:
+    def marginals(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
+                  allowed_transitions=None, allowed_start=None,
+                  allowed_end=None) -> np.ndarray:
         """Label marginals for every token, shape (n_tokens, L).
 
-        Raises InputError naming the first sequence whose scores overflow.
+        With constraints (as for :meth:`decode`), the marginals of the
+        distribution restricted to the allowed paths: a disallowed label gets
+        exactly 0.  Raises InputError naming the first sequence whose scores
+        overflow or that the constraints leave without a label path.
         """
         self.check_corpus(corpus)
+        masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
         try:
             return _forward_backward.corpus_marginals(
                 self.index, self.params, corpus.view(), work_chunks(corpus.seq_ptr, threads),
-                threads)
+                threads, masks)
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "log Z") from None
 

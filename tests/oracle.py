@@ -37,6 +37,8 @@ __all__ = [
     "brute_marginals",
     "brute_pair_marginals",
     "brute_triple_marginals",
+    "path_allowed",
+    "brute_constrained",
     "trans2_of",
     "naive_emissions",
     "split_params",
@@ -184,6 +186,66 @@ def brute_triple_marginals(E, T, start, end, T2) -> np.ndarray:
     for p, pr in zip(paths, prob):
         for t in range(n - 2):
             out[t, p[t], p[t + 1], p[t + 2]] += pr
+    return out
+
+
+def path_allowed(path, allowed=None, trans_ok=None, start_ok=None, end_ok=None) -> bool:
+    """Whether a label path satisfies the constraints, checked position by position.
+
+    ``allowed[t][y]``: label y allowed at t; ``trans_ok[i][j]``: j allowed
+    right after i; ``start_ok``/``end_ok``: first/last labels allowed (any
+    may be None: no constraint of that kind).
+    """
+    path = [int(y) for y in path]
+    if not path:
+        return True
+    if start_ok is not None and not start_ok[path[0]]:
+        return False
+    if end_ok is not None and not end_ok[path[-1]]:
+        return False
+    for t, y in enumerate(path):
+        if allowed is not None and not allowed[t][y]:
+            return False
+        if t and trans_ok is not None and not trans_ok[path[t - 1]][y]:
+            return False
+    return True
+
+
+def brute_constrained(E, T, start=None, end=None, T2=None, allowed=None, trans_ok=None,
+                      start_ok=None, end_ok=None) -> dict:
+    """Enumerate the allowed paths: their best score and argmax set, log Z and marginals.
+
+    Returns a dict with ``paths`` and ``scores`` (allowed paths only, in
+    lexicographic order), ``best`` and ``argmax`` (set of tuples), ``log_z``,
+    ``marginals`` (n, L), ``pairs`` (n - 1, L, L) and, with ``T2``,
+    ``triples`` (n - 2, L, L, L), all over the distribution restricted to the
+    allowed paths.  Empty ``paths`` when none is allowed.
+    """
+    E = np.asarray(E, dtype=np.float64)
+    n, L = E.shape
+    every, scores = all_path_scores(E, T, start, end, T2)
+    keep = np.array([path_allowed(p, allowed, trans_ok, start_ok, end_ok) for p in every],
+                    dtype=bool)
+    paths, scores = every[keep], scores[keep]
+    out = {"paths": paths, "scores": scores}
+    if len(paths) == 0:
+        return out
+    out["best"] = float(scores.max())
+    out["argmax"] = {tuple(int(y) for y in p) for p, s in zip(paths, scores)
+                     if s == out["best"]}
+    out["log_z"] = logsumexp(scores)
+    prob = np.exp(scores - out["log_z"])
+    marg = np.zeros((n, L))
+    pairs = np.zeros((max(n - 1, 0), L, L))
+    triples = np.zeros((max(n - 2, 0), L, L, L))
+    for p, pr in zip(paths, prob):
+        for t in range(n):
+            marg[t, p[t]] += pr
+        for t in range(n - 1):
+            pairs[t, p[t], p[t + 1]] += pr
+        for t in range(n - 2):
+            triples[t, p[t], p[t + 1], p[t + 2]] += pr
+    out["marginals"], out["pairs"], out["triples"] = marg, pairs, triples
     return out
 
 
