@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -200,9 +201,17 @@ def _conf(value: float) -> str:
     return f"{value:.4f}"
 
 
-def format_item(item: Item, labels: list[str] | None, conf: Sequence[float] | None,
+def format_item(item: Item, labels: list[str] | None, conf: Any,
                 fmt: str, label_column: str | int | None) -> str:
-    """The output text of one item (with its line ends); '' when nothing is written."""
+    """The output text of one item (with its line ends); '' when nothing is written.
+
+    ``conf`` is None, the confidences of the labels, or a
+    :class:`cseq.probability.Tagged` (JSON lines then also get the sentence's
+    log-probability, entropy and spans).
+    """
+    tagged = conf if hasattr(conf, "confidence") else None
+    if tagged is not None:
+        conf = tagged.confidence
     if item.x is None:
         if fmt == "conllu" and isinstance(item.raw, ConlluBlock):
             return "\n".join(item.raw.lines) + "\n\n"
@@ -226,6 +235,15 @@ def format_item(item: Item, labels: list[str] | None, conf: Sequence[float] | No
         record: dict[str, Any] = {"tokens": tokens, "labels": labels}
         if conf is not None:
             record["confidence"] = [round(float(c), 4) for c in conf]
+        if tagged is not None:
+            lp = float(tagged.log_prob)  # -inf (JSON has none) when it underflows
+            record["log_prob"] = round(lp, 6) if math.isfinite(lp) else None
+            record["entropy"] = round(float(tagged.entropy), 6)
+            if tagged.spans is not None:
+                record["spans"] = [{"type": typ, "start": i, "end": j,
+                                    "text": " ".join(tokens[i:j]),
+                                    "probability": round(float(p), 4)}
+                                   for typ, i, j, p in tagged.spans]
         return json.dumps(record, ensure_ascii=False) + "\n"
     # CoNLL-U: the prediction replaces the label column of each word line.
     block = item.raw

@@ -423,8 +423,9 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
         templates.n_columns if templates is not None else None)
-    if args.marginals and not hasattr(est, "predict_marginals"):
-        raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF")
+    if args.marginals and getattr(est, "_probabilities", None) is None:
+        raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF, an HMM "
+                        "or a MEMM")
     with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
                      allow_text=not args.labeled) as reader:
         fmt_in = reader.format
@@ -447,22 +448,21 @@ def _cmd_tag(args: argparse.Namespace) -> int:
 def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fmt_in: str,
                 fmt_out: str, label: Any) -> None:
     """Read, tag and write batches of about ``--batch-tokens`` tokens."""
-    import numpy as np
-
     from cseq._streams import write_items
-    index = {c: i for i, c in enumerate(est.classes_)}
+    from cseq.probability import annotate
     batch: list[Any] = []
     n_tok = 0
     checked = False
 
     def flush() -> None:
         X = [item.x for item in batch if item.x is not None]
-        labels = est.predict(X, n_jobs=args.n_jobs) if X else []
-        confs = None
         if args.marginals and X:
-            confs = [m[np.arange(len(lab)), [index[c] for c in lab]]
-                     for m, lab in zip(est.predict_marginals(X, n_jobs=args.n_jobs), labels)]
-        write_items(out, batch, labels, confs, fmt_out, label)
+            # One pass: the labels, their marginals and (JSON lines) the spans.
+            tagged = annotate(est, X, spans=fmt_out == "jsonl", n_jobs=args.n_jobs)
+            write_items(out, batch, [t.labels for t in tagged], tagged, fmt_out, label)
+            return
+        labels = est.predict(X, n_jobs=args.n_jobs) if X else []
+        write_items(out, batch, labels, None, fmt_out, label)
 
     for item in items:
         if item.x is not None:
@@ -506,6 +506,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
               f"recall {100 * s['recall']:.2f}%, {scheme}); token accuracy "
               f"{100 * s['accuracy']:.2f}%")
     print(classification_report(y, pred, scheme=scheme), end="")
+    if args.report:
+        from cseq.report import write_report
+        try:
+            write_report(est, X, y, args.report, words=[[tok[0] for tok in x] for x in X],
+                         scheme=scheme, title=f"cseq eval {args.model} {args.test}",
+                         n_jobs=args.n_jobs)
+        except ImportError as exc:
+            raise CSeqError(str(exc)) from None
+        print(f"cseq eval: report written to {args.report}", file=sys.stderr)
     return 0
 
 
@@ -703,9 +712,11 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", help="output file (default: standard output)")
     g.add_argument("--output-format", choices=["conll", "conllu", "text", "jsonl"],
                    default=None, help="default: the input's format")
-    g.add_argument("--marginals", action="store_true",
-                   help="add the probability of each label (CRF models): a last CoNLL "
-                   "column, 'confidence' in JSON lines")
+    g.add_argument("--marginals", "--confidence", action="store_true",
+                   help="add the probability of each predicted label (CRF, HMM and MEMM "
+                   "models): a last CoNLL column; in JSON lines 'confidence', 'log_prob' "
+                   "and 'entropy' of the sentence, and for BIO/BIOES labels 'spans' with "
+                   "the probability of each")
     g.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
     g.add_argument("--batch-tokens", type=_int_at_least(1), default=50_000,
                    help="tokens read, tagged and written at a time (default 50000)")
@@ -720,6 +731,11 @@ def _parser() -> argparse.ArgumentParser:
                    default="auto", help="chunk scheme for span F1 (default auto: iob2 or "
                    "bioes when every label is O or B-/I-/E-/S-TYPE, else per-label)")
     e.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
+    e.add_argument("--report", metavar="HTML",
+                   help="also write an HTML evaluation report to this file (scores, "
+                   "confusion and transition heatmaps, learning curve, calibration, top "
+                   "features, worst sentences; needs matplotlib: pip install "
+                   "'cseq-labeling[report]')")
     reading(e)
     e.set_defaults(func=_cmd_eval)
 

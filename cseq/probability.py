@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -391,15 +391,15 @@ class Tagged:
         reads them) with the probability that the tokens of each have the
         predicted labels and that the span ends there (under ``iob2``: no
         ``I-type`` next); for a span predicted as ``B-type I-type ...`` this
-        is its :meth:`span_marginals <cseq.CRF.span_marginals>`.  Empty when
-        the labels are not BIO or BIOES.
+        is its :meth:`span_marginals <cseq.CRF.span_marginals>`.  None when
+        the labels are not BIO or BIOES (or spans were not asked for).
     """
 
     labels: list[str]
     confidence: np.ndarray
     log_prob: float
     entropy: float
-    spans: list[tuple[str, int, int, float]] = field(default_factory=list)
+    spans: list[tuple[str, int, int, float]] | None = None
 
 
 def _scheme_of(est: Any, scheme: str | None, required: bool) -> str | None:
@@ -466,12 +466,12 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
             a, b = int(ptr[s]), int(ptr[s + 1])
             path = pred[a:b].astype(np.int64)
             labels = names[path].tolist()
+            found: list[tuple[str, int, int, float]] | None = None if scheme is None else []
             if post is None:
-                out.append(Tagged(labels, np.zeros(0), 0.0, 0.0))
+                out.append(Tagged(labels, np.zeros(0), 0.0, 0.0, found))
                 continue
             conf = post.marg[np.arange(b - a), path].copy()
-            found = []
-            if scheme is not None:
+            if found is not None:
                 for typ, i, j in chunks(labels, scheme):
                     after = ids.get(f"I-{typ}") if scheme == "iob2" else None
                     found.append((typ, i, j, _run_prob(post, i, path[i:j].tolist(),
@@ -579,4 +579,4 @@ def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
     """The predicted entity spans of each sequence, ``(type, start, end, probability)``."""
     _kind(est)
     scheme = _scheme_of(est, scheme, True)
-    return [t.spans for t in annotate(est, X, scheme=scheme, n_jobs=n_jobs)]
+    return [t.spans or [] for t in annotate(est, X, scheme=scheme, n_jobs=n_jobs)]

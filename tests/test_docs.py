@@ -97,7 +97,7 @@ def test_fence_parser():
 DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
                    "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
                    "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.features", "cseq.sequences",
-                   "cseq.serialize", "cseq.exceptions"]
+                   "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report"]
 
 
 @pytest.mark.parametrize("name", DOCTEST_MODULES)

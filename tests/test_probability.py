@@ -364,7 +364,7 @@ def test_bad_arguments_are_refused():
         pos.predict_spans([[["a"]]])
     # Without BIO labels, annotate still gives confidences, and no spans.
     tagged = probability.annotate(pos, [[["a"], ["b"]]])
-    assert tagged[0].spans == [] and len(tagged[0].confidence) == 2
+    assert tagged[0].spans is None and len(tagged[0].confidence) == 2
 
 
 def test_results_do_not_depend_on_threads():
@@ -379,3 +379,64 @@ def test_results_do_not_depend_on_threads():
                                   est.sequence_log_prob(X, y, n_jobs=2))
     np.testing.assert_array_equal(est.sequence_log_prob(X, iter(y)),
                                   est.sequence_log_prob(X, y))
+
+
+# ---------------------------------------------------------------------------
+# the command line: cseq tag --marginals (--confidence) in JSON lines
+
+
+def test_cli_jsonl_has_confidence_log_prob_entropy_and_spans(tmp_path):
+    import json
+
+    from cli_run import TRAIN, run
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    model = tmp_path / "m.cseq"
+    assert run("train", train, "-o", model, "--template", "chunk", "--quiet").returncode == 0
+    r = run("tag", model, train, "--labeled", "--output-format", "jsonl", "--confidence")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    est = cseq.load(model)
+    X = [[tuple(line.split()[:2]) for line in block.splitlines()]
+         for block in TRAIN.strip().split("\n\n")]
+    assert [rec["tokens"] for rec in records] == [[t[0] for t in x] for x in X]
+    pred = est.predict(X)
+    assert [rec["labels"] for rec in records] == pred
+    for rec, conf, lp, h, spans in zip(records, est.predict_confidence(X),
+                                       est.sequence_log_prob(X, pred), est.sequence_entropy(X),
+                                       est.predict_spans(X)):
+        np.testing.assert_allclose(rec["confidence"], conf, atol=5e-5)
+        assert rec["log_prob"] == pytest.approx(lp, abs=1e-6)
+        assert rec["entropy"] == pytest.approx(h, abs=1e-6)
+        assert [(s["type"], s["start"], s["end"]) for s in rec["spans"]] == \
+            [sp[:3] for sp in spans]
+        np.testing.assert_allclose([s["probability"] for s in rec["spans"]],
+                                   [sp[3] for sp in spans], atol=5e-5)
+        assert [s["text"] for s in rec["spans"]] == \
+            [" ".join(rec["tokens"][i:j]) for _, i, j, _ in spans]
+    # CoNLL output: the confidence column; the same option name as --marginals.
+    conll = run("tag", model, train, "--labeled", "--marginals")
+    assert conll.returncode == 0
+    first = conll.stdout.splitlines()[0].split("\t")
+    assert float(first[3]) == pytest.approx(records[0]["confidence"][0], abs=1e-4)
+
+
+def test_cli_jsonl_without_bio_labels_has_no_spans_and_other_learners_refuse(tmp_path):
+    import json
+
+    from cli_run import run
+    train = tmp_path / "pos.txt"
+    train.write_text("The DT\ndog NN\nbarks VBZ\n\nA DT\ncat NN\n\n", encoding="utf-8")
+    for algorithm in ("hmm", "memm"):
+        model = tmp_path / f"{algorithm}.cseq"
+        assert run("train", train, "-o", model, "--algorithm", algorithm,
+                   "--quiet").returncode == 0
+        r = run("tag", model, train, "--labeled", "--output-format", "jsonl", "--marginals")
+        assert r.returncode == 0, r.stderr
+        rec = json.loads(r.stdout.splitlines()[0])
+        assert "spans" not in rec and len(rec["confidence"]) == 3 and rec["log_prob"] <= 0
+    model = tmp_path / "ap.cseq"
+    assert run("train", train, "-o", model, "--algorithm", "perceptron",
+               "--quiet").returncode == 0
+    r = run("tag", model, train, "--labeled", "--output-format", "jsonl", "--confidence")
+    assert r.returncode == 1 and "no marginals" in r.stderr
