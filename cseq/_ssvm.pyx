@@ -137,6 +137,9 @@ cdef class SSVMTrainer:
         Weight of the sum of hinge losses (> 0); ``lambda = 1 / (C * n_sequences)``.
     cost : ndarray of float64, shape (L, L), or None
         Validated label-pair cost (None: Hamming).
+    n_sequences : int, optional
+        The ``n`` of ``lambda``: the corpus's sequences when omitted (``fit``);
+        ``partial_fit`` gives the sequences seen so far.
     """
 
     cdef ChainIndex ix
@@ -148,7 +151,8 @@ cdef class SSVMTrainer:
     cdef weight_t lam
     cdef index_t last_n
 
-    def __cinit__(self, ChainIndex ix, CorpusView cv, AveragedParams params, double C, cost=None):
+    def __cinit__(self, ChainIndex ix, CorpusView cv, AveragedParams params, double C, cost=None,
+                  n_sequences=None):
         if cv.corpus.labels == NULL and cv.corpus.seq_ptr[cv.corpus.n_seqs] > 0:
             raise ValueError("the structured SVM needs a labeled corpus")
         if params.w.shape[0] != ix.layout.n_params:
@@ -162,7 +166,11 @@ cdef class SSVMTrainer:
         self.ch = chain_of(ix, cv)
         self.cost = _Cost(cost, ix.layout.n_labels)
         self.buf = _Scratch(cv.max_len, ix.layout.n_labels, ix.layout.order)
-        self.lam = 1.0 / (C * cv.corpus.n_seqs)
+        if n_sequences is None:
+            n_sequences = cv.corpus.n_seqs
+        if not 1 <= n_sequences < 1 << 62:
+            raise ValueError("n_sequences must be positive")
+        self.lam = 1.0 / (C * <double>n_sequences)
         self.last_n = 0
 
     @property

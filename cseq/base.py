@@ -261,6 +261,7 @@ class ChainEstimator:
                                               bool(self.all_states), **chain_order)
         model.check_corpus(corpus)
         self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
+        self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
         self.history_ = []
         self.best_iteration_ = None
         self.stop_reason_ = None

@@ -14,6 +14,7 @@ from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
+from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import register_estimator
 
 __all__ = ["CRF"]
@@ -24,7 +25,7 @@ _CALIBRATION_SEQUENCES = 1000
 
 
 @register_estimator
-class CRF(ChainEstimator):
+class CRF(PartialFitMixin, ChainEstimator):
     """Linear-chain conditional random field.
 
     Minimises ``-sum log p(y | x) + c1 * ||w||_1 + c2 * ||w||^2`` (CRFsuite's
@@ -99,6 +100,11 @@ class CRF(ChainEstimator):
         With early stopping, the iteration whose weights were kept.
     eta0_ : float or None
         SGD: the initial rate used.
+
+    With ``algorithm="sgd"``, ``partial_fit(X, y)`` makes one epoch over a
+    batch and continues the step counter and the rate schedule, also after a
+    save and a load; its ``lam`` is ``2 * c2 / N`` with ``N`` the sequences
+    seen so far (docs/learners.md, "Training in batches").
 
     References
     ----------
@@ -230,6 +236,42 @@ class CRF(ChainEstimator):
         model.params = w.copy()
         self.n_iter_ = len(losses)
         self.n_evaluations_ = len(losses)
+
+    # -- training in batches (cseq.partial) -----------------------------------
+    _partial_arrays = ("w",)
+
+    def _check_partial(self) -> None:
+        if self.algorithm != "sgd":
+            raise InputError("partial_fit needs algorithm='sgd': L-BFGS minimises the whole "
+                             "corpus's objective at once and has no state to continue from "
+                             "batch to batch")
+
+    def _partial_start(self) -> dict:
+        return {"t": 0, "eta0": None, "rng": rng_state(np.random.default_rng(self.random_state))}
+
+    def _check_partial_scalars(self, scalars: dict) -> None:
+        check_scalars({**scalars, "eta0": scalars.get("eta0", 0.0)},
+                      {"t": (int, 1), "eta0": (float, 0.0)})
+        if not (isinstance(scalars["eta0"], float) and scalars["eta0"] > 0):
+            raise ModelFormatError("model header has a bad training state (eta0)")
+
+    def _partial_pass(self, corpus, model, state, classes):
+        sc = state.scalars
+        lam = 2.0 * float(self.c2) / state.n_sequences
+        rng = rng_from_state(sc["rng"])
+        if sc["eta0"] is None:
+            sc["eta0"] = (float(self.eta0) if self.eta0 is not None
+                          else self._calibrate(corpus, model, lam, rng))
+        w = state.arrays["w"]
+        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(), w)
+        loss, sc["t"] = self._sgd_epoch(trainer, rng.permutation(corpus.n_sequences).astype(
+            np.int64), lam, 1.0 / (lam * sc["eta0"]), sc["t"])
+        sc["rng"] = rng_state(rng)
+        model.params = w.copy()
+        done = len(self.history_) if getattr(self, "model_", None) is not None else 0
+        self.eta0_, self.n_pruned_, self.n_evaluations_ = sc["eta0"], 0, done + 1
+        return {"loss": loss + float(self.c2) * corpus.n_sequences / state.n_sequences
+                * float(w @ w)}
 
     def _finish(self, model):
         """Prune the state weights that are exactly 0 (and attributes left without any)."""

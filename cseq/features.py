@@ -141,6 +141,10 @@ class FeatureVocabulary:
         """Learn the attributes of ``X`` (extending the vocabulary) and pack it."""
         return Sequences(*_pack.pack_features(X, self._table, True))
 
+    def partial_fit_transform(self, X: Sequence[Any]) -> Sequences:
+        """Add the attributes of ``X`` not yet known (appended: known ids stay) and pack it."""
+        return self.fit_transform(X)
+
     def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X``, dropping attributes not in the vocabulary.
 

@@ -10,13 +10,14 @@ import numpy as np
 from cseq import _train, _weights
 from cseq.base import ChainEstimator, check_number
 from cseq.model import check_order
+from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import register_estimator
 
 __all__ = ["StructuredPerceptron"]
 
 
 @register_estimator
-class StructuredPerceptron(ChainEstimator):
+class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     """Averaged structured perceptron for linear chains (Collins 2002).
 
     Parameters
@@ -70,6 +71,10 @@ class StructuredPerceptron(ChainEstimator):
     EWT).  Unless ``all_states`` is set, the fitted model drops them, and the
     featurizer the attributes left without any weight: every score is
     unchanged, tagging looks up and adds fewer weights, files are smaller.
+
+    ``partial_fit(X, y)`` makes one pass over a batch and continues from the
+    previous batches' weights and averaging state, also after a save and a
+    load (docs/learners.md, "Training in batches").
 
     References
     ----------
@@ -129,3 +134,26 @@ class StructuredPerceptron(ChainEstimator):
                 break
         model.params = params.averaged() if self.average else params.w.copy()
         self.n_iter_ = len(self.history_)
+
+    # -- training in batches (cseq.partial) -----------------------------------
+    _partial_arrays = ("w", "u")
+
+    def _partial_start(self) -> dict:
+        return {"n_examples": 0, "rng": rng_state(np.random.default_rng(self.random_state))}
+
+    def _check_partial_scalars(self, scalars: dict) -> None:
+        check_scalars(scalars, {"n_examples": (int, 1)})
+
+    def _partial_pass(self, corpus, model, state, classes):
+        params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
+                                         n_examples=state.scalars["n_examples"])
+        trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
+        order = np.arange(corpus.n_sequences, dtype=np.int64)
+        if self.shuffle:
+            rng = rng_from_state(state.scalars["rng"])
+            rng.shuffle(order)
+            state.scalars["rng"] = rng_state(rng)
+        errors = trainer.train_epoch(order)
+        state.scalars["n_examples"] = int(params.n_examples)
+        model.params = params.averaged() if self.average else params.w.copy()
+        return {"errors": int(errors), "error_rate": errors / corpus.n_tokens}

@@ -13,9 +13,10 @@ from numpy.typing import ArrayLike
 
 from cseq import _ssvm, _weights
 from cseq.base import ChainEstimator, check_number
-from cseq.exceptions import InputError, InputTypeError
+from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.model import check_order
+from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import register_estimator
 
 __all__ = ["StructuredSVM"]
@@ -39,7 +40,7 @@ def _cost_array(cost) -> np.ndarray:
 
 
 @register_estimator
-class StructuredSVM(ChainEstimator):
+class StructuredSVM(PartialFitMixin, ChainEstimator):
     """Structured SVM for linear chains: L2 plus the structured hinge loss (margin rescaling).
 
     Minimises the primal objective over all weights ``w`` (state weights,
@@ -113,6 +114,11 @@ class StructuredSVM(ChainEstimator):
         One per pass: ``loss`` (the primal objective), ``hinge`` (its sum of
         hinge losses), ``violations`` (sequences whose cost-augmented path was
         not the gold one during the pass), ``seconds``, ``dev_accuracy``.
+
+    ``partial_fit(X, y)`` makes one pass over a batch and continues the same
+    step sequence and average, also after a save and a load; its ``lambda``
+    is ``1 / (C n)`` with ``n`` the sequences seen so far (docs/learners.md,
+    "Training in batches").
 
     References
     ----------
@@ -244,6 +250,37 @@ class StructuredSVM(ChainEstimator):
                 break
         model.params = self._weights_now(params)
         self.n_iter_ = len(self.history_)
+
+    # -- training in batches (cseq.partial) -----------------------------------
+    _partial_arrays = ("w", "u")
+
+    def _partial_start(self) -> dict:
+        return {"n_examples": 0, "scale": 1.0, "scale_sum": 0.0, "weight_sum": 0.0,
+                "rng": rng_state(np.random.default_rng(self.random_state))}
+
+    def _check_partial_scalars(self, scalars: dict) -> None:
+        check_scalars(scalars, {"n_examples": (int, 1), "scale": (float, _weights.MIN_SCALE),
+                                "scale_sum": (float, 0.0), "weight_sum": (float, 1.0)})
+        if scalars["scale"] > 1.0:
+            raise ModelFormatError("model header has a bad training state (scale)")
+
+    def _partial_pass(self, corpus, model, state, classes):
+        sc = state.scalars
+        params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
+                                         n_examples=sc["n_examples"], scale=sc["scale"],
+                                         scale_sum=sc["scale_sum"], weight_sum=sc["weight_sum"])
+        trainer = _ssvm.SSVMTrainer(model.index, corpus.view(), params, float(self.C),
+                                    self.cost_matrix(classes), n_sequences=state.n_sequences)
+        order = np.arange(corpus.n_sequences, dtype=np.int64)
+        if self.shuffle:
+            rng = rng_from_state(sc["rng"])
+            rng.shuffle(order)
+            sc["rng"] = rng_state(rng)
+        violations, online = trainer.train_epoch(order)
+        sc.update(n_examples=int(params.n_examples), scale=float(params.scale),
+                  scale_sum=float(params.scale_sum), weight_sum=float(params.weight_sum))
+        model.params = self._weights_now(params)
+        return {"hinge": float(online), "violations": int(violations)}
 
     # -- persistence: the cost goes into the JSON header as lists -----------
     def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:

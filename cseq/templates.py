@@ -947,12 +947,59 @@ class TemplateFeaturizer:
         self._names = None
         return self._pack(ids, data.seq_ptr)
 
+    def partial_fit_transform(self, X: Sequence[Any]) -> Sequences:
+        """Add the attributes of ``X`` not yet in the table, then pack ``X``.
+
+        Known attributes keep their ids and new ones are appended in order of
+        first appearance, so fitting ``A`` and then ``B`` numbers every
+        attribute as fitting ``A + B`` at once does (what ``partial_fit``
+        needs).  An unfitted featurizer is fitted by :meth:`fit_transform`;
+        in hashing mode nothing is learnt.
+
+        Raises
+        ------
+        InputError
+            With ``min_freq > 1``: a frequency cut needs the whole corpus.
+        """
+        if self.min_freq != 1:
+            raise InputError(f"min_freq={self.min_freq} counts attributes over the whole corpus: "
+                             "training in batches needs min_freq=1 (or n_buckets)")
+        if self.n_buckets is None and self._table is None:
+            return self.fit_transform(X)
+        X = _check_corpus(X)
+        data = self._intern(X)
+        if self.n_columns_ is None:
+            self.n_columns_ = _n_columns(X)
+        if self.n_buckets is not None:
+            return self._pack(self._bucket(data), data.seq_ptr)
+        table = self._table
+        old = len(table)
+        strings = self._strings()
+        ids = table.add_tokens(*self._key_args(data), data.words, data.word_slots,
+                               self._fit_memo_col)
+        if len(table) > old:
+            tmpl, cells, new_strings = self._names_of(data, table.first_token[old:],
+                                                      table.first_template[old:])
+            self._name_template = np.concatenate([self._name_template, tmpl]).astype(np.int32)
+            self._name_cells = np.concatenate(
+                [self._name_cells, cells + np.int32(len(strings))]).astype(np.int32)
+            self._name_strings = list(strings) + new_strings
+            self._name_blob = None
+            self._names = None
+        return self._pack(ids, data.seq_ptr)
+
     def _store_names(self, data: _Interned, tok: np.ndarray, tmpl: np.ndarray) -> None:
         """Record, per attribute, its template and the strings it read.
 
         ``tok`` and ``tmpl`` give, per attribute id, the token and template of
         its first occurrence in ``data``.
         """
+        self._name_template, self._name_cells, self._name_strings = self._names_of(data, tok, tmpl)
+        self._name_blob = None
+
+    def _names_of(self, data: _Interned, tok: np.ndarray,
+                  tmpl: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Template, cells and strings of attributes first seen at tokens ``tok``, templates ``tmpl``."""
         used, cells = _templates.name_cells(
             data.slot_ids,
             data.seq_ptr,
@@ -965,10 +1012,7 @@ class TemplateFeaturizer:
             np.ascontiguousarray(tmpl, dtype=np.int32),
             len(data.values),
         )
-        self._name_template = tmpl
-        self._name_cells = cells
-        self._name_strings = data.values.strings(used.tolist())
-        self._name_blob = None
+        return tmpl, cells, data.values.strings(used.tolist())
 
     def _strings(self) -> list[str]:
         """The strings the attributes' cells index, decoded from the file on first use."""
