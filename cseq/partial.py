@@ -136,6 +136,7 @@ class PartialFitMixin:
     """
 
     _partial_arrays: tuple[str, ...] = ()
+    _model_class: type[LinearChain]  # the estimator's (ChainEstimator)
 
     def _check_partial(self) -> None:
         """Raise InputError if this configuration cannot train in batches."""
