@@ -9,7 +9,7 @@ import numpy as np
 
 from cseq import _memm
 from cseq.base import ChainEstimator, check_number
-from cseq.exceptions import InputError, ModelFormatError
+from cseq.exceptions import ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences

@@ -315,7 +315,7 @@ def test_bioes_spans_match_enumeration():
             0.0]  # the model has no B-PER / E-PER: probability 0
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
     assert got[0] > 0 and got[1] > 0
-    for typ, i, j, p in est.predict_spans(X)[0]:
+    for _typ, i, j, p in est.predict_spans(X)[0]:
         run = [ids[c] for c in est.predict(X)[0][i:j]]
         assert p == pytest.approx(brute_run(paths, lp, i, run, []), rel=1e-8, abs=1e-12)
 
@@ -440,3 +440,33 @@ def test_cli_jsonl_without_bio_labels_has_no_spans_and_other_learners_refuse(tmp
                "--quiet").returncode == 0
     r = run("tag", model, train, "--labeled", "--output-format", "jsonl", "--confidence")
     assert r.returncode == 1 and "no marginals" in r.stderr
+
+
+@examples(100)
+@given(chains12(), st.data())
+def test_span_probability_is_the_ratio_of_constrained_partition_functions(chain, data):
+    # A second route to the same number: Z over the paths with the span forced
+    # (constrained forward-backward) divided by Z (Culotta and McCallum 2004).
+    E, T, start, end, T2 = chain
+    n, L = E.shape
+    begin = data.draw(st.integers(0, n - 1))
+    m = data.draw(st.integers(1, n - begin))
+    path = cseq.viterbi(E, T, start, end, transitions2=T2)[0]
+    run = path[begin:begin + m].tolist()
+    next_not = data.draw(st.lists(st.integers(0, L - 1), max_size=2, unique=True))
+    allowed = np.ones((n, L), dtype=bool)
+    allowed[np.arange(begin, begin + m)] = False
+    allowed[np.arange(begin, begin + m), run] = True
+    if begin + m < n:
+        allowed[begin + m, next_not] = False
+    got = probability.span_probability(E, T, begin, run, next_not=next_not, start=start,
+                                       end=end, transitions2=T2)
+    log_z = cseq.forward_backward(E, T, start, end, transitions2=T2)[0]
+    try:
+        log_zc = cseq.forward_backward(E, T, start, end, transitions2=T2, allowed=allowed)[0]
+    except InputError:  # no allowed path: every label of the next position is excluded
+        # (P(run) minus the sum of P(run, c) over every c: 0 up to rounding)
+        assert got == pytest.approx(0.0, abs=1e-12)
+        return
+    want = math.exp(min(log_zc - log_z, 0.0))
+    assert got == pytest.approx(want, rel=1e-7, abs=1e-9 + 1e-13 * magnitude(*chain))
