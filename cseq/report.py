@@ -195,7 +195,7 @@ th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 .figure svg { max-width: 100%; height: auto; }
 .bad { background: #fde2e2; } .tok { font-family: ui-monospace, monospace; }
 nav a { margin-right: 1em; }
-.cols { display: flex; flex-wrap: wrap; gap: 1.5em; } .cols > div { flex: 1 1 300px; }
+.cols { display: flex; flex-wrap: wrap; gap: 1.5em; } .cols > div { flex: 1 1 220px; }
 """
 
 
