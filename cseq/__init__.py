@@ -2,14 +2,14 @@
 
 The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
 :class:`MEMM`, :class:`HMM`, :class:`GreedyTagger` and :class:`StructuredSVM`,
-the kernels :func:`viterbi`, :func:`loss_augmented_viterbi` and
-:func:`forward_backward`, :func:`load`, and the exceptions; the modules
+the kernels :func:`viterbi`, :func:`viterbi_nbest`, :func:`loss_augmented_viterbi`
+and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics`,
-:mod:`cseq.explain`, :mod:`cseq.probability` and :mod:`cseq.templates` come with
-``import cseq``.
+:mod:`cseq.decoding` (constraints, n-best lists), :mod:`cseq.explain`,
+:mod:`cseq.probability` and :mod:`cseq.templates` come with ``import cseq``.
 """
 
-from cseq import conll, explain, metrics, probability, templates
+from cseq import conll, decoding, explain, metrics, probability, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
 from cseq.crf import CRF
@@ -26,7 +26,7 @@ from cseq.exceptions import (
 from cseq.features import FeatureVocabulary
 from cseq.greedy import GreedyTagger
 from cseq.hmm import HMM
-from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi
+from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
 from cseq.memm import MEMM
 from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
@@ -46,6 +46,7 @@ __all__ = [
     "Templates",
     "Sequences",
     "viterbi",
+    "viterbi_nbest",
     "loss_augmented_viterbi",
     "forward_backward",
     "load",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 import numpy as np
 
-from cseq import _pack
+from cseq import _pack, decoding
 from cseq import explain as _explain
 from cseq import probability as _probability
 from cseq.explain import Explanation
@@ -482,7 +482,8 @@ class ChainEstimator:
         """
         return model.decode(corpus)
 
-    def predict(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[list[str]]:
+    def predict(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
+                fixed: Any = None) -> list[list[str]]:
         """Most likely label sequence of each sequence in ``X``.
 
         Parameters
@@ -491,18 +492,42 @@ class ChainEstimator:
         n_jobs : threads to use (``-1``: all cores).  Attribute lookup and
             decoding run without the GIL; with several threads, reading one
             block of ``X`` overlaps decoding the others.
+        constraints : {"bio", "iob2", "iob1", "bioes"} or bool array (L, L), optional
+            Allowed label transitions: a chunk scheme's rules derived from the
+            label names, or a matrix in ``classes_`` order
+            (:func:`cseq.decoding.scheme_constraints`).
+        fixed : list, optional
+            One entry per sequence: None, or a dict mapping a position to its
+            label (``{3: "B-PER"}``) or to the set of labels allowed there.
 
         Returns
         -------
         list of list of str
+            With constraints, the best labeling among the allowed ones
+            (``cseq.decoding``); an InputError names a sequence they leave
+            without any.
         """
         self._check_fitted()
+        if constraints is not None or fixed is not None:
+            return decoding.predict(self, X, constraints, fixed, n_jobs)
         labels = np.asarray(self.classes_, dtype=object)
 
         def work(corpus, block):
             names = labels[self._decode(self.model_, corpus)]
             return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
         return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
+
+    def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
+                      fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
+        """The ``k`` best labelings of each sequence in ``X``, exactly (not a beam search).
+
+        Returns one :class:`cseq.decoding.NBest` per sequence: ``labels`` (up
+        to ``k`` label sequences, best first, ties broken as
+        :func:`cseq.viterbi_nbest`), their ``scores`` and, for a CRF, HMM or
+        MEMM, their ``log_probs`` (``log P(y | x)``).  ``constraints`` and
+        ``fixed`` as for :meth:`predict`.  The greedy tagger refuses.
+        """
+        return decoding.predict_nbest(self, X, k, constraints, fixed, n_jobs)
 
     def score(self, X: Sequence[Any], y: Sequence[Sequence[str]], *, n_jobs: int = 1) -> float:
         """Token accuracy of :meth:`predict` on ``X`` against ``y``.

@@ -15,11 +15,12 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cseq import _decode, _forward_backward, _masks
+from cseq import _decode, _forward_backward, _masks, _nbest
 from cseq._weights import MAX_LABELS
 from cseq.exceptions import InputError, InputTypeError
 
-__all__ = ["viterbi", "loss_augmented_viterbi", "forward_backward", "check_cost_matrix",
+__all__ = ["viterbi", "viterbi_nbest", "loss_augmented_viterbi", "forward_backward",
+           "check_cost_matrix",
            "as_mask_array", "mask_set"]
 
 # NumPy before 1.24 turns a ragged nested list into an object array with this
@@ -198,6 +199,79 @@ def viterbi(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | Non
         raise InputError("scores overflow: the best path's score is not finite "
                          "(finite inputs whose sum exceeds the float64 range)")
     return path, score
+
+
+def n_best_count(k, n: int, n_labels: int) -> int:
+    """``min(k, L ** n)`` for a validated ``k`` (a positive int); InputError otherwise."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"k must be a positive int, got {k!r}")
+    k = int(k)
+    if n_labels == 1 or n * np.log2(n_labels) < 63:
+        return min(k, n_labels ** n)
+    return k
+
+
+def viterbi_nbest(emissions: ArrayLike, transitions: ArrayLike, k: int,
+                  start: ArrayLike | None = None, end: ArrayLike | None = None, *,
+                  transitions2: ArrayLike | None = None, allowed: ArrayLike | None = None,
+                  allowed_transitions: ArrayLike | None = None,
+                  allowed_start: ArrayLike | None = None,
+                  allowed_end: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` highest-scoring label sequences of a chain, exactly (not a beam).
+
+    Scores, ``transitions2`` and the constraints are those of :func:`viterbi`.
+    Every label (or label pair, at second order) keeps its ``k`` best partial
+    paths, merged from its predecessors' lists: O(n L^2 k) at first order,
+    O(n L^3 k) at second (Schwartz and Chow 1990).
+
+    Parameters
+    ----------
+    emissions, transitions, start, end, transitions2
+        As for :func:`viterbi`.
+    k : int
+        How many paths (at least 1).
+    allowed, allowed_transitions, allowed_start, allowed_end
+        Constraints, as for :func:`viterbi`: only allowed paths are listed.
+
+    Returns
+    -------
+    paths : ndarray of int32, shape (k', n)
+        The best paths, best first; ``k' = min(k, L ** n)``, or fewer when the
+        constraints allow fewer paths.  Ties (equal scores) are broken as
+        :func:`viterbi` breaks them: the path whose reversed label sequence is
+        lexicographically smaller comes first, so ``paths[0]`` is Viterbi's.
+    scores : ndarray of float64, shape (k',)
+        Their scores, non-increasing.  An empty sequence has one path, empty,
+        of score 0.
+
+    Raises
+    ------
+    InputError
+        For a bad ``k``, bad arrays, or constraints that allow no path.
+
+    References
+    ----------
+    Schwartz, R., Chow, Y.-L. (1990). The N-best algorithm: an efficient and
+    exact procedure for finding the N most likely sentence hypotheses. ICASSP.
+
+    Examples
+    --------
+    >>> import numpy as np, cseq
+    >>> paths, scores = cseq.viterbi_nbest(np.array([[1.0, 0.0], [0.0, 2.0]]), np.zeros((2, 2)), 3)
+    >>> paths.tolist(), scores.tolist()
+    ([[0, 1], [1, 1], [0, 0]], [3.0, 2.0, 1.0])
+    """
+    em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
+    n, n_labels = em.shape
+    kk = n_best_count(k, n, n_labels)
+    em, tr = _constrain(em, tr, allowed, allowed_transitions, allowed_start, allowed_end)
+    if n == 0:
+        return np.zeros((1, 0), dtype=np.int32), np.zeros(1)
+    paths, scores = _nbest.nbest_array(em, tr, st, en, kk, t2)
+    if len(scores) == 0 or not np.isfinite(scores[0]):
+        raise InputError("scores overflow: the best path's score is not finite "
+                         "(finite inputs whose sum exceeds the float64 range)")
+    return paths, scores
 
 
 def check_cost_matrix(cost, n_labels: int, name: str = "cost") -> np.ndarray:

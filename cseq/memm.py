@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _memm
+from cseq import _memm, decoding
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
@@ -124,12 +124,17 @@ class MEMM(ChainEstimator):
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "local log Z") from None
 
-    def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
+    def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
+                          fixed: Any = None) -> list[np.ndarray]:
         """Label marginals of each token under the chain: a list of (n_i, L) arrays.
 
         ``P(y_t = j | x)``, columns in ``classes_`` order, computed exactly by
         the forward recursion of the locally normalised chain.
         """
+        if constraints is not None or fixed is not None:
+            # The restricted distribution's marginals (see cseq.decoding).
+            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
+
         def work(corpus, block):
             self.model_.check_corpus(corpus)
             try:

@@ -27,7 +27,6 @@ from cseq.sequences import Sequences
 
 from budget import examples
 from oracle import (
-    all_path_scores,
     brute_constrained,
     kernel_tie_break,
     path_allowed,
