@@ -41,6 +41,11 @@ class ConvergenceError(CSeqError, ValueError):
     """Training could not make progress (for example, non-finite objective)."""
 
 
+class ClusterError(CSeqError, RuntimeError):
+    """A Dask cluster cannot run cseq's work (:mod:`cseq.distributed`): a worker
+    without cseq, or with another version of it, or no worker at all."""
+
+
 class ConvergenceWarning(UserWarning):
     """Training stopped at ``max_iter`` before its convergence test was met.
 

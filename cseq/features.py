@@ -7,7 +7,9 @@ token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
 Every featurizer has the same small interface: ``get_config``/``from_config``
 (the configuration), ``fresh``, ``fit_transform``,
 ``transform``, ``n_attributes``, ``attribute_names``, ``get_state`` and
-``from_state``.
+``from_state``; ``fit_part`` and ``merge`` (learning the attributes of a
+corpus by parts, e.g. on the workers of a cluster: :mod:`cseq.distributed`)
+are optional.
 """
 
 from __future__ import annotations
@@ -152,6 +154,31 @@ class FeatureVocabulary:
         without it, in ``n_jobs`` threads.
         """
         return Sequences(*_pack.pack_features(X, self._table, False, n_jobs))
+
+    def fit_part(self, X: Sequence[Any]) -> FeatureVocabulary:
+        """A vocabulary of the attributes of ``X`` alone: one part for :meth:`merge`.
+
+        ``self`` is left unchanged.  Used by :mod:`cseq.distributed`, where
+        each partition of a corpus learns its attributes on its worker.
+        """
+        part = self.fresh()
+        part.fit_transform(X)
+        return part
+
+    def merge(self, parts: Sequence[FeatureVocabulary]) -> FeatureVocabulary:
+        """The vocabulary :meth:`fit_transform` learns from the parts' corpora concatenated.
+
+        ``parts`` are :meth:`fit_part` results in corpus order; attributes
+        keep their order of first appearance, so the ids are those a single
+        ``fit_transform`` of the whole corpus gives.  Returns a new fitted
+        vocabulary; ``self`` is left unchanged.
+        """
+        seen: dict[str, None] = {}
+        for part in parts:
+            seen.update(dict.fromkeys(part.attribute_names()))
+        merged = self.fresh()
+        merged._table = _pack.StringTable.from_strings(list(seen))
+        return merged
 
     @property
     def n_attributes(self) -> int:

@@ -697,6 +697,12 @@ class TransformChunks:
                          values=np.ones(len(attr), dtype=VALUE), labels=None)
 
 
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + n) for s, n in zip(starts, lens)])``, vectorized."""
+    before = np.cumsum(lens) - lens
+    return np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - before, lens)
+
+
 def _le(dtype) -> np.dtype:
     return np.dtype(dtype).newbyteorder("<")
 
@@ -987,6 +993,84 @@ class TemplateFeaturizer:
             self._name_blob = None
             self._names = None
         return self._pack(ids, data.seq_ptr)
+    def fit_part(self, X: Sequence[Any]) -> "TemplateFeaturizer":
+        """A featurizer fitted on ``X`` alone, every attribute kept and counted: a part for :meth:`merge`.
+
+        ``min_freq`` is not applied (it applies to the whole corpus, in
+        :meth:`merge`).  ``self`` is left unchanged.  Used by
+        :mod:`cseq.distributed`, where each partition of a corpus learns its
+        attributes on its worker.
+        """
+        part = TemplateFeaturizer(self.templates, min_freq=1, n_buckets=self.n_buckets)
+        part.fit_transform(X)
+        part.counts_ = part._table.counts if part._table is not None else None
+        return part
+
+    def merge(self, parts: Sequence["TemplateFeaturizer"]) -> "TemplateFeaturizer":
+        """The featurizer :meth:`fit_transform` learns from the parts' corpora concatenated.
+
+        ``parts`` are :meth:`fit_part` results in corpus order.  The counts
+        of an attribute are summed over the parts before ``min_freq`` is
+        applied, and the kept attributes are numbered in order of first
+        appearance, so the attribute ids (and names) are those a single
+        ``fit_transform`` of the whole corpus gives.  Returns a new fitted
+        featurizer; ``self`` is left unchanged.
+        """
+        merged = self.fresh()
+        merged.n_columns_ = next((p.n_columns_ for p in parts if p.n_columns_ is not None), None)
+        if self.n_buckets is not None:
+            return merged
+        parts = [p for p in parts if p._table is not None and len(p._table)]
+        if any(getattr(p, "counts_", None) is None for p in parts):
+            raise InputError("TemplateFeaturizer.merge takes the results of fit_part")
+        if not parts:
+            merged._table = _templates.KeyTable()
+            merged._name_template = np.zeros(0, dtype=np.int32)
+            merged._name_cells = np.zeros(0, dtype=np.int32)
+            merged._name_strings = []
+            return merged
+        keys = np.concatenate([p._table.keys for p in parts])
+        counts = np.concatenate([p.counts_ for p in parts])
+        owner = np.repeat(np.arange(len(parts)), [len(p._table) for p in parts])
+        local = np.concatenate([np.arange(len(p._table)) for p in parts])
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        total = np.zeros(len(uniq), dtype=np.int64)
+        np.add.at(total, inverse.reshape(-1), counts)
+        # Unique keys in order of first appearance, then min_freq.
+        order = np.argsort(first, kind="stable")
+        order = order[total[order] >= self.min_freq]
+        pos = first[order]
+        merged._table = _templates.KeyTable.from_keys(np.ascontiguousarray(uniq[order]))
+        # Names: each kept attribute's template and cells from the part where it first appears.
+        where = owner[pos]
+        name_template = np.empty(len(pos), dtype=np.int32)
+        for k, part in enumerate(parts):
+            sel = where == k
+            name_template[sel] = part._name_template[local[pos[sel]]]
+        n_cells = self._n_cells[name_template].astype(np.int64)
+        out_ptr = np.zeros(len(pos) + 1, dtype=np.int64)
+        np.cumsum(n_cells, out=out_ptr[1:])
+        name_cells = np.empty(int(out_ptr[-1]), dtype=np.int32)
+        strings: dict[str, int] = {}
+        for k, part in enumerate(parts):
+            sel = np.flatnonzero(where == k)
+            if not len(sel):
+                continue
+            ids = local[pos[sel]]
+            part_ptr = np.zeros(len(part._name_template) + 1, dtype=np.int64)
+            np.cumsum(part._n_cells[part._name_template], out=part_ptr[1:])
+            remap = np.array([strings.setdefault(w, len(strings)) for w in part._strings()],
+                             dtype=np.int32)
+            lens = n_cells[sel]
+            src = _ranges(part_ptr[ids], lens)
+            dst = _ranges(out_ptr[sel], lens)
+            name_cells[dst] = remap[part._name_cells[src]]
+        merged._name_template = name_template
+        merged._name_cells = name_cells
+        merged._name_strings = list(strings)
+        merged._name_blob = None
+        merged._names = None
+        return merged
 
     def _store_names(self, data: _Interned, tok: np.ndarray, tmpl: np.ndarray) -> None:
         """Record, per attribute, its template and the strings it read.

@@ -1,0 +1,692 @@
+"""Training and tagging on a Dask cluster (optional: ``pip install cseq-labeling[dask]``).
+
+The same estimators, kernels and model files as on one machine, on Dask's
+distributed scheduler::
+
+    from dask.distributed import Client, LocalCluster
+    import cseq, cseq.distributed as cd
+    client = Client(LocalCluster(n_workers=4, threads_per_worker=1))
+    model = cd.fit(cseq.CRF(c2=1.0), X, y, client=client)
+    labels = cd.predict(model, X_new, client=client)
+
+How a fit runs (``docs/scaling.md``):
+
+1. The corpus is split into partitions (lists) or read on the workers
+   (``dask.bag.Bag``, e.g. :func:`read_conll`).  Each worker learns the
+   attributes and labels of its partitions (``featurizer.fit_part``);
+   the driver merges them (``featurizer.merge``: the attribute ids are
+   those a single-machine ``fit`` gives) and broadcasts the fitted
+   featurizer once.
+2. Each partition is packed once, on its worker, into the CSR corpus the
+   single-machine code uses (:class:`~cseq.sequences.Sequences`), and stays
+   there for the whole fit.  The (attribute, label) pairs each shard has
+   are merged into the model's state index, broadcast once.
+3. CRF: the project's L-BFGS (OWL-QN with ``c1``) runs on the driver; each
+   evaluation broadcasts the weights once, every shard computes its data
+   term and gradient with the kernel of ``fit``
+   (:meth:`cseq.objectives.CRFObjective.data_term`), the results are summed
+   by a tree reduction on the workers and the penalty is added once on the
+   driver.  Perceptron: iterative parameter mixing (McDonald et al. 2010).
+
+Only weights, gradients and small statistics cross the network per
+iteration.  A worker lost during a fit is replaced by Dask, which recomputes
+its shards from their source; the result does not change.
+
+``import cseq`` never imports this module (nor Dask).
+
+References
+----------
+McDonald, R., Hall, K., Mann, G. (2010). Distributed training strategies for
+the structured perceptron. NAACL-HLT.
+Agarwal, A., Chapelle, O., Dudik, M., Langford, J. (2014). A reliable
+effective terascale linear learning system. JMLR 15.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+try:
+    import dask
+    import dask.bag as db
+    from distributed import Client, Future, wait
+except ImportError as _exc:  # pragma: no cover - tested in a subprocess
+    raise ImportError(
+        "cseq.distributed needs Dask's distributed scheduler: "
+        "pip install 'cseq-labeling[dask]' (or pip install 'dask[distributed]')"
+    ) from _exc
+
+from cseq import _pack, _train, _weights, conll
+from cseq._version import __version__
+from cseq.base import MAX_ITER_REASON, ChainEstimator, EarlyStopping
+from cseq.crf import CRF
+from cseq.exceptions import (ClusterError, ConvergenceError, ConvergenceWarning, InputError,
+                             InputTypeError, TrainingInterrupted)
+from cseq.features import featurizer_from_config, featurizer_from_state
+from cseq.model import LinearChain
+from cseq.objectives import CRFObjective, l2_penalty
+from cseq.perceptron import StructuredPerceptron
+from cseq.sequences import Sequences
+
+__all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_workers",
+           "ClusterError"]
+
+
+# ---------------------------------------------------------------------------
+# the cluster
+
+
+_PROBE = '''
+def probe():
+    try:
+        import cseq
+    except Exception as exc:
+        return "not importable (" + type(exc).__name__ + ": " + str(exc) + ")"
+    return cseq.__version__
+'''
+
+
+def _version_probe() -> Callable[[], str]:
+    # Defined outside any importable module so that it is sent by value: it
+    # must run on a worker that has no cseq, or another one.
+    namespace: dict[str, Any] = {"__name__": "cseq_version_probe"}
+    exec(_PROBE, namespace)
+    return namespace["probe"]
+
+
+def check_workers(client: Client) -> dict[str, str]:
+    """Check that every worker imports this version of cseq; returns ``{worker: version}``.
+
+    Raises
+    ------
+    ClusterError
+        Naming each worker without cseq or with another version, and both
+        versions; or when the cluster has no worker.
+    """
+    versions = client.run(_version_probe())
+    if not versions:
+        raise ClusterError("the Dask cluster has no worker")
+    bad = {w: v for w, v in versions.items() if v != __version__}
+    if bad:
+        lines = "; ".join(f"worker {w} has cseq {v}" for w, v in sorted(bad.items()))
+        raise ClusterError(f"the driver has cseq {__version__} but {lines}: install the same "
+                           "cseq on every worker")
+    return versions
+
+
+def _identity(obj: Any) -> Any:
+    return obj
+
+
+def _share(client: Client, obj: Any) -> Future:
+    """``obj`` (weights, featurizer, state index, model) as one task: sent once
+    from the driver, then copied worker to worker, once per worker, by the
+    tasks that need it.
+
+    A task, not a scattered value, so that Dask can recompute it if every
+    worker that holds it dies (a scattered value would be lost, and every
+    task that needs it cancelled).
+    """
+    with warnings.catch_warnings():
+        # Large weight vectors are the point here, not a mistake in a graph.
+        warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph")
+        return client.submit(_identity, obj, pure=False)
+
+
+def _threads(client: Client) -> int:
+    return max(1, sum(client.nthreads().values()))
+
+
+# ---------------------------------------------------------------------------
+# partitions
+
+
+def _is_bag(obj: Any) -> bool:
+    return isinstance(obj, db.Bag)
+
+
+def _pair(X_part, y_part) -> tuple[list, list | None]:
+    X_part = list(X_part)
+    y_part = None if y_part is None else list(y_part)
+    if y_part is not None and len(X_part) != len(y_part):
+        raise InputError(f"a partition has {len(X_part)} sequences in X but {len(y_part)} "
+                         "label sequences in y")
+    return X_part, y_part
+
+
+def _split_bounds(n: int, k: int) -> list[int]:
+    return np.linspace(0, n, k + 1).round().astype(np.int64).tolist()
+
+
+def _partitions(client: Client, X, y, npartitions: int | None) -> list:
+    """Futures of ``(X_part, y_part)`` for list or Bag input, in corpus order."""
+    if _is_bag(X):
+        if y is not None and not _is_bag(y):
+            raise InputTypeError("X is a dask Bag: y must be a Bag too (with matching partitions)")
+        if y is not None and y.npartitions != X.npartitions:
+            raise InputError(f"X has {X.npartitions} partitions but y has {y.npartitions}")
+        xs = X.to_delayed()
+        ys = y.to_delayed() if y is not None else [None] * len(xs)
+        return client.compute([dask.delayed(_pair, pure=True)(a, b) for a, b in zip(xs, ys)])
+    if y is not None and _is_bag(y):
+        raise InputTypeError("y is a dask Bag: X must be a Bag too")
+    if not isinstance(X, (list, tuple)) or (y is not None and not isinstance(y, (list, tuple))):
+        raise InputTypeError("X and y must be lists (or tuples) of sequences, or dask Bags")
+    if y is not None and len(X) != len(y):
+        raise InputError(f"X has {len(X)} sequences but y has {len(y)}")
+    k = _threads(client) if npartitions is None else npartitions
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"npartitions must be a positive int or None, got {npartitions!r}")
+    bounds = _split_bounds(len(X), int(k))
+    # The data goes into the tasks (not scatter), so that a lost partition can be recomputed.
+    return [client.submit(_pair, X[a:b], None if y is None else y[a:b], pure=False)
+            for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _learn_part(pair, config) -> dict:
+    """Map step: a partition's attributes (featurizer part), labels and sizes."""
+    X_part, y_part = pair
+    featurizer = featurizer_from_config(config)
+    part = featurizer.fit_part(X_part) if X_part else None
+    labels = sorted({lab for seq in y_part for lab in seq})
+    meta_arrays = part.get_state() if part is not None else None
+    return {"part": meta_arrays, "counts": getattr(part, "counts_", None), "labels": labels,
+            "n_sequences": len(X_part)}
+
+
+def _featurizer_from_part(info: dict):
+    meta, arrays = info["part"]
+    part = featurizer_from_state(meta, arrays)
+    if info["counts"] is not None:
+        part.counts_ = info["counts"]
+    return part
+
+
+class _Shard:
+    """One packed partition on its worker: its corpus, then its objective."""
+
+    def __init__(self, corpus: Sequences | None) -> None:
+        self.corpus = corpus
+        self._objective: CRFObjective | None = None
+        self._structure = None
+
+    def __getstate__(self):
+        # Moving a shard moves its arrays; the objective is rebuilt where it lands.
+        return {"corpus": self.corpus, "structure": self._structure}
+
+    def __setstate__(self, state) -> None:
+        self.corpus, self._structure, self._objective = state["corpus"], state["structure"], None
+
+    def model(self) -> LinearChain:
+        return _model_of(self._structure)
+
+    def objective(self, n_jobs: int) -> CRFObjective:
+        if self._objective is None:
+            self._objective = CRFObjective(self.model(), self.corpus, 0.0, n_jobs)
+        return self._objective
+
+
+def _pack_part(pair, state, classes) -> _Shard:
+    """Pack one partition with the merged featurizer and labels (once, on its worker)."""
+    X_part, y_part = pair
+    if not X_part:
+        return _Shard(None)
+    featurizer = featurizer_from_state(*state)
+    corpus = featurizer.transform(X_part)
+    label_ids = {name: i for i, name in enumerate(classes)}
+    labels = _pack.pack_labels(y_part, corpus.seq_ptr, label_ids, False)
+    return _Shard(Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
+                            labels))
+
+
+def _state_pairs(shard: _Shard, n_attrs: int, n_labels: int) -> np.ndarray:
+    """The shard's (attribute, label) pairs as sorted codes ``attr * L + label``."""
+    c = shard.corpus
+    if c is None:
+        return np.zeros(0, dtype=np.int64)
+    ptr, labels = _weights.build_state_index(c.tok_ptr, c.attr_ids, c.labels, n_attrs, n_labels)
+    attrs = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+    return attrs * n_labels + labels
+
+
+def _model_of(structure) -> LinearChain:
+    n_labels, attr_ptr, attr_labels, order, n_params = structure
+    return LinearChain(n_labels, attr_ptr, attr_labels, np.zeros(n_params), order=order)
+
+
+def _attach(shard: _Shard, structure) -> _Shard:
+    out = _Shard(shard.corpus)
+    out._structure = structure
+    return out
+
+
+def _shard_sizes(shard: _Shard) -> tuple[int, int]:
+    c = shard.corpus
+    return (0, 0) if c is None else (c.n_sequences, c.n_tokens)
+
+
+class _Setup:
+    """What every distributed fit prepares: featurizer, labels, shards, model."""
+
+    def __init__(self, est: ChainEstimator, client: Client, X, y, npartitions) -> None:
+        check_workers(client)
+        featurizer = est._new_featurizer()
+        if not (hasattr(featurizer, "fit_part") and hasattr(featurizer, "merge")):
+            raise InputError(f"{type(featurizer).__name__} has no fit_part and merge: "
+                             "cseq.distributed needs them to learn the attributes by parts")
+        pairs = _partitions(client, X, y, npartitions)
+        infos = client.gather([client.submit(_learn_part, p, featurizer.get_config(), pure=False)
+                               for p in pairs])
+        n_sequences = sum(i["n_sequences"] for i in infos)
+        if n_sequences == 0:
+            raise InputError("cannot fit on an empty corpus (X has no sequences)")
+        parts = [_featurizer_from_part(i) for i in infos if i["part"] is not None]
+        self.featurizer = featurizer.merge(parts)
+        self.classes = sorted(set().union(*(i["labels"] for i in infos)))
+        if not self.classes:
+            raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
+        state = _share(client, self.featurizer.get_state())
+        shards = [client.submit(_pack_part, p, state, self.classes, pure=False) for p in pairs]
+        del pairs  # the raw partitions go; each shard keeps its lineage to its source
+        L, n_attrs = len(self.classes), self.featurizer.n_attributes
+        order = int(est.order) if "order" in est._param_names else 1
+        if est.all_states:
+            attr_ptr = np.arange(n_attrs + 1, dtype=np.int64) * L
+            attr_labels = np.tile(np.arange(L, dtype=np.int32), n_attrs)
+        else:
+            codes = client.gather([client.submit(_state_pairs, s, n_attrs, L, pure=False)
+                                   for s in shards])
+            codes = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
+            attr_ptr = np.searchsorted(codes // L, np.arange(n_attrs + 1)).astype(np.int64)
+            attr_labels = (codes % L).astype(np.int32)
+        model = LinearChain(L, attr_ptr, attr_labels,
+                            np.zeros(LinearChain._layout_of(len(attr_labels), L, order)["n_params"]),
+                            order=order)
+        self.model = model
+        structure = _share(client, (L, attr_ptr, attr_labels, order, len(model.params)))
+        self.shards = [client.submit(_attach, s, structure, pure=False) for s in shards]
+        sizes = client.gather([client.submit(_shard_sizes, s, pure=False) for s in self.shards])
+        self.n_sequences = sum(s for s, _ in sizes)
+        self.n_tokens = sum(t for _, t in sizes)
+        if self.n_tokens == 0:
+            raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
+
+
+# ---------------------------------------------------------------------------
+# tree reduction
+
+
+def _add(a, b):
+    """Sum two ``(value, gradient-or-None, ...)`` results (a None gradient is zero)."""
+    if a[1] is None:
+        return b
+    if b[1] is None:
+        return a
+    grad = a[1]
+    grad += b[1]
+    return (a[0] + b[0], grad) + tuple(x + y for x, y in zip(a[2:], b[2:]))
+
+
+def _tree_sum(client: Client, futures: list):
+    """The sum of the results of ``futures`` by pairwise tasks on the workers, gathered."""
+    level = list(futures)
+    while len(level) > 1:
+        nxt = [client.submit(_add, level[i], level[i + 1], pure=False)
+               for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0].result()
+
+
+# ---------------------------------------------------------------------------
+# CRF: distributed L-BFGS
+
+
+def _data_term(shard: _Shard, theta: np.ndarray, n_jobs: int):
+    if shard.corpus is None:
+        return 0.0, None
+    value, grad = shard.objective(n_jobs).data_term(theta)
+    return value, grad
+
+
+class _DistributedObjective:
+    """``f(theta)`` = the shards' data terms, summed on the workers, plus the L2 penalty."""
+
+    def __init__(self, client: Client, shards: list, c2: float, n_jobs: int) -> None:
+        self.client, self.shards, self.c2, self.n_jobs = client, shards, float(c2), n_jobs
+        self.n_evaluations = 0
+
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        # One broadcast of the weights per evaluation.
+        weights = _share(self.client, theta)
+        parts = [self.client.submit(_data_term, s, weights, self.n_jobs, pure=False)
+                 for s in self.shards]
+        value, grad = _tree_sum(self.client, parts)
+        self.n_evaluations += 1
+        if grad is None:
+            grad = np.zeros_like(theta)
+        penalty, pgrad = l2_penalty(theta, self.c2)
+        grad += pgrad
+        return value + penalty, grad
+
+
+class _NoCorpus:
+    """What ``_train_lbfgs`` reads of the corpus when it explains a failed first step."""
+
+    values = np.zeros(0, dtype=np.float32)
+
+
+def _begin(est: ChainEstimator, setup: _Setup, X_dev, y_dev, early: bool):
+    est.featurizer_, est.classes_, est.model_ = setup.featurizer, setup.classes, None
+    est.history_ = []
+    est.best_iteration_ = None
+    est.stop_reason_ = None
+    est._early = EarlyStopping(setup.model, est.patience) if early else None
+    est._snapshot = None
+    return est._dev_scorer(X_dev, y_dev)
+
+
+def _end(est: ChainEstimator, model: LinearChain) -> None:
+    if est._early is not None:
+        est._early.restore()
+        est.best_iteration_ = est._early.best_iteration
+        if est._early.stopped:
+            est.stop_reason_ = f"early stopping: no dev improvement in {est.patience} iterations"
+
+
+def _fit_crf(est: CRF, client: Client, setup: _Setup, dev, callback) -> None:
+    if est.algorithm != "lbfgs":
+        raise InputError("cseq.distributed trains the CRF with algorithm='lbfgs' only")
+    est.n_pruned_ = 0
+    est.eta0_ = None
+    objective = _DistributedObjective(client, setup.shards, est.c2, est.n_jobs)
+    est._train_lbfgs(objective, _NoCorpus(), setup.model, dev, callback, l1=float(est.c1),
+                     fitted={"n_pruned_": 0, "eta0_": None})
+
+
+# ---------------------------------------------------------------------------
+# perceptron: iterative parameter mixing
+
+
+def _perceptron_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_index: int,
+                      shuffle: bool):
+    """One epoch on one shard from the mixed weights ``w``.
+
+    Returns ``(errors, weights after the epoch, sum of the weight vectors
+    held after each example, examples)`` (None, None for an empty shard);
+    the driver mixes and averages them.
+    """
+    c = shard.corpus
+    if c is None or c.n_sequences == 0:
+        return 0, None, None, 0
+    params = _weights.AveragedParams(w.copy())
+    trainer = _train.PerceptronTrainer(shard.model().index, c.view(), params)
+    order = np.arange(c.n_sequences, dtype=np.int64)
+    if shuffle:
+        np.random.default_rng([seed, epoch, shard_index]).shuffle(order)
+    errors = trainer.train_epoch(order)
+    n = params.n_examples
+    # The sum of the weight vectors held after each example (Daume's accumulator).
+    total = params.scale_sum * params.w - params.u
+    return int(errors), params.w.copy(), total, n
+
+
+def _fit_perceptron(est: StructuredPerceptron, client: Client, setup: _Setup, dev,
+                    callback) -> None:
+    model = setup.model
+    seed = (int(est.random_state) if est.random_state is not None
+            else int(np.random.default_rng().integers(2**31)))
+    w = np.zeros_like(model.params)
+    avg_sum = np.zeros_like(model.params)
+    n_seen = 0
+    est.stop_reason_ = f"{est.max_iter} passes done"
+    for it in range(1, int(est.max_iter) + 1):
+        clock = time.perf_counter()
+        weights = _share(client, w)
+        results = client.gather([
+            client.submit(_perceptron_epoch, s, weights, seed, it, k, bool(est.shuffle),
+                          pure=False) for k, s in enumerate(setup.shards)])
+        errors = sum(r[0] for r in results)
+        # Mixing weighted by each shard's mistakes (McDonald et al. 2010, "IPM
+        # with weights mu_i proportional to the number of updates").
+        if errors:
+            mixed = np.zeros_like(w)
+            for err, w_k, _, _ in results:
+                if w_k is not None and err:
+                    mixed += (err / errors) * w_k
+            w = mixed
+        for _, _, total, n in results:
+            if total is not None:
+                avg_sum += total
+                n_seen += n
+        current = avg_sum / n_seen if (est.average and n_seen) else w.copy()
+        record = {"iteration": it, "errors": int(errors),
+                  "error_rate": errors / setup.n_tokens,
+                  "seconds": time.perf_counter() - clock}
+        if dev is not None:
+            model.params = current
+            record["dev_accuracy"] = dev(model)
+        if est._report(record, callback, snapshot=lambda c=current: (c, {})):
+            break
+        if errors == 0:
+            est.stop_reason_ = "no training errors in a pass"
+            break
+    model.params = (avg_sum / n_seen) if (est.average and n_seen) else w.copy()
+    est.n_iter_ = len(est.history_)
+
+
+# ---------------------------------------------------------------------------
+# the API
+
+
+def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | None = None,
+        X_dev: Sequence[Any] | None = None, y_dev: Sequence[Sequence[str]] | None = None,
+        callback: Callable[[dict[str, Any]], object] | None = None) -> ChainEstimator:
+    """Fit ``estimator`` on a Dask cluster; returns it, fitted (the same model file as ``fit``).
+
+    Parameters
+    ----------
+    estimator : CRF or StructuredPerceptron
+        Its hyperparameters are used as by ``estimator.fit``.  The CRF
+        (``algorithm="lbfgs"``, L2 or L1 through OWL-QN) is trained by
+        distributed L-BFGS: with ``npartitions=1`` the weights are those of
+        ``estimator.fit(X, y)``; with more, the same optimum up to float
+        rounding.  The perceptron is trained by iterative parameter mixing
+        (McDonald et al. 2010): every pass, each shard runs one epoch from
+        the mixed weights, which are then mixed again, weighted by each
+        shard's mistakes; the average of all the weight vectors comes out at
+        the end.  Deterministic for a ``random_state``.
+    X, y : lists of sequences, or ``dask.bag.Bag`` s with matching partitions
+        Lists are split into ``npartitions`` contiguous shards; bags are read
+        on the workers (e.g. :func:`read_conll`), partition by partition.
+    client : distributed.Client
+    npartitions : int or None
+        For list input: shards (None: one per worker thread).  Ignored for bags.
+    X_dev, y_dev : optional development data, scored on the driver after
+        every iteration (as in ``fit``; early stopping works as there).
+    callback : callable, optional
+        Called after every iteration with its record.
+
+    Raises
+    ------
+    ClusterError
+        If a worker lacks cseq or has another version (before any work).
+    InputError
+        As ``fit``; a malformed file read on a worker names the file and line.
+    """
+    if not isinstance(estimator, (CRF, StructuredPerceptron)):
+        raise InputTypeError(f"cseq.distributed.fit trains a CRF or a StructuredPerceptron, "
+                             f"not {type(estimator).__name__}")
+    if not isinstance(client, Client):
+        raise InputTypeError(f"client must be a distributed.Client, got {type(client).__name__}")
+    est = estimator
+    est._validate_params()
+    if est.early_stopping and (X_dev is None or y_dev is None):
+        raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
+    if isinstance(est, CRF) and est.algorithm != "lbfgs":
+        raise InputError("cseq.distributed trains the CRF with algorithm='lbfgs' only")
+    setup = _Setup(est, client, X, y, npartitions)
+    dev = _begin(est, setup, X_dev, y_dev, bool(est.early_stopping))
+    model = setup.model
+    try:
+        if isinstance(est, CRF):
+            _fit_crf(est, client, setup, dev, callback)
+        else:
+            _fit_perceptron(est, client, setup, dev, callback)
+        _end(est, model)
+    except KeyboardInterrupt:
+        partial = est._interrupted(model)
+        est._snapshot = None
+        raise TrainingInterrupted(partial) from None
+    finally:
+        est._early = None
+        est._snapshot = None
+    if not np.isfinite(model.params).all():
+        raise ConvergenceError(f"{type(est).__name__} weights became non-finite")
+    est.model_ = est._finish(model)
+    if getattr(est, "stop_reason_", None) == MAX_ITER_REASON:
+        warnings.warn(f"{type(est).__name__} stopped at max_iter={est.max_iter} before its "
+                      f"convergence test (tol={getattr(est, 'tol', None)!r}) was met; raise "
+                      "max_iter or tol", ConvergenceWarning, stacklevel=2)
+    return est
+
+
+def _predict_part(model: ChainEstimator, X_part) -> list:
+    X_part = list(X_part)
+    return model.predict(X_part) if X_part else []
+
+
+def _predict_partition(X_part, model: ChainEstimator) -> list:
+    return _predict_part(model, X_part)
+
+
+def predict(model: ChainEstimator, X, *, client: Client,
+            npartitions: int | None = None) -> list[list[str]] | db.Bag:
+    """Label sequences of ``X`` predicted on the workers, in order.
+
+    The model leaves the driver once and reaches each worker once (it is
+    one task's result, which the tasks of a worker share); each task decodes
+    its partition with the GIL released inside the kernels.
+
+    Parameters
+    ----------
+    model : a fitted estimator
+    X : list of sequences, or a ``dask.bag.Bag``
+    client : distributed.Client
+    npartitions : int or None
+        For a list: the number of tasks (None: one per worker thread).
+
+    Returns
+    -------
+    list of list of str for a list (order kept), a ``dask.bag.Bag`` (lazy,
+    same partitions) for a Bag.
+    """
+    if not isinstance(model, ChainEstimator):
+        raise InputTypeError(f"model must be a cseq estimator, got {type(model).__name__}")
+    model._check_fitted()
+    check_workers(client)
+    shared = _share(client, model)
+    if _is_bag(X):
+        return X.map_partitions(_predict_partition, shared)
+    if not isinstance(X, (list, tuple)):
+        raise InputTypeError("X must be a list (or tuple) of sequences, or a dask Bag")
+    k = _threads(client) if npartitions is None else npartitions
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"npartitions must be a positive int or None, got {npartitions!r}")
+    bounds = _split_bounds(len(X), int(k))
+    futures = [client.submit(_predict_part, shared, X[a:b], pure=False)
+               for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [seq for part in client.gather(futures) for seq in part]
+
+
+# ---------------------------------------------------------------------------
+# files on the workers
+
+
+def _paths(paths) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out = [os.fspath(p) for p in paths]
+    if not out:
+        raise InputError("no input files")
+    return out
+
+
+def _read_conll_file(path: str, kwargs: dict):
+    return conll.read_conll(path, **kwargs)
+
+
+def _read_conllu_file(path: str, kwargs: dict):
+    return conll.read_conllu(path, **kwargs)
+
+
+def _column(files, k: int) -> list:
+    """The sentences (k=0) or label sequences (k=1) of a partition of read files."""
+    return [s for f in files for s in f[k]]
+
+
+def _bags(reader, paths, kwargs) -> tuple[db.Bag, db.Bag | None]:
+    paths = _paths(paths)
+    files = db.from_sequence(paths, npartitions=len(paths)).map(reader, kwargs)
+    X = files.map_partitions(_column, 0)
+    labeled = kwargs.get("label_column", -1) is not None and kwargs.get("label", "upos") is not None
+    return X, files.map_partitions(_column, 1) if labeled else None
+
+
+def read_conll(paths, **kwargs: Any) -> tuple[db.Bag, db.Bag | None]:
+    """Bags ``(X, y)`` of the sentences of CoNLL files, read on the workers, one partition a file.
+
+    ``kwargs`` are those of :func:`cseq.conll.read_conll` (``sep``,
+    ``label_column``, ``encoding``, ``docstart``); ``y`` is None when
+    ``label_column`` is None.  A malformed file raises
+    :class:`~cseq.InputError` naming the file and line when the bags are
+    computed (e.g. by :func:`fit`).  Paths must be readable by the workers.
+    """
+    return _bags(_read_conll_file, paths, kwargs)
+
+
+def read_conllu(paths, **kwargs: Any) -> tuple[db.Bag, db.Bag | None]:
+    """Bags ``(X, y)`` of CoNLL-U files, read on the workers (options of :func:`cseq.conll.read_conllu`)."""
+    return _bags(_read_conllu_file, paths, kwargs)
+
+
+def _tag_file(model: ChainEstimator, path: str, out: str, kwargs: dict) -> str:
+    X, _ = conll.read_conll(path, label_column=None, **kwargs)
+    labels = model.predict(X) if X else []
+    conll.write_conll(out, X, labels)
+    return out
+
+
+def tag_files(model: ChainEstimator, inputs, output_dir: str | os.PathLike[str], *,
+              client: Client, **kwargs: Any) -> list[str]:
+    """Tag CoNLL column files on the workers: one output file per input, same base name.
+
+    Each input is read with :func:`cseq.conll.read_conll` (``label_column=None``:
+    every column is an input column; ``kwargs`` as there) and written to
+    ``output_dir`` (created if needed) with the predicted label as a last column
+    (:func:`cseq.conll.write_conll`).  The model is sent to each worker
+    once.  Returns the output paths, in the order of ``inputs``.
+    """
+    model._check_fitted()
+    check_workers(client)
+    paths = _paths(inputs)
+    outdir = os.fspath(output_dir)
+    outs = [os.path.join(outdir, os.path.basename(p)) for p in paths]
+    if len(set(outs)) != len(outs):
+        raise InputError("two inputs have the same base name: their outputs would collide")
+    if any(os.path.abspath(a) == os.path.abspath(b) for a, b in zip(paths, outs)):
+        raise InputError("an output file would overwrite its input: choose another output_dir")
+    os.makedirs(outdir, exist_ok=True)
+    shared = _share(client, model)
+    futures = [client.submit(_tag_file, shared, p, o, kwargs, pure=False)
+               for p, o in zip(paths, outs)]
+    wait(futures)
+    return client.gather(futures)

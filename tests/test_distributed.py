@@ -1,0 +1,288 @@
+"""cseq.distributed: training and tagging on a Dask LocalCluster with worker processes.
+
+One module-scoped cluster of 2 single-threaded worker processes serves every
+test (the machine has few cores); the killed-worker tests come last.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import cseq
+from cseq.conll import read_conll
+from cseq.objectives import CRFObjective
+from shared_data import CONLL2000, needs
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+import dask.bag as db  # noqa: E402
+
+import cseq.distributed as cd  # noqa: E402
+
+
+def _corpus(n: int, seed: int = 0):
+    """A small labeled corpus of feature-list tokens with learnable labels."""
+    rng = np.random.default_rng(seed)
+    words = ["the", "cat", "dog", "runs", "sees", "a", "big", "red", "fast", "it"]
+    tags = {"the": "D", "a": "D", "cat": "N", "dog": "N", "it": "N", "runs": "V", "sees": "V",
+            "big": "A", "red": "A", "fast": "A"}
+    X, y = [], []
+    for _ in range(n):
+        ws = rng.choice(words, size=int(rng.integers(1, 8))).tolist()
+        X.append([[f"w={w}", f"s={w[-1]}", f"p={ws[i - 1] if i else '<s>'}"]
+                  for i, w in enumerate(ws)])
+        y.append([tags[w] for w in ws])
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+    with LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        yield c
+
+
+# -- no cluster ---------------------------------------------------------------
+
+def test_import_cseq_does_not_import_dask():
+    code = ("import sys, cseq, cseq.cli, cseq.base; "
+            "bad = [m for m in ('dask', 'distributed', 'cseq.distributed') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_import_without_dask_names_the_extra():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["dask"] = None  # as if dask were not installed
+        try:
+            import cseq.distributed
+        except ImportError as exc:
+            print(exc)
+        else:
+            raise SystemExit("imported without dask")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    assert "cseq-labeling[dask]" in out
+
+
+@pytest.mark.parametrize("features", [
+    None,
+    cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,1]"),
+    cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,1]", min_freq=2),
+    cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,1]", n_buckets=64),
+])
+@pytest.mark.parametrize("cuts", [[], [1], [3, 4], [2, 5, 9]])
+def test_merge_of_parts_is_fit_on_the_whole(features, cuts):
+    X, _ = _corpus(12, seed=3)
+    if features is not None:
+        X = [[(tok[0][2:], tok[1][2:]) for tok in seq] for seq in X]
+    est = cseq.CRF(features=features)
+    whole = est._new_featurizer()
+    packed = whole.fit_transform(X)
+    bounds = [0, *cuts, len(X)]
+    parts = [est._new_featurizer().fit_part(X[a:b]) for a, b in zip(bounds, bounds[1:])]
+    merged = est._new_featurizer().merge(parts)
+    assert merged.n_attributes == whole.n_attributes
+    assert merged.attribute_names() == whole.attribute_names()
+    again = merged.transform(X)
+    assert np.array_equal(again.attr_ids, packed.attr_ids)
+    assert np.array_equal(again.tok_ptr, packed.tok_ptr)
+
+
+# -- the cluster ------------------------------------------------------------------
+
+def test_one_partition_gives_the_weights_of_fit(client):
+    X, y = _corpus(80)
+    ref = cseq.CRF(c2=0.5, max_iter=25, tol=1e-3).fit(X, y)
+    got = cd.fit(cseq.CRF(c2=0.5, max_iter=25, tol=1e-3), X, y, client=client, npartitions=1)
+    assert np.array_equal(got.model_.params, ref.model_.params)
+    assert got.to_bytes() == ref.to_bytes()
+
+
+@needs(CONLL2000 / "train.txt")
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_one_partition_with_templates_and_l1(client):
+    X, y = read_conll(CONLL2000 / "train.txt")
+    X, y = X[:150], y[:150]
+    make = lambda: cseq.CRF(c1=0.05, c2=0.1, max_iter=15, tol=1e-3,  # noqa: E731
+                            features=cseq.TemplateFeaturizer("chunk", min_freq=2))
+    ref = make().fit(X, y)
+    got = cd.fit(make(), X, y, client=client, npartitions=1)
+    assert got.featurizer_.attribute_names() == ref.featurizer_.attribute_names()
+    assert np.array_equal(got.model_.params, ref.model_.params)
+    assert np.array_equal(got.model_.attr_labels, ref.model_.attr_labels)
+
+
+def _objective(est, X, y):
+    """The single-machine objective of ``est``'s problem at its fitted weights (unpruned)."""
+    featurizer, corpus, classes = est._pack_training(X, y)
+    model = type(est.model_).from_corpus(corpus, featurizer.n_attributes, len(classes))
+    obj = CRFObjective(model, corpus, est.c2)
+    return model, obj
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_more_partitions_reach_the_same_objective(client, k):
+    X, y = _corpus(150, seed=1)
+    Xte, _ = _corpus(100, seed=2)
+    ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5).fit(X, y)
+    got = cd.fit(cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5), X, y, client=client,
+                 npartitions=k)
+    assert got.classes_ == ref.classes_
+    assert got.featurizer_.attribute_names() == ref.featurizer_.attribute_names()
+    model, obj = _objective(ref, X, y)
+    assert np.array_equal(model.attr_labels, got.model_.attr_labels)
+    f_ref, f_got = obj(ref.model_.params)[0], obj(got.model_.params)[0]
+    assert abs(f_got - f_ref) <= 1e-5 * abs(f_ref)
+    same = np.mean([a == b for p, q in zip(got.predict(Xte), ref.predict(Xte))
+                    for a, b in zip(p, q)])
+    assert same >= 0.999
+
+
+def test_empty_partitions_are_fine(client):
+    X, y = _corpus(3, seed=4)
+    got = cd.fit(cseq.CRF(c2=1.0, max_iter=50, tol=1e-6), X, y, client=client, npartitions=6)
+    single = cd.fit(cseq.CRF(c2=1.0, max_iter=50, tol=1e-6), X, y, client=client,
+                    npartitions=1)
+    assert np.allclose(got.model_.params, single.model_.params, atol=1e-6)
+    bag_x = db.from_sequence(X, npartitions=1).repartition(3)
+    bag_y = db.from_sequence(y, npartitions=1).repartition(3)
+    assert cd.predict(single, bag_x, client=client).compute() == single.predict(X)
+    assert bag_y.npartitions == bag_x.npartitions
+
+
+def test_predict_equals_model_predict(client):
+    X, y = _corpus(60, seed=5)
+    Xte, _ = _corpus(41, seed=6)
+    model = cseq.CRF(c2=0.5, max_iter=20, tol=1e-3).fit(X, y)
+    assert cd.predict(model, Xte, client=client) == model.predict(Xte)
+    assert cd.predict(model, Xte, client=client, npartitions=7) == model.predict(Xte)
+    bag = db.from_sequence(Xte, npartitions=4)
+    out = cd.predict(model, bag, client=client)
+    assert isinstance(out, db.Bag) and out.npartitions == 4
+    assert out.compute() == model.predict(Xte)
+
+
+def test_perceptron_one_shard_without_shuffle_is_the_serial_perceptron(client):
+    X, y = _corpus(60, seed=7)
+    params = dict(max_iter=4, shuffle=False, all_states=True)
+    ref = cseq.StructuredPerceptron(**params).fit(X, y)
+    got = cd.fit(cseq.StructuredPerceptron(**params), X, y, client=client, npartitions=1)
+    assert [r["errors"] for r in got.history_] == [r["errors"] for r in ref.history_]
+    assert np.allclose(got.model_.params, ref.model_.params, rtol=1e-12, atol=1e-12)
+
+
+def test_perceptron_mixing_is_deterministic(client):
+    X, y = _corpus(90, seed=8)
+    runs = [cd.fit(cseq.StructuredPerceptron(max_iter=3, random_state=5), X, y, client=client,
+                   npartitions=3) for _ in range(2)]
+    assert np.array_equal(runs[0].model_.params, runs[1].model_.params)
+    assert runs[0].score(X, y) > 0.9
+
+
+def _write_conll(path, X, y):
+    with open(path, "w") as f:
+        for xs, ys in zip(X, y):
+            for tok, lab in zip(xs, ys):
+                f.write(f"{tok[0]} {tok[1]} {lab}\n")
+            f.write("\n")
+
+
+def test_training_from_conll_files_read_on_the_workers(client, tmp_path):
+    X, y = _corpus(90, seed=9)
+    X = [[(tok[0][2:], tok[1][2:]) for tok in seq] for seq in X]
+    paths = []
+    for i, (a, b) in enumerate([(0, 30), (30, 55), (55, 90)]):
+        paths.append(tmp_path / f"part{i}.txt")
+        _write_conll(paths[-1], X[a:b], y[a:b])
+    Xb, yb = cd.read_conll(paths)
+    assert Xb.npartitions == 3
+    assert Xb.compute() == X and yb.compute() == y
+    features = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,1]\nU2:%x[-1,0]")
+    got = cd.fit(cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5, features=features), Xb, yb,
+                 client=client)
+    ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5, features=features).fit(X, y)
+    assert got.featurizer_.attribute_names() == ref.featurizer_.attribute_names()
+    model, obj = _objective(ref, X, y)
+    f_ref, f_got = obj(ref.model_.params)[0], obj(got.model_.params)[0]
+    assert abs(f_got - f_ref) <= 1e-5 * abs(f_ref)
+    out = cd.tag_files(got, paths[:2], tmp_path / "out", client=client)
+    assert out == [str(tmp_path / "out" / "part0.txt"), str(tmp_path / "out" / "part1.txt")]
+    tagged, _ = read_conll(out[1], label_column=None)
+    assert [[row[-1] for row in s] for s in tagged] == got.predict(X[30:55])
+
+
+def test_a_malformed_file_names_file_and_line(client, tmp_path):
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text("a D X\n\n")
+    bad.write_text("a D X\nb N\n\n")
+    Xb, yb = cd.read_conll([good, bad])
+    with pytest.raises(cseq.InputError, match=r"bad\.txt:2"):
+        cd.fit(cseq.CRF(), Xb, yb, client=client)
+
+
+def test_another_cseq_version_on_a_worker_is_refused(client):
+    worker = sorted(client.scheduler_info()["workers"])[0]
+
+    def set_version(v):
+        import cseq
+        old, cseq.__version__ = cseq.__version__, v
+        return old
+
+    X, y = _corpus(10)
+    old = client.run(set_version, "0.0.1.other", workers=[worker])[worker]
+    try:
+        with pytest.raises(cd.ClusterError) as info:
+            cd.fit(cseq.CRF(), X, y, client=client)
+        msg = str(info.value)
+        assert worker in msg and "0.0.1.other" in msg and cseq.__version__ in msg
+    finally:
+        client.run(set_version, old, workers=[worker])
+    assert set(cd.check_workers(client).values()) == {cseq.__version__}
+
+
+# -- faults (last: they replace a worker) -------------------------------------------
+
+def _kill_one_worker(client):
+    pids = client.run(os.getpid)
+    os.kill(sorted(pids.values())[0], signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_a_worker_killed_during_fit_does_not_change_the_result(client):
+    X, y = _corpus(120, seed=10)
+    make = lambda: cseq.CRF(c2=0.5, max_iter=12, tol=1e-3)  # noqa: E731
+    calm = cd.fit(make(), X, y, client=client, npartitions=2)
+    killed = []
+
+    def kill(record):
+        if record["iteration"] == 3:
+            _kill_one_worker(client)
+            killed.append(True)
+    hurt = cd.fit(make(), X, y, client=client, npartitions=2, callback=kill)
+    assert killed
+    assert np.array_equal(hurt.model_.params, calm.model_.params)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_a_worker_killed_during_tagging_does_not_change_the_result(client):
+    X, y = _corpus(60, seed=11)
+    model = cseq.CRF(c2=0.5, max_iter=10, tol=1e-3).fit(X, y)
+    client.wait_for_workers(2, timeout=60)
+    out = cd.predict(model, db.from_sequence(X, npartitions=4), client=client)
+    _kill_one_worker(client)  # after the model was sent to both workers
+    assert out.compute() == model.predict(X)
+    client.wait_for_workers(2, timeout=60)
