@@ -426,6 +426,11 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     if args.marginals and getattr(est, "_probabilities", None) is None:
         raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF, an HMM "
                         "or a MEMM")
+    if args.nbest is not None and args.marginals:
+        raise InputError("--nbest and --marginals do not combine: --nbest with "
+                         "--output-format jsonl gives each labeling's log-probability")
+    if args.constraints is not None and args.marginals:
+        raise InputError("--constraints and --marginals do not combine yet")
     with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
                      allow_text=not args.labeled) as reader:
         fmt_in = reader.format
@@ -433,6 +438,9 @@ def _cmd_tag(args: argparse.Namespace) -> int:
         if fmt_out == "conllu" and fmt_in != "conllu":
             raise InputError("--output-format conllu needs CoNLL-U input (it keeps the other "
                              f"columns); {reader.name} is {fmt_in}")
+        if fmt_out == "conllu" and args.nbest is not None:
+            raise InputError("CoNLL-U output has no room for n-best lists; use "
+                             "--output-format conll, text or jsonl")
         if fmt_out == "conllu" and args.marginals:
             raise InputError("CoNLL-U output has no column for marginals; use "
                              "--output-format conll or jsonl")
@@ -461,7 +469,12 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
             tagged = annotate(est, X, spans=fmt_out == "jsonl", n_jobs=args.n_jobs)
             write_items(out, batch, [t.labels for t in tagged], tagged, fmt_out, label)
             return
-        labels = est.predict(X, n_jobs=args.n_jobs) if X else []
+        if args.nbest is not None:
+            found = est.predict_nbest(X, k=args.nbest, constraints=args.constraints,
+                                      n_jobs=args.n_jobs) if X else []
+            _write_nbest(out, batch, found, fmt_out, args.nbest, label)
+            return
+        labels = est.predict(X, n_jobs=args.n_jobs, constraints=args.constraints) if X else []
         write_items(out, batch, labels, None, fmt_out, label)
 
     for item in items:
@@ -477,6 +490,41 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
             batch, n_tok = [], 0
     if batch:
         flush()
+
+
+def _write_nbest(out: IO[str], items: list[Any], found: list[Any], fmt: str, k: int,
+                 label: Any) -> None:
+    """Write a batch's n-best lists (the formats are in ``cseq tag --help``)."""
+    import json
+
+    from cseq._streams import format_item
+    parts = []
+    results = iter(found)
+    for item in items:
+        if item.x is None:
+            parts.append(format_item(item, None, None, fmt, label))
+            continue
+        r = next(results)
+        shown = item.shown or item.x
+        if fmt == "conll":
+            cols = list(r.labels) + [["_"] * len(shown)] * (k - len(r.labels))
+            parts.append("".join("\t".join(list(row) + [c[t] for c in cols]) + "\n"
+                                 for t, row in enumerate(shown)) + "\n")
+        elif fmt == "text":
+            tokens = [row[0] for row in shown]
+            parts.append("".join(" ".join(f"{w}/{lab}" for w, lab in zip(tokens, p)) + "\n"
+                                 for p in r.labels) + "\n")
+        else:
+            nbest = []
+            for i, p in enumerate(r.labels):
+                entry = {"labels": p, "score": round(float(r.scores[i]), 6)}
+                if r.log_probs is not None:
+                    entry["log_prob"] = round(float(r.log_probs[i]), 6)
+                nbest.append(entry)
+            record = {"tokens": [row[0] for row in shown], "labels": r.labels[0],
+                      "nbest": nbest}
+            parts.append(json.dumps(record, ensure_ascii=False) + "\n")
+    out.write("".join(parts))
 
 
 def _name(path: str) -> str:
@@ -717,6 +765,17 @@ def _parser() -> argparse.ArgumentParser:
                    "models): a last CoNLL column; in JSON lines 'confidence', 'log_prob' "
                    "and 'entropy' of the sentence, and for BIO/BIOES labels 'spans' with "
                    "the probability of each")
+    g.add_argument("--nbest", type=_int_at_least(1), metavar="K", default=None,
+                   help="the K best labelings of each sentence, exactly, best first: "
+                   "CoNLL output gets K label columns after the input columns (column i: the "
+                   "i-th best; '_' where a sentence has fewer than K labelings); text output "
+                   "one line per labeling and a blank line after each sentence; JSON lines "
+                   "'labels' (the best) and 'nbest', a list of {labels, score, log_prob} "
+                   "(log_prob for CRF, HMM and MEMM models); not with CoNLL-U output")
+    g.add_argument("--constraints", choices=["bio", "iob2", "iob1", "bioes"], default=None,
+                   help="only label sequences valid in this chunk scheme (bio: IOB2, or "
+                   "BIOES when the labels have E-/S- prefixes): e.g. no I-X after O or "
+                   "after B-Y, no sentence starting with I-X; with --nbest too")
     g.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
     g.add_argument("--batch-tokens", type=_int_at_least(1), default=50_000,
                    help="tokens read, tagged and written at a time (default 50000)")

@@ -291,3 +291,59 @@ def test_wnut17_bio_constraints_never_emit_invalid_sequences_and_keep_f1():
     assert sum(not bio_ok(p) for p in plain) > 10
     assert all(bio_ok(p) for p in bio)
     assert chunk_f1(y_dev, bio) >= chunk_f1(y_dev, plain)
+
+
+# ---------------------------------------------------------------------------
+# The command line: cseq tag --nbest K, --constraints
+
+
+def test_cli_tag_nbest_and_constraints(tmp_path):
+    import json
+
+    from cli_run import TRAIN, run
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN)
+    model_path = tmp_path / "m.cseq"
+    assert run("train", train, "--template", "chunk", "-o", model_path).returncode == 0
+    inp = tmp_path / "in.txt"
+    inp.write_text("The DT\ndog NN\nsleeps VBZ\n\nA DT\nbarks VBZ\n\n")
+    est = cseq.load(model_path)
+    X = [[("The", "DT"), ("dog", "NN"), ("sleeps", "VBZ")], [("A", "DT"), ("barks", "VBZ")]]
+    want = est.predict_nbest(X, k=3)
+    r = run("tag", model_path, inp, "--nbest", "3")
+    assert r.returncode == 0, r.stderr
+    blocks = [b.splitlines() for b in r.stdout.strip("\n").split("\n\n")]
+    assert len(blocks) == 2
+    for block, x, res in zip(blocks, X, want):
+        rows = [line.split("\t") for line in block]
+        assert [tuple(row[:2]) for row in rows] == x
+        assert all(len(row) == 2 + 3 for row in rows)
+        for i, labels in enumerate(res.labels):
+            assert [row[2 + i] for row in rows] == labels
+    r = run("tag", model_path, inp, "--nbest", "2", "--output-format", "jsonl")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    for rec, res in zip(records, est.predict_nbest(X, k=2)):
+        assert rec["labels"] == res.labels[0]
+        assert [e["labels"] for e in rec["nbest"]] == res.labels
+        assert [e["score"] for e in rec["nbest"]] == pytest.approx(res.scores, abs=1e-6)
+        assert [e["log_prob"] for e in rec["nbest"]] == pytest.approx(res.log_probs, abs=1e-6)
+    # More labelings asked for than a sentence has: '_' fills the columns.
+    r = run("tag", model_path, inp, "--nbest", "20")
+    last = r.stdout.strip("\n").split("\n\n")[1].splitlines()[0].split("\t")
+    assert len(last) == 22 and last[2 + 16:] == ["_"] * 4 and "_" not in last[:18]
+    r = run("tag", model_path, inp, "--constraints", "bio")
+    assert r.returncode == 0, r.stderr
+    got = [[line.split("\t")[2] for line in b.splitlines()]
+           for b in r.stdout.strip("\n").split("\n\n")]
+    assert got == est.predict(X, constraints="bio")
+    r = run("tag", model_path, inp, "--constraints", "bio", "--nbest", "4")
+    assert r.returncode == 0, r.stderr
+    cols = [line.split("\t")[2:] for line in r.stdout.strip("\n").split("\n\n")[0].splitlines()]
+    assert [[c[i] for c in cols] for i in range(4)] == est.predict_nbest(
+        X[:1], k=4, constraints="bio")[0].labels
+    for args, message in [(("--nbest", "2", "--marginals"), "do not combine"),
+                          (("--nbest", "0"), "must be at least 1"),
+                          (("--constraints", "bilou"), "invalid choice")]:
+        r = run("tag", model_path, inp, *args)
+        assert r.returncode != 0 and message in r.stderr, r.stderr
