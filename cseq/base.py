@@ -641,28 +641,43 @@ class ChainEstimator:
         """
         return _probability.sequence_log_prob(self, X, y, n_jobs=n_jobs)
 
-    def predict_confidence(self, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
+    def predict_confidence(self, X: Sequence[Any], *, constraints: Any = None,
+                           fixed: Any = None, n_jobs: int = 1) -> list[np.ndarray]:
         """The marginal probability of each label :meth:`predict` gives: an (n_i,) array per
-        sequence (CRF, HMM, MEMM)."""
-        return _probability.predict_confidence(self, X, n_jobs=n_jobs)
+        sequence (CRF, HMM, MEMM).
 
-    def sequence_entropy(self, X: Sequence[Any], *, n_jobs: int = 1) -> np.ndarray:
-        """Entropy in nats of each sequence's distribution over labelings (CRF, HMM, MEMM)."""
-        return _probability.sequence_entropy(self, X, n_jobs=n_jobs)
+        With ``constraints`` or ``fixed`` (as for :meth:`predict`), the labels of
+        the constrained prediction and their marginals under the distribution
+        restricted to the allowed labelings.
+        """
+        return _probability.predict_confidence(self, X, constraints=constraints, fixed=fixed,
+                                               n_jobs=n_jobs)
+
+    def sequence_entropy(self, X: Sequence[Any], *, constraints: Any = None, fixed: Any = None,
+                         n_jobs: int = 1) -> np.ndarray:
+        """Entropy in nats of each sequence's distribution over labelings (CRF, HMM, MEMM),
+        restricted to the allowed labelings with ``constraints`` or ``fixed``."""
+        return _probability.sequence_entropy(self, X, constraints=constraints, fixed=fixed,
+                                             n_jobs=n_jobs)
 
     def span_marginals(self, X: Sequence[Any], spans: Sequence[Sequence[tuple[str, int, int]]],
-                       *, scheme: str | None = None, n_jobs: int = 1) -> list[np.ndarray]:
+                       *, scheme: str | None = None, constraints: Any = None, fixed: Any = None,
+                       n_jobs: int = 1) -> list[np.ndarray]:
         """The probability that each ``(type, start, end)`` span of ``spans[s]`` is an entity.
 
         BIO or BIOES labels (CRF, HMM, MEMM); see
         :func:`cseq.probability.span_marginals`.
         """
-        return _probability.span_marginals(self, X, spans, scheme=scheme, n_jobs=n_jobs)
+        return _probability.span_marginals(self, X, spans, scheme=scheme,
+                                           constraints=constraints, fixed=fixed, n_jobs=n_jobs)
 
     def predict_spans(self, X: Sequence[Any], *, scheme: str | None = None,
+                      constraints: Any = None, fixed: Any = None,
                       n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
-        """The entity spans of the predicted labels, ``(type, start, end, probability)``."""
-        return _probability.predict_spans(self, X, scheme=scheme, n_jobs=n_jobs)
+        """The entity spans of the predicted labels, ``(type, start, end, probability)``
+        (of the constrained prediction with ``constraints`` or ``fixed``)."""
+        return _probability.predict_spans(self, X, scheme=scheme, constraints=constraints,
+                                          fixed=fixed, n_jobs=n_jobs)
 
     # -- persistence ------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

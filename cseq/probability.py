@@ -97,15 +97,26 @@ def _path_score(em: np.ndarray, tr: np.ndarray, st: np.ndarray, en: np.ndarray,
 def _global_posterior(em, tr, st, en, t2, seq: int = 0) -> tuple[float, _Posterior]:
     """log Z and the posterior of a globally normalised chain (CRF, HMM)."""
     result = _forward_backward.forward_backward_array(em, tr, st, en, t2)
+    if not (math.isfinite(result[0]) and all(np.isfinite(r).all() for r in result[1:])):
+        raise not_finite(seq, "log Z")
+    return result[0], _posterior_of(result, em, tr, st, en, t2)
+
+
+def _posterior_of(result: tuple, em, tr, st, en, t2) -> _Posterior:
+    """The posterior of forward-backward's ``result`` on the finite scores of the chain.
+
+    ``result`` may be that of a constrained forward-backward: its log Z and
+    marginals are then those of the distribution restricted to the allowed
+    paths, whose entropy is ``log Z_allowed - E[score]`` (a disallowed entry
+    has probability exactly 0, so the finite, unmasked scores serve).
+    """
     log_z, marg, pair = result[0], result[1], result[2]
     triple = result[3] if t2 is not None else None
-    if not (math.isfinite(log_z) and all(np.isfinite(r).all() for r in result[1:])):
-        raise not_finite(seq, "log Z")
     expected = float((marg * em).sum()) + float(marg[0] @ st) + float(marg[-1] @ en)
     expected += float((pair * tr).sum())
     if triple is not None:
         expected += float((triple * t2).sum())
-    return log_z, _Posterior(marg, pair, triple, max(log_z - expected, 0.0))
+    return _Posterior(marg, pair, triple, max(log_z - expected, 0.0))
 
 
 def _local_posterior(first: np.ndarray, cond: np.ndarray) -> _Posterior:
@@ -432,8 +443,57 @@ def _span_run(ids: dict[str, int], scheme: str, kind: str, begin: int,
     return [ids[n] for n in names], [ids[n] for n in after if n in ids]
 
 
+def _constraints(est: Any, constraints: Any, fixed: Any) -> dict | None:
+    """The transition masks of ``constraints`` (None when there are no constraints)."""
+    if constraints is None and fixed is None:
+        return None
+    from cseq import decoding
+    return decoding.transition_masks(est, constraints)
+
+
+def _analyse(est: Any, corpus: Sequences, block: slice | None, kind: str, masks: dict | None,
+             fixed: Any) -> list[tuple[np.ndarray, _Posterior | None, float]]:
+    """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``.
+
+    Without constraints, the estimator's decoder and the model's posterior.
+    With them (``masks`` from :func:`_constraints`, ``fixed`` as for
+    ``predict``), the best allowed labeling and the posterior of the
+    distribution restricted to the allowed labelings (its marginals, entropy
+    and span probabilities are renormalized over them), as
+    ``predict(X, constraints=..., fixed=...)`` and ``predict_marginals``
+    with the same constraints; the log-probability stays ``log P(y | x)``
+    under the model, as :meth:`sequence_log_prob` gives it.
+    """
+    ptr = corpus.seq_ptr
+    if masks is None:
+        pred = est._decode(est.model_, corpus)
+        out = []
+        for s, post in enumerate(_posteriors(est, corpus, kind)):
+            path = pred[int(ptr[s]):int(ptr[s + 1])].astype(np.int64)
+            out.append((path, post, 0.0 if post is None else _log_prob_of(post, path)))
+        return out
+    from cseq import decoding
+    from cseq.inference import viterbi
+
+    def one(chain: tuple, kw: dict) -> tuple[np.ndarray, _Posterior, float]:
+        em, tr, st, en, t2 = chain
+        path = viterbi(em, tr, st, en, transitions2=t2, **kw)[0].astype(np.int64)
+        post = _posterior_of(forward_backward(em, tr, st, en, transitions2=t2, **kw),
+                             em, tr, st, en, t2)
+        log_z = forward_backward(em, tr, st, en, transitions2=t2)[0]
+        return path, post, min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)
+    rows = decoding.allowed_rows(est, fixed, corpus, block)
+    found = decoding._per_sequence(decoding.dense_chains(est, corpus), rows, corpus, masks, one)
+    return [(np.zeros(0, dtype=np.int64), None, 0.0) if r is None else r for r in found]
+
+
+def _no_threads_for(fixed: Any, X: Any, n_jobs: int) -> int:
+    # ``fixed`` is sliced by block: one block unless X is a list.
+    return 1 if fixed is not None and not isinstance(X, (list, tuple)) else n_jobs
+
+
 def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | None = None,
-             n_jobs: int = 1) -> list[Tagged]:
+             constraints: Any = None, fixed: Any = None, n_jobs: int = 1) -> list[Tagged]:
     """Predict every sequence of ``X`` with its confidence, log-probability, entropy and spans.
 
     Parameters
@@ -445,6 +505,11 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
         labels are BIO or BIOES).
     scheme : {"iob2", "bioes"} or None
         The chunk scheme of the labels (None: detected from the model's labels).
+    constraints, fixed
+        As for ``predict`` (:mod:`cseq.decoding`): the labels are the best
+        allowed labeling, and the confidences, entropy and span
+        probabilities those of the distribution restricted to the allowed
+        labelings; ``log_prob`` stays ``log P(labels | x)`` under the model.
     n_jobs : int
         Threads for featurization and decoding.
 
@@ -454,30 +519,27 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
     """
     kind = _kind(est)
     scheme = _scheme_of(est, scheme, False) if spans else None
+    masks = _constraints(est, constraints, fixed)
     ids = _label_ids(est)
     names = np.asarray(est.classes_, dtype=object)
 
     def work(corpus: Sequences, block: slice | None) -> list[Tagged]:
-        pred = est._decode(est.model_, corpus)
-        posts = _posteriors(est, corpus, kind)
-        ptr = corpus.seq_ptr
         out = []
-        for s, post in enumerate(posts):
-            a, b = int(ptr[s]), int(ptr[s + 1])
-            path = pred[a:b].astype(np.int64)
+        for path, post, log_prob in _analyse(est, corpus, block, kind, masks, fixed):
             labels = names[path].tolist()
             found: list[tuple[str, int, int, float]] | None = None if scheme is None else []
             if post is None:
                 out.append(Tagged(labels, np.zeros(0), 0.0, 0.0, found))
                 continue
-            conf = post.marg[np.arange(b - a), path].copy()
+            conf = post.marg[np.arange(len(path)), path].copy()
             if found is not None:
                 for typ, i, j in chunks(labels, scheme):
                     after = ids.get(f"I-{typ}") if scheme == "iob2" else None
                     found.append((typ, i, j, _run_prob(post, i, path[i:j].tolist(),
                                                        [] if after is None else [after])))
-            out.append(Tagged(labels, conf, _log_prob_of(post, path), post.entropy, found))
+            out.append(Tagged(labels, conf, log_prob, post.entropy, found))
         return out
+    n_jobs = _no_threads_for(fixed, X, n_jobs)
     return [t for block in est._map_blocks(X, n_jobs, work) for t in block]
 
 
@@ -498,14 +560,22 @@ def _log_prob_of(post: _Posterior, path: np.ndarray) -> float:
         return min(float(np.sum(np.log(num) - np.log(den))), 0.0)
 
 
-def predict_confidence(est: Any, X: Sequence[Any], *, n_jobs: int = 1) -> list[np.ndarray]:
+def predict_confidence(est: Any, X: Sequence[Any], *, constraints: Any = None,
+                       fixed: Any = None, n_jobs: int = 1) -> list[np.ndarray]:
     """The marginal probability of each predicted label: one (n_i,) array per sequence."""
-    return [t.confidence for t in annotate(est, X, spans=False, n_jobs=n_jobs)]
+    return [t.confidence for t in annotate(est, X, spans=False, constraints=constraints,
+                                           fixed=fixed, n_jobs=n_jobs)]
 
 
-def sequence_entropy(est: Any, X: Sequence[Any], *, n_jobs: int = 1) -> np.ndarray:
-    """Entropy (nats) of the distribution over the label sequences of each sequence."""
+def sequence_entropy(est: Any, X: Sequence[Any], *, constraints: Any = None, fixed: Any = None,
+                     n_jobs: int = 1) -> np.ndarray:
+    """Entropy (nats) of the distribution over the label sequences of each sequence
+    (restricted to the allowed labelings with ``constraints`` or ``fixed``)."""
     kind = _kind(est)
+    if constraints is not None or fixed is not None:
+        return np.array([t.entropy for t in annotate(est, X, spans=False, constraints=constraints,
+                                                     fixed=fixed, n_jobs=n_jobs)],
+                        dtype=np.float64)
 
     def work(corpus: Sequences, block: slice | None) -> list[float]:
         return [0.0 if p is None else p.entropy for p in _posteriors(est, corpus, kind)]
@@ -536,6 +606,7 @@ def _check_spans(spans: Any, n_seq: int) -> list[list[tuple[str, int, int]]]:
 
 
 def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None = None,
+                   constraints: Any = None, fixed: Any = None,
                    n_jobs: int = 1) -> list[np.ndarray]:
     """The probability of each given entity span: one float64 array per sequence.
 
@@ -544,10 +615,13 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
     ``iob2`` a span is ``B-type`` at ``start``, ``I-type`` through ``end - 1``
     and no ``I-type`` at ``end``; under ``bioes`` it is ``S-type``, or
     ``B-type I-type ... E-type``.  A span whose labels the model does not
-    have has probability 0.
+    have has probability 0.  With ``constraints`` or ``fixed`` (as for
+    ``predict``), the probability under the distribution restricted to the
+    allowed labelings.
     """
     kind = _kind(est)
     scheme = _scheme_of(est, scheme, True)
+    masks = _constraints(est, constraints, fixed)
     ids = _label_ids(est)
     n_seq = len(X) if hasattr(X, "__len__") else None
     if n_seq is None:
@@ -557,7 +631,8 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         mine = wanted if block is None else wanted[block]
-        posts = _posteriors(est, corpus, kind)
+        posts = [r[1] for r in _analyse(est, corpus, block, kind, masks, fixed)] \
+            if masks is not None else _posteriors(est, corpus, kind)
         lengths = np.diff(corpus.seq_ptr)
         out = []
         for s, (post, rows) in enumerate(zip(posts, mine)):
@@ -571,12 +646,16 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
                     probs[k] = _run_prob(post, i, run[0], run[1])
             out.append(probs)
         return out
+    n_jobs = _no_threads_for(fixed, X, n_jobs)
     return [p for block in est._map_blocks(X, n_jobs, work) for p in block]
 
 
 def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
+                  constraints: Any = None, fixed: Any = None,
                   n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
-    """The predicted entity spans of each sequence, ``(type, start, end, probability)``."""
+    """The predicted entity spans of each sequence, ``(type, start, end, probability)``
+    (with ``constraints`` or ``fixed``, those of the constrained prediction)."""
     _kind(est)
     scheme = _scheme_of(est, scheme, True)
-    return [t.spans or [] for t in annotate(est, X, scheme=scheme, n_jobs=n_jobs)]
+    return [t.spans or [] for t in annotate(est, X, scheme=scheme, constraints=constraints,
+                                            fixed=fixed, n_jobs=n_jobs)]

@@ -470,3 +470,73 @@ def test_span_probability_is_the_ratio_of_constrained_partition_functions(chain,
         return
     want = math.exp(min(log_zc - log_z, 0.0))
     assert got == pytest.approx(want, rel=1e-7, abs=1e-9 + 1e-13 * magnitude(*chain))
+
+
+# ---------------------------------------------------------------------------
+# with constraints: the distribution restricted to the allowed labelings
+
+
+def bio_valid(names) -> bool:
+    """A BIO labeling: I-X only right after B-X or I-X (so never first)."""
+    prev = "O"
+    for lab in names:
+        if lab.startswith("I-") and prev[2:] != lab[2:]:
+            return False
+        prev = lab
+    return True
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+@examples(8)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.5, 2.0]), data=st.data())
+def test_probabilities_under_constraints_match_enumeration(name, seed, scale, data):
+    est = _fitted(name, seed, scale)
+    X = _query(name)
+    classes = est.classes_
+    ids = {c: i for i, c in enumerate(classes)}
+    fixed = []
+    for x in X:
+        if x and data.draw(st.booleans()):
+            pos = data.draw(st.integers(0, len(x) - 1))
+            fixed.append({pos: data.draw(st.sampled_from(["B-PER", "O", "B-LOC"]))})
+        else:
+            fixed.append(None)
+    kw = {"constraints": "bio", "fixed": fixed}
+    tagged = probability.annotate(est, X, **kw)
+    assert [t.labels for t in tagged] == est.predict(X, **kw)
+    conf = est.predict_confidence(X, **kw)
+    entropy = est.sequence_entropy(X, **kw)
+    spans = [[(typ, i, j) for typ in ("PER", "LOC") for i in range(len(x))
+              for j in range(i + 1, len(x) + 1)] for x in X]
+    span_p = est.span_marginals(X, spans, **kw)
+    restricted_marg = est.predict_marginals(X, **kw)
+    for s, x in enumerate(X):
+        if not x:
+            assert tagged[s].labels == [] and entropy[s] == 0.0
+            continue
+        paths, lp = _brute(est, name, x)
+        ok = np.array([bio_valid([classes[k] for k in p]) and all(
+            classes[p[pos]] == lab for pos, lab in (fixed[s] or {}).items()) for p in paths])
+        rp = np.full(len(lp), -np.inf)
+        rp[ok] = lp[ok] - logsumexp(lp[ok])  # log-probabilities restricted to allowed paths
+        pred = [ids[c] for c in tagged[s].labels]
+        k = {tuple(p): i for i, p in enumerate(paths.tolist())}[tuple(pred)]
+        assert ok[k] and rp[k] == rp[ok].max()
+        assert tagged[s].log_prob == pytest.approx(lp[k], rel=1e-9, abs=1e-9)
+        marg = np.zeros((len(x), len(classes)))
+        for path, v in zip(paths[ok], rp[ok]):
+            marg[np.arange(len(x)), path] += math.exp(v)
+        np.testing.assert_allclose(conf[s], marg[np.arange(len(x)), pred], rtol=1e-8,
+                                   atol=1e-12)
+        np.testing.assert_allclose(tagged[s].confidence, conf[s])
+        np.testing.assert_allclose(restricted_marg[s][np.arange(len(x)), pred], conf[s],
+                                   rtol=1e-8, atol=1e-12)
+        assert entropy[s] == pytest.approx(brute_entropy(rp[ok]), rel=1e-8, abs=1e-9)
+        for (typ, i, j), got in zip(spans[s], span_p[s]):
+            run = [ids[f"B-{typ}"]] + [ids[f"I-{typ}"]] * (j - i - 1)
+            want = brute_run(paths[ok], rp[ok], i, run, [ids[f"I-{typ}"]])
+            assert got == pytest.approx(want, rel=1e-8, abs=1e-12), (typ, i, j)
+        for typ, i, j, p in tagged[s].spans:
+            run = [ids[c] for c in tagged[s].labels[i:j]]
+            assert p == pytest.approx(brute_run(paths[ok], rp[ok], i, run,
+                                                [ids[f"I-{typ}"]]), rel=1e-8, abs=1e-12)
