@@ -25,7 +25,7 @@ DEBUG = os.environ.get("CSEQ_CYTHON_DEBUG", "0") == "1"
 OPENMP = os.environ.get("CSEQ_OPENMP", "auto").lower()
 
 MODULES = ["_decode", "_forward_backward", "_masks", "_weights", "_train", "_pack", "_templates",
-           "_tokens", "_memm", "_greedy", "_ssvm", "_sgd",
+           "_tokens", "_memm", "_greedy", "_ssvm", "_clamped", "_sgd",
            "_nbest"]
 
 DIRECTIVES = {

@@ -671,12 +671,16 @@ cdef Py_ssize_t _drop_unknown(int64_t[::1] tok_ptr, int32_t* attr, float* val,
     return n
 
 
-def pack_labels(object y, const long long[::1] seq_ptr, dict label_index, bint grow):
+def pack_labels(object y, const long long[::1] seq_ptr, dict label_index, bint grow,
+                bint unknown=False):
     """Label ids of y (a list of label-string sequences) matched to a packed X.
+
+    With ``unknown``, a label ``None`` (not known at that position: a
+    partially labelled sequence) gets the id -1.
 
     Raises InputError when a sequence's length differs from the tokens of X or
     a label is unknown (and ``grow`` is false); InputTypeError for labels that
-    are not strings.
+    are not strings (None too, without ``unknown``).
     """
     if type(y) is not list and type(y) is not tuple:
         raise InputTypeError(f"y must be a list of label sequences, got {_describe(y)}")
@@ -698,6 +702,14 @@ def pack_labels(object y, const long long[::1] seq_ptr, dict label_index, bint g
             raise InputError(f"sequence {i}: X has {n} tokens but y has {len(seq)} labels")
         for j in range(n):
             lab = seq[j]
+            if lab is None:
+                if not unknown:
+                    raise InputTypeError(
+                        f"y[{i}][{j}] is None (an unknown label): only the CRF, the structured "
+                        "perceptron and the structured SVM train on partially labelled "
+                        "sequences, and scoring needs every label")
+                out[seq_ptr[i] + j] = -1
+                continue
             if type(lab) is not str:
                 raise InputTypeError(f"y[{i}][{j}]: labels must be str, got {_describe(lab)}")
             hit = PyDict_GetItem(label_index, lab)

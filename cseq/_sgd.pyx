@@ -26,10 +26,11 @@ fields. http://www.chokkan.org/software/crfsuite/
 from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
 
+from cseq._clamped cimport fb_partial_update
 from cseq._forward_backward cimport (FBTables, FBWork, fb_sequence_update, fb_tables_free,
                                      fb_tables_init, fb_work_free, fb_work_init)
 from cseq._types cimport index_t, weight_t
-from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of
+from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of, has_unknown
 
 # Below this the scale is folded into the weights, long before v overflows.
 cdef weight_t _MIN_SCALE = 1e-9
@@ -43,7 +44,9 @@ cdef class CRFSGDTrainer:
     ix : ChainIndex
         The model's structure.
     cv : CorpusView
-        The validated packed corpus, with labels.
+        The validated packed corpus, with labels; a sequence with labels -1
+        (unknown) takes its step on ``log Z - log Z_clamped``
+        (:mod:`cseq._clamped`).
     w : ndarray of float64
         The weights (``ix.layout["n_params"]`` entries), updated in place: they
         belong to the caller.  Between epochs they are the current weights.
@@ -58,6 +61,8 @@ cdef class CRFSGDTrainer:
     cdef FBWork wk
     cdef weight_t* marg
     cdef weight_t* pairs
+    cdef weight_t* marg2
+    cdef weight_t* pairs2
     cdef weight_t* trans
     cdef index_t n_trans
 
@@ -65,6 +70,8 @@ cdef class CRFSGDTrainer:
         cdef int L = ix.layout.n_labels
         self.marg = NULL
         self.pairs = NULL
+        self.marg2 = NULL
+        self.pairs2 = NULL
         self.trans = NULL
         self.wk.em = NULL
         self.wk.alpha = NULL
@@ -90,7 +97,12 @@ cdef class CRFSGDTrainer:
         self.pairs = <weight_t*>malloc((L * L + (L * L * L if ix.layout.order == 2 else 0))
                                        * sizeof(weight_t))
         self.trans = <weight_t*>malloc(self.n_trans * sizeof(weight_t))
-        if self.marg == NULL or self.pairs == NULL or self.trans == NULL:
+        # The second forward-backward pass of a partially labelled sequence.
+        self.marg2 = <weight_t*>malloc(self.wk.capacity * L * sizeof(weight_t))
+        self.pairs2 = <weight_t*>malloc((L * L + (L * L * L if ix.layout.order == 2 else 0))
+                                        * sizeof(weight_t))
+        if (self.marg == NULL or self.pairs == NULL or self.trans == NULL or self.marg2 == NULL
+                or self.pairs2 == NULL):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -98,6 +110,8 @@ cdef class CRFSGDTrainer:
         free(self.marg)
         free(self.pairs)
         free(self.trans)
+        free(self.marg2)
+        free(self.pairs2)
 
     cdef void _fold(self) noexcept nogil:
         cdef index_t k
@@ -156,8 +170,15 @@ cdef class CRFSGDTrainer:
                                   else NULL, L) != 0:
                     failed = 1
                     break
-                loss = fb_sequence_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale, s,
-                                          gain, self.marg, self.pairs, &self._w[0])
+                if has_unknown(self.ch.corpus.labels + self.ch.corpus.seq_ptr[s],
+                               self.ch.corpus.seq_ptr[s + 1] - self.ch.corpus.seq_ptr[s]):
+                    # A partially labelled sequence: log Z - log Z_clamped (cseq._clamped).
+                    loss = fb_partial_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale,
+                                             s, gain, self.marg, self.pairs, self.marg2,
+                                             self.pairs2, &self._w[0])
+                else:
+                    loss = fb_sequence_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale,
+                                              s, gain, self.marg, self.pairs, &self._w[0])
                 fb_tables_free(&tb)
                 if not isfinite(loss):
                     bad = s

@@ -42,11 +42,13 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from cseq._decode cimport (loss_augmented_path, path_score, viterbi_back_size,
+from cseq._decode cimport (loss_augmented_path, path_score, viterbi_back_size, viterbi_path,
                            viterbi_delta_size)
 from cseq._types cimport index_t, label_t, weight_t
+from cseq._masks cimport clamp_rows
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
-                            add_path_features, chain_of, score_emissions, transitions_of)
+                            add_path_features, chain_of, has_unknown, score_emissions,
+                            transitions_of)
 
 
 cdef struct Buffers:
@@ -54,6 +56,9 @@ cdef struct Buffers:
     weight_t* delta
     label_t* back
     label_t* pred
+    label_t* gold     # the completed gold path of a partially labelled sequence
+    weight_t* em_save  # the emissions clamp_rows overwrites, to put back
+    const label_t* last_gold  # the gold path _violation used (corpus labels or gold)
 
 
 cdef class _Scratch:
@@ -68,7 +73,11 @@ cdef class _Scratch:
         self.b.back = <label_t*>malloc(viterbi_back_size(max_len, n_labels, order)
                                        * sizeof(label_t))
         self.b.pred = <label_t*>malloc(max_len * sizeof(label_t))
-        if self.b.em == NULL or self.b.delta == NULL or self.b.back == NULL or self.b.pred == NULL:
+        self.b.gold = <label_t*>malloc(max_len * sizeof(label_t))
+        self.b.em_save = <weight_t*>malloc(max_len * n_labels * sizeof(weight_t))
+        self.b.last_gold = NULL
+        if (self.b.em == NULL or self.b.delta == NULL or self.b.back == NULL
+                or self.b.pred == NULL or self.b.gold == NULL or self.b.em_save == NULL):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -76,6 +85,8 @@ cdef class _Scratch:
         free(self.b.delta)
         free(self.b.back)
         free(self.b.pred)
+        free(self.b.gold)
+        free(self.b.em_save)
 
 
 cdef class _Cost:
@@ -93,6 +104,50 @@ cdef class _Cost:
             self.ptr = &self.view[0, 0]
 
 
+cdef const label_t* _gold_of(const Chain* ch, index_t s, const Transitions* tr,
+                            Buffers* buf) noexcept nogil:
+    """The gold path of sequence ``s``, whose emissions are in ``buf.em``.
+
+    The corpus labels; for a partially labelled sequence (labels -1), the
+    best completion of its known labels under the current scores (Viterbi
+    with the known labels clamped: the latent structural SVM's imputation,
+    Yu and Joachims 2009), written to ``buf.gold``.  ``buf.em`` is left as
+    it was.  The result is also kept in ``buf.last_gold``.
+    """
+    cdef index_t t0 = ch.corpus.seq_ptr[s]
+    cdef index_t n = ch.corpus.seq_ptr[s + 1] - t0
+    cdef const label_t* known = ch.corpus.labels + t0
+    buf.last_gold = known
+    if has_unknown(known, n):
+        _clamp_decode(buf, n, ch.layout.n_labels, known, tr)
+        buf.last_gold = buf.gold
+    return buf.last_gold
+
+
+cdef void _clamp_decode(Buffers* buf, index_t n, int L, const label_t* known,
+                        const Transitions* tr) noexcept nogil:
+    """Best completion of ``known`` under the emissions ``buf.em`` (left unchanged) into ``buf.gold``."""
+    cdef index_t t
+    cdef int j
+    cdef label_t y
+    # clamp_rows overwrites the other labels of the known rows with -inf;
+    # they are saved first and put back after the decoding.
+    for t in range(n):
+        y = known[t]
+        if y >= 0:
+            for j in range(L):
+                if j != y:
+                    buf.em_save[t * L + j] = buf.em[t * L + j]
+    clamp_rows(buf.em, n, L, known)
+    viterbi_path(buf.em, n, tr, buf.delta, buf.back, buf.gold)
+    for t in range(n):
+        y = known[t]
+        if y >= 0:
+            for j in range(L):
+                if j != y:
+                    buf.em[t * L + j] = buf.em_save[t * L + j]
+
+
 cdef weight_t _violation(const Chain* ch, const weight_t* params, weight_t scale, index_t s,
                          const weight_t* cost, Buffers* buf) noexcept nogil:
     """Structured hinge loss of sequence ``s`` under weights ``scale * params``.
@@ -101,18 +156,21 @@ cdef weight_t _violation(const Chain* ch, const weight_t* params, weight_t scale
     transitions are those of ``params``; the cost enters divided by
     ``scale``, so the path is the argmax under ``scale * params`` and the
     loss is ``scale`` times the margin found.  Clamped at 0 (rounding can
-    leave a tiny negative when the gold path is the argmax).
+    leave a tiny negative when the gold path is the argmax).  For a
+    partially labelled sequence the gold path is the best completion of its
+    known labels (:func:`_gold_of`), and the cost counts against it.
     """
     cdef int L = ch.layout.n_labels
     cdef index_t t0 = ch.corpus.seq_ptr[s]
     cdef index_t n = ch.corpus.seq_ptr[s + 1] - t0
-    cdef const label_t* gold = ch.corpus.labels + t0
+    cdef const label_t* gold
     cdef Transitions tr
     cdef weight_t gold_score, best
     if n == 0:
         return 0.0
     transitions_of(ch.layout, params, &tr)
     score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, buf.em)
+    gold = _gold_of(ch, s, &tr, buf)
     gold_score = path_score(buf.em, n, &tr, gold)
     best = loss_augmented_path(buf.em, n, &tr, gold, cost, 1.0 / scale, buf.delta, buf.back,
                                buf.pred)
@@ -182,7 +240,7 @@ cdef class SSVMTrainer:
         """One step on sequence ``s``; returns 1 if the gold path was violated."""
         cdef index_t t0 = self.ch.corpus.seq_ptr[s]
         cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
-        cdef const label_t* gold = self.ch.corpus.labels + t0
+        cdef const label_t* gold
         cdef label_t* pred = self.buf.b.pred
         cdef weight_t step = <weight_t>(self.params.n_examples + 1)
         cdef weight_t eta = 2.0 / (self.lam * (step + 1.0))
@@ -190,6 +248,7 @@ cdef class SSVMTrainer:
         cdef bint differs = False
         self.last_n = n
         loss[0] = _violation(&self.ch, sink.w, self.params.scale, s, self.cost.ptr, &self.buf.b)
+        gold = self.buf.b.last_gold
         for t in range(n):
             if pred[t] != gold[t]:
                 differs = True
@@ -264,7 +323,7 @@ def structured_hinge(ChainIndex ix, const weight_t[::1] params, CorpusView cv, c
             t0 = cv.corpus.seq_ptr[s]
             n = cv.corpus.seq_ptr[s + 1] - t0
             for t in range(n):
-                if buf.b.pred[t] != cv.corpus.labels[t0 + t]:
+                if buf.b.pred[t] != buf.b.last_gold[t]:
                     violated += 1
                     break
     return float(total), int(violated)

@@ -16,11 +16,14 @@ language processing. PhD thesis, USC.
 """
 
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from cseq._decode cimport viterbi_back_size, viterbi_delta_size, viterbi_path
+from cseq._masks cimport clamp_rows
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
-                            add_path_features, chain_of, score_emissions, transitions_of)
+                            add_path_features, chain_of, has_unknown, score_emissions,
+                            transitions_of)
 
 
 cdef class PerceptronTrainer:
@@ -31,7 +34,11 @@ cdef class PerceptronTrainer:
     ix : ChainIndex
         The model's structure (state index and parameter layout).
     cv : CorpusView
-        The validated packed corpus, with labels.
+        The validated packed corpus, with labels.  A label -1 (unknown) makes
+        the sequence partially labelled: its gold path is then the best
+        completion of its known labels under the current weights (Viterbi
+        with the known labels clamped), and only a mistake on a known label
+        causes an update (errors count known labels only).
     params : AveragedParams
         The weights and averaging state to update in place (of
         ``ix.layout["n_params"]`` entries).  They belong to the caller, so a
@@ -46,6 +53,8 @@ cdef class PerceptronTrainer:
     cdef weight_t* delta
     cdef label_t* back
     cdef label_t* pred
+    cdef weight_t* em_gold
+    cdef label_t* gold_path
 
     def __cinit__(self, ChainIndex ix, CorpusView cv, AveragedParams params):
         cdef index_t L = ix.layout.n_labels
@@ -66,7 +75,10 @@ cdef class PerceptronTrainer:
         self.back = <label_t*>malloc(viterbi_back_size(max_len, L, ix.layout.order)
                                      * sizeof(label_t))
         self.pred = <label_t*>malloc(max_len * sizeof(label_t))
-        if self.em == NULL or self.delta == NULL or self.back == NULL or self.pred == NULL:
+        self.em_gold = <weight_t*>malloc(max_len * L * sizeof(weight_t))
+        self.gold_path = <label_t*>malloc(max_len * sizeof(label_t))
+        if (self.em == NULL or self.delta == NULL or self.back == NULL or self.pred == NULL
+                or self.em_gold == NULL or self.gold_path == NULL):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -74,13 +86,16 @@ cdef class PerceptronTrainer:
         free(self.delta)
         free(self.back)
         free(self.pred)
+        free(self.em_gold)
+        free(self.gold_path)
 
     cdef index_t _train_sequence(self, index_t s, ParamSink* sink) noexcept nogil:
         """Decode sequence ``s``, update on mistakes; returns the number of wrong tokens."""
         cdef int L = self.ch.layout.n_labels
         cdef index_t t0 = self.ch.corpus.seq_ptr[s]
         cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
-        cdef const label_t* gold = self.ch.corpus.labels + t0
+        cdef const label_t* known = self.ch.corpus.labels + t0
+        cdef const label_t* gold = known
         cdef label_t* pred = self.pred
         cdef index_t t, errors = 0
         cdef Transitions tr
@@ -90,8 +105,14 @@ cdef class PerceptronTrainer:
         score_emissions(self.ch.index, sink.w, self.ch.corpus, t0, t0 + n, L, self.em)
         viterbi_path(self.em, n, &tr, self.delta, self.back, pred)
         for t in range(n):
-            if pred[t] != gold[t]:
+            if pred[t] != known[t] and known[t] >= 0:
                 errors += 1
+        if errors and has_unknown(known, n):
+            # The gold path: the best completion of the known labels.
+            memcpy(self.em_gold, self.em, <size_t> (n * L) * sizeof(weight_t))
+            clamp_rows(self.em_gold, n, L, known)
+            viterbi_path(self.em_gold, n, &tr, self.delta, self.back, self.gold_path)
+            gold = self.gold_path
         if errors:
             # Phi(gold) - Phi(pred), only where the two paths differ.
             add_path_features(self.ch.layout, self.ch.index, self.ch.corpus, t0, n, gold, pred,

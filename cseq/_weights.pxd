@@ -155,3 +155,12 @@ cdef class AveragedParams:
     cdef void begin_example(self, ParamSink* sink) noexcept nogil
     cdef void end_example(self, weight_t weight) noexcept nogil
     cdef void shrink(self, weight_t factor) noexcept nogil
+
+
+cdef inline bint has_unknown(const label_t* labels, index_t n) noexcept nogil:
+    # Whether one of the n labels is -1 (unknown: a partially labelled sequence).
+    cdef index_t t
+    for t in range(n):
+        if labels[t] < 0:
+            return True
+    return False

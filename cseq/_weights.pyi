@@ -31,7 +31,8 @@ class ChainIndex:
 class CorpusView:
     """A packed corpus as kernels read it."""
 
-    def __new__(cls, sequences: Sequences, with_labels: bool = True) -> CorpusView: ...
+    def __new__(cls, sequences: Sequences, with_labels: bool = True,
+                partial: bool = False) -> CorpusView: ...
     @property
     def sequences(self) -> Sequences: ...
     @property

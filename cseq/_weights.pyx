@@ -215,10 +215,12 @@ cdef class CorpusView:
     """A packed corpus (:class:`cseq.sequences.Sequences`, already validated) as kernels read it.
 
     ``labels`` is the gold label array or None.  ``max_len`` is the longest
-    sequence, which sizes every per-sequence scratch buffer.
+    sequence, which sizes every per-sequence scratch buffer.  Labels -1
+    (unknown, a partially labelled corpus) are refused unless ``partial``:
+    only the kernels that train on partial labels read them.
     """
 
-    def __cinit__(self, sequences, bint with_labels=True):
+    def __cinit__(self, sequences, bint with_labels=True, bint partial=False):
         cdef index_t s
         cdef const index_t[::1] seq_ptr = sequences.seq_ptr
         self.sequences = sequences
@@ -234,6 +236,9 @@ cdef class CorpusView:
         if with_labels and sequences.labels is not None:
             self._labels = sequences.labels
             if self._labels.shape[0]:
+                if not partial and sequences.labels.min() < 0:
+                    raise ValueError("the corpus has unknown labels (-1): this kernel needs "
+                                     "every label")
                 self.corpus.labels = &self._labels[0]
         self.corpus.n_seqs = seq_ptr.shape[0] - 1
         self.max_len = 0
@@ -398,6 +403,8 @@ def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
                       const label_t[::1] labels, index_t n_attrs, int n_labels):
     """Collect the (attribute, label) pairs that occur in a labeled corpus.
 
+    Tokens whose label is -1 (unknown) contribute no pair.
+
     Parameters
     ----------
     tok_ptr, attr_ids, labels : arrays of a packed corpus (already validated).
@@ -430,13 +437,18 @@ def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
         raise MemoryError()
     try:
         with nogil:
-            for f in range(n_feat):
-                counts[attr_ids[f] + 1] += 1
+            for t in range(n_tok):
+                if labels[t] < 0:
+                    continue  # an unknown label (partial labelling) pairs with nothing
+                for f in range(tok_ptr[t], tok_ptr[t + 1]):
+                    counts[attr_ids[f] + 1] += 1
             for a in range(n_attrs):
                 counts[a + 1] += counts[a]
             # counts[a] is now the write position of attribute a's bucket.
             for t in range(n_tok):
                 y = labels[t]
+                if y < 0:
+                    continue
                 for f in range(tok_ptr[t], tok_ptr[t + 1]):
                     a = attr_ids[f]
                     bucket[counts[a]] = y
@@ -482,8 +494,9 @@ def path_feature_counts(ChainIndex ix, CorpusView cv, const label_t[::1] paths,
                         weight_t scale=1.0):
     """``scale`` times the features of the given label paths, summed over the corpus.
 
-    ``paths`` holds one label per token (validated ids).  With the gold
-    labels this is the empirical feature count of a CRF.
+    ``paths`` holds one label per token (validated ids, or -1).  With the
+    gold labels this is the empirical feature count of a CRF.  A sequence
+    with a label -1 (unknown: a partially labelled sequence) is left out.
 
     Returns
     -------
@@ -505,6 +518,7 @@ def path_feature_counts(ChainIndex ix, CorpusView cv, const label_t[::1] paths,
         for s in range(cv.corpus.n_seqs):
             t0 = cv.corpus.seq_ptr[s]
             n = cv.corpus.seq_ptr[s + 1] - t0
-            add_path_features(&ix.layout, &ix.index, &cv.corpus, t0, n, path + t0, NULL,
-                              scale, &sink)
+            if not has_unknown(path + t0, n):
+                add_path_features(&ix.layout, &ix.index, &cv.corpus, t0, n, path + t0, NULL,
+                                  scale, &sink)
     return out_np

@@ -37,7 +37,7 @@ from cseq.features import (
 )
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
-from cseq.sequences import Sequences
+from cseq.sequences import Sequences, relabel
 from cseq.serialize import dumps, loads, save
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
@@ -134,6 +134,9 @@ class ChainEstimator:
     #: that :meth:`explain` can list its terms); False for local normalisation
     #: (MEMM) and greedy decoding.
     _linear_scores: bool = True
+    #: Whether ``fit`` accepts ``None`` labels (positions whose label is not
+    #: known: partially labelled sequences, docs/learners.md).
+    _partial_labels: bool = False
     #: How the model defines ``P(y | x)``: ``"global"`` (CRF, HMM: ``exp(score -
     #: log Z)``), ``"local"`` (MEMM: a product of local distributions) or None
     #: (no probabilities; see :mod:`cseq.probability`).
@@ -212,16 +215,18 @@ class ChainEstimator:
         if corpus.n_tokens == 0:
             raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
         label_ids: dict[str, int] = {}
-        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True)
+        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)
+        if not label_ids:
+            raise InputError("cannot fit without a single known label (every label is None)")
         classes = sorted(label_ids)
         remap = np.empty(len(classes), dtype=np.int32)
         for new, name in enumerate(classes):
             remap[label_ids[name]] = new
-        labels = remap[raw]
+        labels = relabel(raw, remap)
         corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
         return featurizer, corpus, classes
 
-    def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]],
+    def fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]],
             X_dev: Sequence[Any] | None = None, y_dev: Sequence[Sequence[str]] | None = None, *,
             callback: Callable[[dict[str, Any]], object] | None = None) -> Self:
         """Train on sequences ``X`` with label sequences ``y``; returns self.
@@ -229,7 +234,10 @@ class ChainEstimator:
         Parameters
         ----------
         X : list of sequences (see the class docstring for token forms).
-        y : list of label-string sequences, one label per token.
+        y : list of label-string sequences, one label per token; ``None``
+            where the label is not known, for the learners that train on
+            partially labelled sequences (the CRF, the perceptron, the SSVM:
+            docs/learners.md).
         X_dev, y_dev : optional development data, scored after every iteration
             (token accuracy as ``dev_accuracy``; span F1 as ``dev_f1`` too
             when the labels are BIO or BIOES, see

@@ -265,7 +265,7 @@ def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: 
     """The preset for data of this shape, with a message saying why."""
     from cseq.metrics import detect_scheme
     width = len(X[0][0])
-    labels = {lab for seq in y[:2000] for lab in seq}
+    labels = {lab for seq in y[:2000] for lab in seq if lab is not None}
     if fmt == "conllu" or width == 1:
         name = "ner" if detect_scheme(labels) else "pos"
         why = f"one input column{' and BIO labels' if name == 'ner' else ''}"
@@ -343,6 +343,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     _check_output_path(args.output)
     templates = _templates(args.template) if args.template is not None else None
     X, y, fmt = _read_labeled(args.train, args)
+    if args.unknown_label is not None:
+        # Partially labelled training data: that label string means "not known".
+        y = [[None if lab == args.unknown_label else lab for lab in seq] for seq in y]
     X_dev = y_dev = None
     if args.dev:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
@@ -740,6 +743,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--order", type=int, choices=(1, 2), default=None,
                    help="Markov order of the chain: 2 adds label-trigram transitions "
                         "(crf, crf-sgd, perceptron, ssvm; default 1)")
+    t.add_argument("--unknown-label", metavar="STR", default=None,
+                   help="a training label equal to STR (e.g. _) is not known: train on the "
+                        "partially labelled sentences (crf, crf-sgd, perceptron, ssvm)")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
     shown = t.add_mutually_exclusive_group()

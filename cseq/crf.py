@@ -118,6 +118,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     descent. COMPSTAT.
     """
 
+    _partial_labels = True
     _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
@@ -186,7 +187,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         """The candidate rate with the lowest loss after one epoch on a sample."""
         n = corpus.n_sequences
         sample = np.sort(rng.permutation(n)[:_CALIBRATION_SEQUENCES]).astype(np.int64)
-        view = corpus.view()
+        view = corpus.view(partial=True)
         best, best_loss = None, math.inf
         for eta in _ETA0_CANDIDATES:
             w = np.zeros_like(model.params)
@@ -211,7 +212,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         self.eta0_ = eta0
         t0 = 1.0 / (lam * eta0)
         w = np.zeros_like(model.params)
-        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(), w)
+        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         losses: list[float] = []
         step = 0
         self.stop_reason_ = MAX_ITER_REASON
@@ -263,7 +264,7 @@ class CRF(PartialFitMixin, ChainEstimator):
             sc["eta0"] = (float(self.eta0) if self.eta0 is not None
                           else self._calibrate(corpus, model, lam, rng))
         w = state.arrays["w"]
-        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(), w)
+        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         loss, sc["t"] = self._sgd_epoch(trainer, rng.permutation(corpus.n_sequences).astype(
             np.int64), lam, 1.0 / (lam * sc["eta0"]), sc["t"])
         sc["rng"] = rng_state(rng)

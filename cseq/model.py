@@ -298,11 +298,15 @@ class LinearChain:
             raise not_finite(exc.args[0], "log Z") from None
 
     def path_features(self, corpus: Sequences) -> np.ndarray:
-        """Features of the corpus's gold label paths summed over it (the CRF's empirical counts)."""
+        """Features of the corpus's gold label paths summed over it (the CRF's empirical counts).
+
+        Sequences with an unknown label (-1) are left out.
+        """
         self.check_corpus(corpus)
         if corpus.labels is None:
             raise InputError("path features need a labeled corpus")
-        return _weights.path_feature_counts(self.index, corpus.view(), corpus.labels)
+        return _weights.path_feature_counts(self.index, corpus.view(partial=True),
+                                            corpus.labels)
 
     #: Names of the arrays :meth:`arrays` returns (a model file holds no others).
     ARRAY_NAMES = frozenset({"attr_ptr", "attr_labels", "params"})

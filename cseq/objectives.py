@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cseq import _forward_backward, _memm
+from cseq import _clamped, _forward_backward, _memm
 from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
@@ -32,9 +32,16 @@ class CRFObjective:
     about equal token count; chunk gradients are summed in chunk order, so the
     result for a given ``n_jobs`` never depends on thread timing.
 
+    A sequence with unknown labels (-1) contributes ``log Z_s - log
+    Z_clamped_s`` (the likelihood of all its completions) and ``E[counts] -
+    E_clamped[counts]`` instead (:mod:`cseq._clamped`): one more
+    forward-backward pass over those sequences.  Without unknown labels
+    nothing changes.
+
     References
     ----------
-    Lafferty, McCallum, Pereira (2001); Sha and Pereira (2003).
+    Lafferty, McCallum, Pereira (2001); Sha and Pereira (2003); Tsuboi et al.
+    (2008), training CRFs on incomplete annotations.
     """
 
     def __init__(self, model: LinearChain, corpus: Sequences, c2: float = 1.0,
@@ -51,14 +58,32 @@ class CRFObjective:
         self.empirical = model.path_features(corpus)
         self._buffers = np.empty((len(self.chunks) - 1, len(model.params)), dtype=np.float64)
         self.n_evaluations = 0
+        # Partially labelled sequences, their work chunks (by token count).
+        self._partial = corpus.unknown_sequences()
+        if len(self._partial):
+            self._partial_view = corpus.view(partial=True)
+            lengths = corpus.lengths[self._partial]
+            ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=ptr[1:])
+            self._partial_chunks = work_chunks(ptr, self.threads)
 
     def data_term(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        """``sum_s log Z_s - theta . counts(gold)`` and its gradient (no penalty)."""
+        """``sum_s log Z_s - theta . counts(gold)`` and its gradient (no penalty).
+
+        A partially labelled sequence's term is ``log Z_s - log Z_clamped_s``.
+        """
         log_z, expected = _forward_backward.crf_log_z_and_expectations(
             self.model.index, theta, self._view, self.chunks, self._buffers, self.threads)
         self.n_evaluations += 1
         expected -= self.empirical
-        return log_z - float(theta @ self.empirical), expected
+        value = log_z - float(theta @ self.empirical)
+        if len(self._partial):
+            log_zc, clamped = _clamped.clamped_log_z_and_expectations(
+                self.model.index, theta, self._partial_view, self._partial, self._partial_chunks,
+                self._buffers, self.threads)
+            value -= log_zc
+            expected -= clamped
+        return value, expected
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective value and gradient at ``theta`` (float64, model layout)."""

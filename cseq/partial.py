@@ -32,7 +32,7 @@ from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain
-from cseq.sequences import Sequences
+from cseq.sequences import Sequences, relabel
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -137,11 +137,12 @@ class PartialFitMixin:
 
     _partial_arrays: tuple[str, ...] = ()
     _model_class: type[LinearChain]  # the estimator's (ChainEstimator)
+    _partial_labels: bool
 
     def _check_partial(self) -> None:
         """Raise InputError if this configuration cannot train in batches."""
 
-    def partial_fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
+    def partial_fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]], *,
                     classes: Sequence[str] | None = None) -> Self:
         """One pass over a batch, continuing from the state of the previous batches.
 
@@ -206,20 +207,22 @@ class PartialFitMixin:
             raise InputError(f"the featurizer {type(featurizer).__name__} cannot learn in "
                              "batches (it has no partial_fit_transform)")
         if fitted:
-            _pack.pack_labels(y, seq_ptr, dict(label_ids), True)
+            _pack.pack_labels(y, seq_ptr, dict(label_ids), True, self._partial_labels)
         n_old = len(label_ids)
         for name in classes or ():
             label_ids.setdefault(name, len(label_ids))
         corpus = featurizer.partial_fit_transform(X)
         if corpus.n_sequences == 0 or corpus.n_tokens == 0:
             raise InputError("cannot train on a batch without tokens")
-        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True)
+        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)
+        if not label_ids:
+            raise InputError("cannot train without a single known label (every label is None)")
         names = sorted(label_ids)
         new_id = np.empty(len(names), dtype=LABEL)
         for new, name in enumerate(names):
             new_id[label_ids[name]] = new
         corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
-                           np.ascontiguousarray(new_id[raw]))
+                           relabel(raw, new_id))
         perm = new_id[:n_old]
         attr_ptr, attr_labels = _grown_index(old_model, perm, corpus, featurizer.n_attributes,
                                              len(names), bool(self.all_states))

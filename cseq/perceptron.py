@@ -82,6 +82,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     models: theory and experiments with perceptron algorithms. EMNLP.
     """
 
+    _partial_labels = True
     _param_names = ("max_iter", "order", "average", "shuffle", "random_state", "early_stopping",
                     "patience", "all_states", "features", "verbose")
 
@@ -111,7 +112,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
 
     def _train(self, corpus, model, dev, callback):
         params = _weights.AveragedParams(model.params.copy())
-        trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
+        trainer = _train.PerceptronTrainer(model.index, corpus.view(partial=True), params)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
         self.stop_reason_ = f"{self.max_iter} passes done"
@@ -147,7 +148,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     def _partial_pass(self, corpus, model, state, classes):
         params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
                                          n_examples=state.scalars["n_examples"])
-        trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
+        trainer = _train.PerceptronTrainer(model.index, corpus.view(partial=True), params)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
         if self.shuffle:
             rng = rng_from_state(state.scalars["rng"])

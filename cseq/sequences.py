@@ -15,7 +15,14 @@ from cseq._dtypes import ATTR, INDEX, LABEL, VALUE
 from cseq._weights import CorpusView
 from cseq.exceptions import InputError
 
-__all__ = ["Sequences"]
+__all__ = ["Sequences", "relabel"]
+
+
+def relabel(raw: np.ndarray, new_id: np.ndarray) -> np.ndarray:
+    """``new_id[raw]`` as contiguous int32 label ids, keeping -1 (an unknown label) as -1."""
+    out = new_id[np.maximum(raw, 0)].astype(LABEL)
+    out[raw < 0] = -1
+    return np.ascontiguousarray(out)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +40,10 @@ class Sequences:
     values : ndarray of float32, shape (n_features,)
         Value of each feature occurrence (1.0 for plain string features).
     labels : ndarray of int32, shape (n_tokens,), or None
-        Label id of each token, when the corpus is labeled.
+        Label id of each token, when the corpus is labeled; -1 where the
+        label is not known (a partially labelled sequence: only the kernels
+        that train on partial labels accept a view of such a corpus, see
+        :meth:`view`).
     """
 
     seq_ptr: np.ndarray
@@ -74,8 +84,8 @@ class Sequences:
                 raise InputError("Sequences.labels must be C-contiguous")
             if len(lab) != self.n_tokens:
                 raise InputError("Sequences.labels must have one label per token")
-            if len(lab) and lab.min() < 0:
-                raise InputError("Sequences.labels must be non-negative")
+            if len(lab) and lab.min() < -1:
+                raise InputError("Sequences.labels must be label ids, or -1 for an unknown label")
 
     @property
     def n_sequences(self) -> int:
@@ -92,12 +102,26 @@ class Sequences:
         """Length of each sequence (int64)."""
         return np.diff(self.seq_ptr)
 
-    def view(self, labels: bool = True) -> CorpusView:
+    def view(self, labels: bool = True, partial: bool = False) -> CorpusView:
         """The corpus as the compiled kernels read it (``cseq._weights.CorpusView``).
 
-        With ``labels=False`` the view leaves the labels out, as prediction does.
+        With ``labels=False`` the view leaves the labels out, as prediction
+        does.  Labels -1 (unknown) are refused unless ``partial`` is True,
+        which only the kernels that train on partial labels ask for.
         """
-        return CorpusView(self, labels)
+        return CorpusView(self, labels, partial)
+
+    @property
+    def partially_labeled(self) -> bool:
+        """Whether some label is -1 (not known)."""
+        return self.labels is not None and bool(len(self.labels)) and int(self.labels.min()) < 0
+
+    def unknown_sequences(self) -> np.ndarray:
+        """Indices (int64) of the sequences with at least one label -1."""
+        if not self.partially_labeled:
+            return np.zeros(0, dtype=INDEX)
+        seq_of = np.repeat(np.arange(self.n_sequences, dtype=INDEX), self.lengths)
+        return np.unique(seq_of[self.labels < 0]).astype(INDEX)
 
     def max_attr_id(self) -> int:
         """Largest attribute id present, or -1 for a corpus with no features."""

@@ -132,6 +132,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
     Block-coordinate Frank-Wolfe optimization for structural SVMs. ICML.
     """
 
+    _partial_labels = True
     _param_names = ("C", "max_iter", "order", "cost", "average", "shuffle", "random_state",
                     "early_stopping", "patience", "all_states", "features", "verbose")
 
@@ -228,7 +229,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
     def _train(self, corpus, model, dev, callback):
         cost = self.cost_matrix(self.classes_)
         params = _weights.AveragedParams(model.params.copy())
-        view = corpus.view()
+        view = corpus.view(partial=True)
         trainer = _ssvm.SSVMTrainer(model.index, view, params, float(self.C), cost)
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
@@ -269,7 +270,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
                                          n_examples=sc["n_examples"], scale=sc["scale"],
                                          scale_sum=sc["scale_sum"], weight_sum=sc["weight_sum"])
-        trainer = _ssvm.SSVMTrainer(model.index, corpus.view(), params, float(self.C),
+        trainer = _ssvm.SSVMTrainer(model.index, corpus.view(partial=True), params, float(self.C),
                                     self.cost_matrix(classes), n_sequences=state.n_sequences)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
         if self.shuffle:
