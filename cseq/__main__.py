@@ -4,4 +4,7 @@ import sys
 
 from cseq.cli import main
 
-sys.exit(main())
+# Guarded: Dask's worker processes (``--local-workers``) start by importing
+# the main module, which must not run the command again.
+if __name__ == "__main__":
+    sys.exit(main())

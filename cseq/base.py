@@ -334,8 +334,9 @@ class ChainEstimator:
             (losses[-k - 1] - losses[-1]) <= self.tol * max(abs(losses[-1]), 1.0)
 
     def _train_lbfgs(self, objective, corpus: Sequences, model: LinearChain, dev, callback, *,
-                     l1: float = 0.0, fitted: dict[str, Any] | None = None) -> None:
-        """Minimise ``objective`` from zero weights with :func:`cseq.optimize.lbfgs`.
+                     l1: float = 0.0, fitted: dict[str, Any] | None = None,
+                     x0: np.ndarray | None = None) -> None:
+        """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.optimize.lbfgs`.
 
         The training loop of every learner that minimises a smooth objective
         (``objective(theta) -> (value, gradient)`` with an ``n_evaluations``
@@ -381,7 +382,8 @@ class ChainEstimator:
             clock[0] = time.perf_counter()
             return stop or self._stalled(losses)
 
-        result = lbfgs(evaluate, np.zeros_like(model.params), max_iter=int(self.max_iter),
+        start = np.zeros_like(model.params) if x0 is None else x0
+        result = lbfgs(evaluate, start, max_iter=int(self.max_iter),
                        callback=on_iteration, l1=float(l1))
         if result.nit == 0 and "line search failed" in result.message:
             biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0

@@ -18,7 +18,8 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -339,6 +340,26 @@ def _check_output_path(path: str) -> None:
         raise InputError(f"cannot write the model to {path}: {directory} is not writable")
 
 
+@contextmanager
+def _cluster(args: argparse.Namespace) -> Iterator[Any]:
+    """A Dask client for ``--scheduler ADDRESS`` or ``--local-workers N``, else None."""
+    if args.scheduler is None and args.local_workers is None:
+        yield None
+        return
+    try:
+        import cseq.distributed  # noqa: F401
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise CSeqError(str(exc)) from None
+    if args.scheduler is not None:
+        with Client(args.scheduler) as client:
+            yield client
+        return
+    with LocalCluster(n_workers=args.local_workers, threads_per_worker=1,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        yield client
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     _check_output_path(args.output)
     templates = _templates(args.template) if args.template is not None else None
@@ -355,9 +376,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _cluster(args) as client:
             warnings.simplefilter("always")
-            est.fit(X, y, X_dev, y_dev, callback=progress)
+            if client is None:
+                est.fit(X, y, X_dev, y_dev, callback=progress)
+            else:
+                import cseq.distributed as cd
+                cd.fit(est, X, y, client=client, X_dev=X_dev, y_dev=y_dev, callback=progress)
     except TrainingInterrupted as exc:
         progress.close()
         _show_warnings(caught)
@@ -451,13 +476,22 @@ def _cmd_tag(args: argparse.Namespace) -> int:
         check_labels(est.classes_, fmt_out)
         items = reader.items(label=label if fmt_in != "conllu" else None,
                              columns=_columns(args, fmt_in), drop_label=True)
-        with open_output(args.output) as out:
-            _tag_stream(est, items, out, args, fmt_in, fmt_out, label)
+        with open_output(args.output) as out, _cluster(args) as client:
+            if client is not None and (args.marginals or args.nbest is not None
+                                       or args.constraints is not None):
+                raise InputError("--marginals, --nbest and --constraints run in this process: "
+                                 "drop --scheduler and --local-workers")
+            predict = None
+            if client is not None:
+                import cseq.distributed as cd
+                predict = cd._predictor(est, client)
+            _tag_stream(est, items, out, args, fmt_in, fmt_out, label, predict)
     return 0
 
 
 def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fmt_in: str,
-                fmt_out: str, label: Any) -> None:
+                fmt_out: str, label: Any, predict: Callable[[list[Any]], Any] | None = None
+                ) -> None:
     """Read, tag and write batches of about ``--batch-tokens`` tokens."""
     from cseq._streams import write_items
     from cseq.probability import annotate
@@ -477,7 +511,10 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
                                       n_jobs=args.n_jobs) if X else []
             _write_nbest(out, batch, found, fmt_out, args.nbest, label)
             return
-        labels = est.predict(X, n_jobs=args.n_jobs, constraints=args.constraints) if X else []
+        if predict is not None:  # on a Dask cluster
+            labels = predict(X) if X else []
+        else:
+            labels = est.predict(X, n_jobs=args.n_jobs, constraints=args.constraints) if X else []
         write_items(out, batch, labels, None, fmt_out, label)
 
     for item in items:
@@ -667,6 +704,18 @@ def _n_jobs(text: str) -> int:
     return value
 
 
+def _cluster_options(p: argparse.ArgumentParser, what: str) -> None:
+    """--scheduler / --local-workers: run on a Dask cluster (cseq.distributed)."""
+    where = p.add_mutually_exclusive_group()
+    how = ("the CRF (lbfgs) and the perceptron train there" if what == "train"
+           else "the model is sent to each worker once")
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help=f"{what} on the Dask cluster at ADDRESS (tcp://host:8786): {how}; "
+                       "needs the dask extra (docs/scaling.md)")
+    where.add_argument("--local-workers", metavar="N", type=_int_at_least(1), default=None,
+                       help=f"{what} on a local Dask cluster of N worker processes")
+
+
 def _parser() -> argparse.ArgumentParser:
     import cseq
     from cseq import __version__
@@ -748,6 +797,7 @@ def _parser() -> argparse.ArgumentParser:
                         "partially labelled sentences (crf, crf-sgd, perceptron, ssvm)")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
+    _cluster_options(t, "train")
     shown = t.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress")
     shown.add_argument("--verbose", action="store_true", help="a progress line per iteration")
@@ -785,6 +835,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--n-jobs", type=_n_jobs, default=1, help="threads (-1: all cores)")
     g.add_argument("--batch-tokens", type=_int_at_least(1), default=50_000,
                    help="tokens read, tagged and written at a time (default 50000)")
+    _cluster_options(g, "tag")
     reading(g, text=True, labeled=True)
     g.set_defaults(func=_cmd_tag)
 

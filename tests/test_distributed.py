@@ -190,6 +190,36 @@ def test_perceptron_mixing_is_deterministic(client):
     assert runs[0].score(X, y) > 0.9
 
 
+def test_the_perceptron_warm_start_reaches_the_same_objective(client):
+    X, y = _corpus(150, seed=12)
+    ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5).fit(X, y)
+    warm = cd.fit(cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5, random_state=1), X, y,
+                  client=client, npartitions=2, warm_start="perceptron")
+    model, obj = _objective(ref, X, y)
+    f_ref, f_warm = obj(ref.model_.params)[0], obj(warm.model_.params)[0]
+    assert abs(f_warm - f_ref) <= 1e-5 * abs(f_ref)
+    # The start was not zero: the first iteration's loss is below the cold run's.
+    assert warm.history_[0]["loss"] < ref.history_[0]["loss"]
+
+
+def test_bad_calls_are_refused(client):
+    X, y = _corpus(5)
+    with pytest.raises(cseq.InputError, match="warm_start"):
+        cd.fit(cseq.CRF(), X, y, client=client, warm_start="sgd")
+    with pytest.raises(cseq.InputError, match="applies to the CRF"):
+        cd.fit(cseq.StructuredPerceptron(), X, y, client=client, warm_start="perceptron")
+    with pytest.raises(cseq.InputTypeError, match="CRF or a StructuredPerceptron"):
+        cd.fit(cseq.HMM(), X, y, client=client)
+    with pytest.raises(cseq.InputError, match="lbfgs"):
+        cd.fit(cseq.CRF(algorithm="sgd"), X, y, client=client)
+    with pytest.raises(cseq.InputError, match="npartitions"):
+        cd.fit(cseq.CRF(), X, y, client=client, npartitions=0)
+    with pytest.raises(cseq.InputError, match="5 sequences but y has 4"):
+        cd.fit(cseq.CRF(), X, y[:4], client=client)
+    with pytest.raises(cseq.InputError, match="empty corpus"):
+        cd.fit(cseq.CRF(), [], [], client=client)
+
+
 def _write_conll(path, X, y):
     with open(path, "w") as f:
         for xs, ys in zip(X, y):
@@ -249,6 +279,30 @@ def test_another_cseq_version_on_a_worker_is_refused(client):
     finally:
         client.run(set_version, old, workers=[worker])
     assert set(cd.check_workers(client).values()) == {cseq.__version__}
+
+
+# -- the command line ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_cli_trains_and_tags_on_a_local_cluster(tmp_path):
+    from cli_run import TRAIN, run
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN * 4)
+    here = run("train", train, "--template", "chunk", "-o", tmp_path / "a.cseq", "--quiet")
+    there = run("train", train, "--template", "chunk", "-o", tmp_path / "b.cseq", "--quiet",
+                "--local-workers", "2")
+    assert here.returncode == 0 and there.returncode == 0, there.stderr
+    assert "trained CRF" in there.stdout
+    a, b = cseq.load(tmp_path / "a.cseq"), cseq.load(tmp_path / "b.cseq")
+    assert a.featurizer_.attribute_names() == b.featurizer_.attribute_names()
+    assert np.allclose(a.model_.params, b.model_.params, rtol=1e-4, atol=1e-4)
+    tag_here = run("tag", tmp_path / "a.cseq", train, "--labeled")
+    tag_there = run("tag", tmp_path / "a.cseq", train, "--labeled", "--local-workers", "1")
+    assert tag_there.returncode == 0, tag_there.stderr
+    assert tag_there.stdout == tag_here.stdout
+    hmm = run("train", train, "--algorithm", "hmm", "-o", tmp_path / "c.cseq",
+              "--local-workers", "1")
+    assert hmm.returncode == 1 and "CRF or a StructuredPerceptron, not HMM" in hmm.stderr
 
 
 # -- faults (last: they replace a worker) -------------------------------------------

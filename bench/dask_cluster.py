@@ -1,0 +1,190 @@
+"""cseq.distributed on a Dask LocalCluster against in-process training (issue 17).
+
+One run, on CoNLL-2000 chunking (``train.txt`` minus its last 1,000
+sentences -> those 1,000, the ``chunk`` preset, as ``bench/learners.py``):
+
+1. **Speed**: CRF (c2 = 1) seconds per L-BFGS iteration (the median of
+   ``history_[i]["seconds"]``, line searches included, first iteration left
+   out), in-process with ``n_jobs=1`` and ``n_jobs=2``, and with
+   ``cseq.distributed.fit`` on ``LocalCluster(n_workers=2,
+   threads_per_worker=1)`` (2 shards, ``n_jobs=1`` per task), the same
+   ``--iters`` iterations each.  Targets: the cluster at least 1.6x faster
+   than ``n_jobs=1`` and at most 1.25x slower than ``n_jobs=2``.
+2. **Accuracy** (unless ``--no-accuracy``): dev span F1 of the CRF trained to
+   its stopping rule (``cseq train``'s defaults: c2 = 1, at most 100
+   iterations) in-process and on the cluster, and of the averaged perceptron
+   (10 passes, seed 0) serially and by parameter mixing over 2 and 4 shards.
+   Targets: the distributed CRF within 0.1 F1 of the single-machine one,
+   mixing within 0.3 of the serial perceptron.
+3. **Warm start** (with the accuracy rows): iterations and seconds the
+   hybrid start (``warm_start="perceptron"``) takes to reach the objective
+   the cold distributed run ends at.
+4. **Cost model** constants (``docs/scaling.md``): compute seconds per token
+   per iteration (``n_jobs=1``), bytes of weights sent and of gradients
+   gathered per evaluation.
+
+The machine may be shared: the banner and the last line give the load
+average.  A measuring tool: it asserts nothing and never runs in the suite.
+
+Usage::
+
+    python bench/dask_cluster.py --data ../shared/data
+    python bench/dask_cluster.py --iters 20 --no-accuracy
+    python bench/dask_cluster.py --project 1400 5     # the projection alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import cseq  # noqa: E402
+import cseq.distributed as cd  # noqa: E402
+from cseq.metrics import chunk_f1  # noqa: E402
+from cseq.templates import TemplateFeaturizer  # noqa: E402
+from learners import DEFAULT_DATA, load_average, load_task  # noqa: E402
+
+
+def per_iteration(est) -> float:
+    secs = [r["seconds"] for r in est.history_[1:]] or [est.history_[0]["seconds"]]
+    return float(np.median(secs))
+
+
+def crf(**kw):
+    return cseq.CRF(c2=1.0, features=TemplateFeaturizer("chunk"), **kw)
+
+
+#: The projection's network (10 Gb/s, as bytes per second) and model size.
+BANDWIDTH = 10e9 / 8
+PROJECTED_PARAMS = 10_000_000
+
+
+def projection(ns_per_token: float, task_ms: float, n_params: int = PROJECTED_PARAMS) -> None:
+    """Print the cost model's seconds per iteration for 10^8 and 10^9 tokens on 8-512 workers.
+
+    ``T(N, P) = N c / P + (2 log2 P + 2) 8 d / B + 2 P t``: compute spread
+    over P workers; the weights spread from the driver through the workers
+    and the gradients summed by the pairwise tree (``log2 P`` rounds each,
+    plus one transfer out of and one into the driver) of ``8 d`` bytes at
+    ``B`` bytes/s; about ``2 P`` tasks per evaluation at ``t`` seconds of
+    scheduling each.  Efficiency: ``N c / P`` over ``T``.
+    """
+    c, t = ns_per_token * 1e-9, task_ms * 1e-3
+    mb = 8 * n_params / 1e6
+    print(f"\nprojection: c = {ns_per_token:.0f} ns/token/iteration, t = {task_ms:.1f} ms/task, "
+          f"d = {n_params:,} parameters ({mb:.0f} MB), B = 10 Gb/s")
+    print("| tokens | workers | compute s | network s | scheduling s | s / iteration | "
+          "efficiency |\n|---:|---:|---:|---:|---:|---:|---:|")
+    for n in (1e8, 1e9):
+        for p in (8, 64, 512):
+            comp = n * c / p
+            net = (2 * np.log2(p) + 2) * 8 * n_params / BANDWIDTH
+            sched = 2 * p * t
+            total = comp + net + sched
+            print(f"| 10^{int(np.log10(n))} | {p} | {comp:.2f} | {net:.2f} | {sched:.2f} | "
+                  f"{total:.2f} | {100 * comp / total:.0f}% |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--iters", type=int, default=30, help="L-BFGS iterations timed per row")
+    ap.add_argument("--no-accuracy", action="store_true")
+    ap.add_argument("--project", nargs=2, type=float, metavar=("NS_PER_TOKEN", "MS_PER_TASK"),
+                    help="only print the cost model's projection for these constants")
+    args = ap.parse_args(argv)
+    if args.project:
+        projection(*args.project)
+        return 0
+    warnings.simplefilter("ignore", cseq.ConvergenceWarning)
+    from distributed import Client, LocalCluster
+
+    Xtr, ytr, Xte, yte, _, _ = load_task("conll2000", args.data)
+    n_tok = sum(len(s) for s in Xtr)
+    print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, load {load_average()}; CoNLL-2000 "
+          f"train {len(Xtr):,} sentences, {n_tok:,} tokens", flush=True)
+    rows = []
+    fixed = dict(max_iter=args.iters, tol=0.0)
+    for n_jobs in (1, 2):
+        est = crf(n_jobs=n_jobs, **fixed).fit(Xtr, ytr)
+        rows.append((f"in-process, n_jobs={n_jobs}", per_iteration(est)))
+        print(f"{rows[-1][0]:40s} {rows[-1][1]:.3f} s/iteration", flush=True)
+    n_params = len(est.model_.params)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        t = time.perf_counter()
+        dist = cd.fit(crf(**fixed), Xtr, ytr, client=client, npartitions=2)
+        total = time.perf_counter() - t
+        rows.append(("LocalCluster(2 workers x 1 thread)", per_iteration(dist)))
+        print(f"{rows[-1][0]:40s} {rows[-1][1]:.3f} s/iteration ({total:.1f} s in all, "
+              f"setup included)", flush=True)
+        one, two, cl = rows[0][1], rows[1][1], rows[2][1]
+        print("\n| row | s / L-BFGS iteration | vs n_jobs=1 |\n|---|---:|---:|")
+        for name, s in rows:
+            print(f"| {name} | {s:.3f} | {one / s:.2f}x |")
+        print(f"\ncluster: {one / cl:.2f}x faster than n_jobs=1 (target >= 1.6), "
+              f"{cl / two:.2f}x the time of n_jobs=2 (target <= 1.25)")
+        ns = one / n_tok * 1e9
+        # What the cluster adds per iteration beyond half the compute, per task
+        # (2 shards: 2 data terms, 1 sum, 1 weights task per evaluation).
+        evals = dist.n_evaluations_ / max(dist.n_iter_, 1)
+        overhead_ms = max(cl - one / 2, 0.0) / (4 * evals) * 1e3
+        print(f"cost model: {ns:.0f} ns compute per token per iteration (n_jobs=1); "
+              f"{n_params:,} parameters: {8 * n_params / 1e6:.2f} MB of weights sent and "
+              f"{8 * n_params / 1e6:.2f} MB of gradient per shard reduced per evaluation "
+              f"({evals:.2f} evaluations per iteration); the cluster's time beyond half the "
+              f"compute is {overhead_ms:.1f} ms per task (transfers on one machine "
+              "included)", flush=True)
+        projection(ns, overhead_ms)
+        if not args.no_accuracy:
+            print("\n| learner | single machine F1 | distributed F1 |\n|---|---:|---:|")
+            ref = crf(max_iter=100).fit(Xtr, ytr)
+            got = cd.fit(crf(max_iter=100), Xtr, ytr, client=client, npartitions=2)
+            print(f"| CRF c2=1, <= 100 it. ({ref.n_iter_} / {got.n_iter_} it.) | "
+                  f"{100 * chunk_f1(yte, ref.predict(Xte)):.2f} | "
+                  f"{100 * chunk_f1(yte, got.predict(Xte)):.2f} (2 shards) |", flush=True)
+            # The hybrid warm start: iterations and seconds (from the call, setup
+            # included) to reach the cold run's final objective.
+            def reach(warm):
+                times, t0 = [], time.perf_counter()
+                est = cd.fit(crf(max_iter=100), Xtr, ytr, client=client, npartitions=2,
+                             warm_start=warm,
+                             callback=lambda r: times.append(time.perf_counter() - t0))
+                return est, times
+            cold, cold_t = reach(None)
+            warm, warm_t = reach("perceptron")
+            target = cold.history_[-1]["loss"]
+            hit = next((i for i, r in enumerate(warm.history_) if r["loss"] <= target), None)
+            print(f"| CRF warm_start='perceptron' (2 shards) | | "
+                  f"{100 * chunk_f1(yte, warm.predict(Xte)):.2f} |")
+            if hit is None:
+                print(f"\nwarm start: never reached the cold run's objective {target:.6g} "
+                      f"(cold {len(cold_t)} it. in {cold_t[-1]:.1f} s; warm ended at "
+                      f"{warm.history_[-1]['loss']:.6g} after {len(warm_t)} it.)")
+            else:
+                print(f"\nwarm start: the cold run's final objective {target:.6g} after "
+                      f"{len(cold_t)} iterations / {cold_t[-1]:.1f} s cold, {hit + 1} "
+                      f"iterations / {warm_t[hit]:.1f} s warm (setup and perceptron pass "
+                      f"included): saves {len(cold_t) - hit - 1} iterations, "
+                      f"{cold_t[-1] - warm_t[hit]:.1f} s", flush=True)
+            make = lambda: cseq.StructuredPerceptron(  # noqa: E731
+                max_iter=10, random_state=0, features=TemplateFeaturizer("chunk"))
+            serial = 100 * chunk_f1(yte, make().fit(Xtr, ytr).predict(Xte))
+            for k in (2, 4):
+                mixed = cd.fit(make(), Xtr, ytr, client=client, npartitions=k)
+                print(f"| perceptron, 10 passes, mixing over {k} shards | {serial:.2f} | "
+                      f"{100 * chunk_f1(yte, mixed.predict(Xte)):.2f} |", flush=True)
+    print(f"\nload average at the end: {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
