@@ -195,7 +195,7 @@ def _learn_part(pair, config) -> dict:
     X_part, y_part = pair
     featurizer = featurizer_from_config(config)
     part = featurizer.fit_part(X_part) if X_part else None
-    labels = sorted({lab for seq in y_part for lab in seq})
+    labels = sorted({lab for seq in y_part for lab in seq if lab is not None})
     meta_arrays = part.get_state() if part is not None else None
     return {"part": meta_arrays, "counts": getattr(part, "counts_", None), "labels": labels,
             "n_sequences": len(X_part)}
@@ -233,15 +233,19 @@ class _Shard:
         return self._objective
 
 
-def _pack_part(pair, state, classes) -> _Shard:
-    """Pack one partition with the merged featurizer and labels (once, on its worker)."""
+def _pack_part(pair, state, classes, unknown: bool) -> _Shard:
+    """Pack one partition with the merged featurizer and labels (once, on its worker).
+
+    With ``unknown`` (a learner that trains on partially labelled
+    sequences), a None label becomes -1, as in ``fit``.
+    """
     X_part, y_part = pair
     if not X_part:
         return _Shard(None)
     featurizer = featurizer_from_state(*state)
     corpus = featurizer.transform(X_part)
     label_ids = {name: i for i, name in enumerate(classes)}
-    labels = _pack.pack_labels(y_part, corpus.seq_ptr, label_ids, False)
+    labels = _pack.pack_labels(y_part, corpus.seq_ptr, label_ids, False, unknown)
     return _Shard(Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
                             labels))
 
@@ -293,7 +297,9 @@ class _Setup:
         if not self.classes:
             raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
         state = _share(client, self.featurizer.get_state())
-        shards = [client.submit(_pack_part, p, state, self.classes, pure=False) for p in pairs]
+        unknown = bool(getattr(est, "_partial_labels", False))
+        shards = [client.submit(_pack_part, p, state, self.classes, unknown, pure=False)
+                  for p in pairs]
         del pairs  # the raw partitions go; each shard keeps its lineage to its source
         L, n_attrs = len(self.classes), self.featurizer.n_attributes
         order = int(est.order) if "order" in est._param_names else 1
@@ -449,7 +455,7 @@ def _perceptron_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_inde
     if c is None or c.n_sequences == 0:
         return 0, None, None, 0
     params = _weights.AveragedParams(w.copy())
-    trainer = _train.PerceptronTrainer(shard.model().index, c.view(), params)
+    trainer = _train.PerceptronTrainer(shard.model().index, c.view(partial=True), params)
     order = np.arange(c.n_sequences, dtype=np.int64)
     if shuffle:
         np.random.default_rng([seed, epoch, shard_index]).shuffle(order)

@@ -123,6 +123,21 @@ def test_one_partition_with_templates_and_l1(client):
     assert np.array_equal(got.model_.attr_labels, ref.model_.attr_labels)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: cseq.CRF(c2=0.5, max_iter=25, tol=1e-3),
+    lambda: cseq.StructuredPerceptron(max_iter=3, shuffle=False, all_states=True),
+])
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_partially_labelled_sequences_as_in_fit(client, make):
+    X, y = _corpus(60, seed=13)
+    y = [[None if (i + j) % 4 == 0 else lab for j, lab in enumerate(seq)]
+         for i, seq in enumerate(y)]
+    ref = make().fit(X, y)
+    got = cd.fit(make(), X, y, client=client, npartitions=1)
+    assert got.classes_ == ref.classes_
+    assert np.allclose(got.model_.params, ref.model_.params, rtol=1e-12, atol=1e-12)
+
+
 def _objective(est, X, y):
     """The single-machine objective of ``est``'s problem at its fitted weights (unpruned)."""
     featurizer, corpus, classes = est._pack_training(X, y)
