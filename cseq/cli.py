@@ -457,8 +457,6 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     if args.nbest is not None and args.marginals:
         raise InputError("--nbest and --marginals do not combine: --nbest with "
                          "--output-format jsonl gives each labeling's log-probability")
-    if args.constraints is not None and args.marginals:
-        raise InputError("--constraints and --marginals do not combine yet")
     with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
                      allow_text=not args.labeled) as reader:
         fmt_in = reader.format
@@ -502,8 +500,10 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
     def flush() -> None:
         X = [item.x for item in batch if item.x is not None]
         if args.marginals and X:
-            # One pass: the labels, their marginals and (JSON lines) the spans.
-            tagged = annotate(est, X, spans=fmt_out == "jsonl", n_jobs=args.n_jobs)
+            # One pass: the labels, their marginals and (JSON lines) the spans;
+            # with --constraints, of the distribution restricted to the allowed labelings.
+            tagged = annotate(est, X, spans=fmt_out == "jsonl", constraints=args.constraints,
+                              n_jobs=args.n_jobs)
             write_items(out, batch, [t.labels for t in tagged], tagged, fmt_out, label)
             return
         if args.nbest is not None:

@@ -540,3 +540,31 @@ def test_probabilities_under_constraints_match_enumeration(name, seed, scale, da
             run = [ids[c] for c in tagged[s].labels[i:j]]
             assert p == pytest.approx(brute_run(paths[ok], rp[ok], i, run,
                                                 [ids[f"I-{typ}"]]), rel=1e-8, abs=1e-12)
+
+
+def test_cli_marginals_with_constraints_are_those_of_the_restricted_distribution(tmp_path):
+    import json
+
+    from cli_run import TRAIN, run
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    model = tmp_path / "m.cseq"
+    assert run("train", train, "-o", model, "--template", "chunk", "--max-iter", "3",
+               "--quiet").returncode == 0
+    r = run("tag", model, train, "--labeled", "--output-format", "jsonl", "--marginals",
+            "--constraints", "bio")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    est = cseq.load(model)
+    X = [[tuple(line.split()[:2]) for line in block.splitlines()]
+         for block in TRAIN.strip().split("\n\n")]
+    tagged = probability.annotate(est, X, constraints="bio")
+    assert [rec["labels"] for rec in records] == est.predict(X, constraints="bio")
+    for rec, t in zip(records, tagged):
+        np.testing.assert_allclose(rec["confidence"], t.confidence, atol=5e-5)
+        assert rec["entropy"] == pytest.approx(t.entropy, abs=1e-6)
+        assert [(s["type"], s["start"], s["end"]) for s in rec["spans"]] == \
+            [sp[:3] for sp in t.spans]
+    # the restricted distribution, not the model's: the entropies differ
+    free = probability.annotate(est, X)
+    assert any(abs(a.entropy - b.entropy) > 1e-6 for a, b in zip(tagged, free))
