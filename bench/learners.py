@@ -9,7 +9,7 @@ Tasks (issue 13):
 
 One function per learner returns the estimator to train (or None when the
 learner does not apply), with the settings ``cseq train --algorithm NAME``
-uses (``crf-l1`` is ``--algorithm crf --c1 1 --c2 0``; the MEMM row uses
+uses (``crf-l1`` is ``--algorithm crf --c1 1 --c2 0``; the MEMM's is
 ``c2=0.1``); the driver times ``fit`` and ``predict`` (one thread), scores
 the predictions and measures the model file, and prints one table.  The
 banner and the last line give the load average and the ``load`` column the

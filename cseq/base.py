@@ -209,7 +209,11 @@ class ChainEstimator:
 
     def _pack_training(self, X, y):
         featurizer = self._new_featurizer()
-        corpus = featurizer.fit_transform(X)
+        # A featurizer that learns from labels (templates with ':tags') gets y.
+        if getattr(featurizer, "needs_labels", False):
+            corpus = featurizer.fit_transform(X, y)
+        else:
+            corpus = featurizer.fit_transform(X)
         if corpus.n_sequences == 0:
             raise InputError("cannot fit on an empty corpus (X has no sequences)")
         if corpus.n_tokens == 0:

@@ -95,7 +95,7 @@ LEARNERS: dict[str, Learner] = {
                     "structured SVM, L2 and hinge loss, stochastic subgradient",
                     {"random_state": 0}),
     "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs", **_EARLY},
-                    "maximum-entropy Markov model, L-BFGS"),
+                    "maximum-entropy Markov model, L-BFGS", {"c2": 0.1}),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
                    "unknown words; reads the first column only, no templates", templates=False),
     "greedy": Learner("GreedyTagger", 5, {"seed": "random_state", **_EARLY},

@@ -42,6 +42,7 @@ from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
+from cseq.tagdict import TagDictionary
 
 __all__ = [
     "TOKEN_FUNCTIONS",
@@ -151,6 +152,11 @@ TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
+#: The token function learned from labelled data (:mod:`cseq.tagdict`): the
+#: labels a string was seen with in training, e.g. ``%x[1,0:tags]``.
+TAGS = "tags"
+
+
 def _pad(offset: int) -> str:
     """CRF++ padding string for a row ``offset`` positions outside the sentence."""
     return f"_B-{offset}" if offset > 0 else f"_B+{-offset}"
@@ -253,8 +259,8 @@ def _parse_line(line: str, line_no: int) -> Template:
             raise InputError(
                 f"template line {line_no}: column {_abbrev(m.group(2))} is beyond {MAX_COLUMN}"
             )
-        if func is not None and func not in TOKEN_FUNCTIONS:
-            known = ", ".join(TOKEN_FUNCTIONS)
+        if func is not None and func not in TOKEN_FUNCTIONS and func != TAGS:
+            known = ", ".join([*TOKEN_FUNCTIONS, TAGS])
             raise InputError(
                 f"template line {line_no}: unknown token function {func!r}; known: {known}"
             )
@@ -339,6 +345,11 @@ class Templates:
     def n_columns(self) -> int:
         """Number of columns a token needs: one more than the largest column used."""
         return max((c.col + 1 for t in self.templates for c in t.cells), default=0)
+
+    @property
+    def tag_columns(self) -> tuple[int, ...]:
+        """Columns read through the ``tags`` function (learned from labels), ascending."""
+        return tuple(sorted({c.col for t in self.templates for c in t.cells if c.func == TAGS}))
 
     @property
     def max_offset(self) -> int:
@@ -427,6 +438,16 @@ U64:%x[-1,0:shortshape]/%x[0,0:lower]
 U65:%x[0,0:lower]/%x[1,0:shortshape]
 U66:%x[-1,0:suffix2]/%x[0,0:lower]
 U67:%x[0,0:lower]/%x[1,0:suffix2]
+# Ambiguity classes: the tags each word was seen with in training (jackknifed
+# on the training data itself, see cseq.tagdict), here and around.
+U80:%x[0,0:tags]
+U81:%x[1,0:tags]
+U82:%x[-1,0:tags]
+U83:%x[2,0:tags]
+U84:%x[0,0:tags]/%x[1,0:tags]
+U85:%x[-1,0:tags]/%x[0,0:tags]
+U86:%x[0,0:tags]/%x[0,0:lower]
+U87:%x[1,0:tags]/%x[0,0:suffix3]
 # Label prior.
 U99:bias
 B
@@ -592,7 +613,7 @@ def _sentence_rows(sent, si: int, need: int) -> list[tuple]:
 
 
 def expand(templates: Templates | str, sentence: Sequence[Any], *,
-           _si: int = 0) -> list[list[str]]:
+           tags: Callable[[int, str], str] | None = None, _si: int = 0) -> list[list[str]]:
     """Attributes of every token of one sentence, as strings (the reference path).
 
     Parameters
@@ -600,6 +621,10 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
     templates : Templates, preset name or template text
     sentence : list of tokens
         Each token is a str or a tuple/list of column strings.
+    tags : callable, optional
+        ``tags(column, string)`` gives the value of ``%x[row,column:tags]``
+        (e.g. :meth:`cseq.tagdict.TagDictionary.lookup`); needed when the
+        templates use ``tags``.
 
     Returns
     -------
@@ -613,6 +638,8 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
     [['U05:_B-1/of'], ['U05:of/the']]
     """
     tpl = _as_templates(templates)
+    if tpl.tag_columns and tags is None:
+        raise InputError("the templates use the 'tags' token function: pass tags=")
     rows = _sentence_rows(sentence, _si, tpl.n_columns)
     n = len(rows)
     out = []
@@ -628,6 +655,8 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
                     values.append(_pad(n - 1 - j))
                 elif c.func is None:
                     values.append(rows[j][c.col])
+                elif c.func == TAGS:
+                    values.append(tags(c.col, rows[j][c.col]))  # type: ignore[misc]
                 else:
                     values.append(TOKEN_FUNCTIONS[c.func](rows[j][c.col]))
             feats.append(t.render(values))
@@ -753,7 +782,8 @@ class TemplateFeaturizer:
 
     kind = "templates"
     #: Names of the arrays :meth:`get_state` may return (none in hashing mode).
-    STATE_ARRAYS = frozenset({"keys", "name_template", "name_cells", "strings", "string_ptr"})
+    STATE_ARRAYS = frozenset({"keys", "name_template", "name_cells", "strings", "string_ptr",
+                              *TagDictionary.ARRAYS})
 
     def __init__(self, templates: str | Templates = "pos", *, min_freq: int = 1,
                  n_buckets: int | None = None) -> None:
@@ -783,6 +813,7 @@ class TemplateFeaturizer:
         self._name_strings = None  # list of str the cells index (see _strings)
         self._name_blob = None  # or those strings as stored in a file: (UTF-8 blob, offsets)
         self._names = None  # cached attribute_names()
+        self._tags: TagDictionary | None = None  # the classes of ``tags`` cells, once fitted
         self.n_columns_: int | None = None  # columns per token in training, once fitted
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -824,10 +855,17 @@ class TemplateFeaturizer:
 
     def _compile_spec(self) -> None:
         tpl = self.templates.templates
+        # A ``tags`` cell reads a column the featurizer appends to each token
+        # (its class, see _with_tags): column need + k for the k-th tag column.
+        real_need = self.templates.n_columns
+        self._tag_columns = self.templates.tag_columns
+        self._real_need = real_need
+        cells = [[Cell(c.row, real_need + self._tag_columns.index(c.col), None)
+                  if c.func == TAGS else c for c in t.cells] for t in tpl]
         slots: dict[tuple[int, str | None], int] = {}
         rows, cell_slots, ptr = [], [], [0]
-        for t in tpl:
-            for c in t.cells:
+        for t_cells in cells:
+            for c in t_cells:
                 key = (c.col, c.func)
                 if key not in slots:
                     slots[key] = len(slots)
@@ -844,12 +882,12 @@ class TemplateFeaturizer:
         # Templates that read one column of one row are looked up once per
         # distinct string of that column (KeyTable.word_memo): when tagging,
         # whatever the row; when fitting, those of the current row.
-        one = [bool(t.cells) and all(c.row == t.cells[0].row and c.col == t.cells[0].col
-                                     for c in t.cells) for t in tpl]
+        one = [bool(tc) and all(c.row == tc[0].row and c.col == tc[0].col for c in tc)
+               for tc in cells]
         self._memo_col = np.asarray(
-            [self._columns.index(t.cells[0].col) if ok else -1 for t, ok in zip(tpl, one)],
+            [self._columns.index(tc[0].col) if ok else -1 for tc, ok in zip(cells, one)],
             dtype=np.int32)
-        self._memo_row = np.asarray([t.cells[0].row if ok else 0 for t, ok in zip(tpl, one)],
+        self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
         self._fit_memo_col = np.where(self._memo_row == 0, self._memo_col, -1).astype(np.int32)
         self._cell_row = np.asarray(rows, dtype=np.int32)
@@ -858,7 +896,30 @@ class TemplateFeaturizer:
         self._n_cells = np.diff(self._tmpl_ptr).astype(np.int32)
         self._seeds = _templates.hash_strings([t.skeleton for t in tpl])
         self._max_offset = self.templates.max_offset
-        self._need = self.templates.n_columns
+        self._need = real_need + len(self._tag_columns)
+
+    # -- the tags function ---------------------------------------------------------
+
+    @property
+    def needs_labels(self) -> bool:
+        """Whether :meth:`fit_transform` needs ``y``: the templates use ``:tags``."""
+        return bool(self._tag_columns)
+
+    def _with_tags(self, X: list, classes: Callable[[int, list], list] | None) -> list:
+        """``X`` with each token cut to the columns the templates read and the
+        classes of its tag columns appended (``classes(i, rows)`` gives
+        sentence ``i``'s, one tuple per token)."""
+        if not self._tag_columns:
+            return X
+        if classes is None:
+            tags = self._tags
+            classes = lambda i, rows: tags.classes(rows)  # noqa: E731
+        need = self._real_need
+        out = []
+        for si, sent in enumerate(X):
+            rows = _sentence_rows(sent, si, need)
+            out.append([r[:need] + c for r, c in zip(rows, classes(si, rows))])
+        return out
 
     # -- interning ---------------------------------------------------------------
 
@@ -916,7 +977,8 @@ class TemplateFeaturizer:
 
     # -- the interface -----------------------------------------------------------
 
-    def fit_transform(self, X: Sequence[Any]) -> Sequences:
+    def fit_transform(self, X: Sequence[Any], y: Sequence[Sequence[str]] | None = None
+                      ) -> Sequences:
         """Learn the attribute table from ``X`` and return ``X`` packed.
 
         Parameters
@@ -924,6 +986,10 @@ class TemplateFeaturizer:
         X : list of sentences
             Each sentence is a list of tokens; a token is a str or a
             tuple/list of column strings.
+        y : list of label sequences, optional
+            Needed when the templates use ``:tags`` (:attr:`needs_labels`):
+            the tag dictionary is learned from them, and ``X``'s own classes
+            are jackknifed (:mod:`cseq.tagdict`).  Otherwise ignored.
 
         Returns
         -------
@@ -932,6 +998,14 @@ class TemplateFeaturizer:
         """
         X = _check_corpus(X)
         self.n_columns_ = _n_columns(X)
+        if self._tag_columns:
+            if y is None:
+                raise InputError("the templates use the 'tags' token function, which is "
+                                 "learned from labels: fit with y (an estimator's fit does)")
+            need = self._real_need
+            rows = [_sentence_rows(sent, si, need) for si, sent in enumerate(X)]
+            self._tags, jack = TagDictionary.fit(rows, y, self._tag_columns)
+            X = self._with_tags(rows, lambda i, _rows: jack[i])
         data = self._intern(X)
         if self.n_buckets is not None:
             self._names = None
@@ -1001,6 +1075,11 @@ class TemplateFeaturizer:
         :mod:`cseq.distributed`, where each partition of a corpus learns its
         attributes on its worker.
         """
+        if self._tag_columns:
+            raise InputError("templates with ':tags' (such as the pos preset) learn a tag "
+                             "dictionary jackknifed over the whole corpus, which training on "
+                             "partitions does not build yet: use templates without ':tags' "
+                             "(e.g. the pos preset without its U80-U87 lines)")
         part = TemplateFeaturizer(self.templates, min_freq=1, n_buckets=self.n_buckets)
         part.fit_transform(X)
         part.counts_ = part._table.counts if part._table is not None else None
@@ -1116,7 +1195,8 @@ class TemplateFeaturizer:
         dropped and no fit is needed.  ``n_jobs`` threads look the keys up.
         """
         if self.n_buckets is not None:
-            data = self._intern(X)
+            self._check_fitted()
+            data = self._intern(self._with_tags(_check_corpus(X), None))
             return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
         chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
@@ -1138,14 +1218,15 @@ class TemplateFeaturizer:
         if self.n_buckets is not None:
             return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
         self._check_fitted()
-        data = self._intern_lookup(X, n_jobs)
+        data = self._intern_lookup(self._with_tags(_check_corpus(X), None), n_jobs)
         memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
                                      self._cell_slot, self._seeds, data.word_slots,
                                      self._memo_col, self._memo_row, n_jobs)
         return TransformChunks(self, data, memo, max_tokens, min_chunks)
 
     def _check_fitted(self) -> None:
-        if self.n_buckets is None and self._table is None:
+        if (self.n_buckets is None and self._table is None) or (
+                self._tag_columns and self._tags is None):
             raise NotFittedError("TemplateFeaturizer is not fitted: call fit_transform first")
 
     @property
@@ -1218,7 +1299,11 @@ class TemplateFeaturizer:
         Slow; for tests and for checking a template file by eye.
         """
         X = _check_corpus(X)
-        return [expand(self.templates, sent, _si=si) for si, sent in enumerate(X)]
+        tags = None
+        if self._tag_columns:
+            self._check_fitted()
+            tags = self._tags.lookup  # type: ignore[union-attr]
+        return [expand(self.templates, sent, tags=tags, _si=si) for si, sent in enumerate(X)]
 
     # -- state -------------------------------------------------------------------
 
@@ -1229,7 +1314,9 @@ class TemplateFeaturizer:
         ``name_template`` (int32, template of each id), ``name_cells`` (int32,
         indices into the string table, the template's cell count per id,
         concatenated), ``strings`` (uint8, UTF-8 bytes) and ``string_ptr``
-        (int64 offsets).  Hashing mode stores no arrays.
+        (int64 offsets).  Hashing mode stores none of these.  With ``:tags``
+        templates, in both modes, the tag dictionary's arrays too
+        (:meth:`cseq.tagdict.TagDictionary.get_arrays`).
         """
         meta = {
             "kind": "templates",
@@ -1241,10 +1328,11 @@ class TemplateFeaturizer:
             "bigram": self.templates.bigram,
             "n_columns": self.n_columns_,
         }
+        self._check_fitted()
+        tag_arrays = self._tags.get_arrays() if self._tags is not None else {}
         if self.n_buckets is not None:
             meta["n_attributes"] = self.n_buckets
-            return meta, {}
-        self._check_fitted()
+            return meta, tag_arrays
         meta["n_attributes"] = len(self._table)
         if self._name_blob is not None:  # as loaded: the stored strings again
             table = {"blob": self._name_blob[0], "offsets": self._name_blob[1]}
@@ -1256,6 +1344,7 @@ class TemplateFeaturizer:
             "name_cells": self._name_cells.astype(_le(np.int32)),
             "strings": table["blob"],
             "string_ptr": table["offsets"],
+            **tag_arrays,
         }
         return meta, arrays
 
@@ -1301,6 +1390,10 @@ class TemplateFeaturizer:
             raise bad(str(exc)) from exc
         obj.n_columns_ = n_columns
         n_attr = meta["n_attributes"]
+        if obj._tag_columns:
+            obj._tags = TagDictionary.from_arrays(arrays, obj._tag_columns,
+                                                  "template featurizer state")
+        arrays = {k: v for k, v in arrays.items() if k not in TagDictionary.ARRAYS}
         if n_buckets is not None:
             if arrays:
                 raise bad(f"hashing mode stores no arrays, got {sorted(arrays)}")

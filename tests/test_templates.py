@@ -26,6 +26,7 @@ from cseq.templates import (
 )
 
 from budget import examples
+from presets import UNTAGGED
 from shared_data import DATA, needs
 
 CONLL2000 = DATA / "conll2000" / "train.txt"
@@ -321,7 +322,7 @@ def test_compiled_matches_reference_random(spec, X):
 @given(X=st.lists(st.lists(_words, max_size=8), min_size=1, max_size=6))
 def test_single_column_strings_presets(X):
     for name in ("pos", "ner"):
-        f = TemplateFeaturizer(name)
+        f = TemplateFeaturizer(UNTAGGED[name])
         assert_same_features(f, X, f.fit_transform(X))
 
 
@@ -345,7 +346,7 @@ def test_token_that_looks_like_padding_shares_its_attribute():
 def test_compiled_matches_reference_conll2000(name):
     X = read_conll(CONLL2000)[0][:500]
     assert len(X) == 500
-    f = TemplateFeaturizer(name)
+    f = TemplateFeaturizer(UNTAGGED[name])
     seqs = f.fit_transform(X)
     assert_same_features(f, X, seqs)
     assert seqs.n_tokens == sum(map(len, X))
@@ -379,7 +380,7 @@ def test_transform_threads_give_the_serial_arrays(n_jobs):
     rng = np.random.default_rng(n_jobs)
     words = ["cat", "dog", "emu", "gnu", "Cow", "a-b", "42", ""]
     X = [[words[k] for k in rng.integers(0, len(words), rng.integers(0, 9))] for _ in range(300)]
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     f.fit_transform(X[:100])
     a, b = f.transform(X), f.transform(X, n_jobs=n_jobs)
     for name in ("seq_ptr", "tok_ptr", "attr_ids", "values"):
@@ -487,7 +488,7 @@ def test_state_roundtrip(name, kwargs):
     X = [[("The", "DT"), ("cat", "NN"), ("sat", "VBD")], [("The", "DT"), ("dog", "NN")],
          [("A", "DT"), ("cat", "NN")]]
     test = [[("The", "DT"), ("emu", "NN")], [], [("cat", "NN")]]
-    f = TemplateFeaturizer(name, **kwargs)
+    f = TemplateFeaturizer(UNTAGGED[name], **kwargs)
     f.fit_transform(X)
     g = roundtrip(f)
     assert g.n_attributes == f.n_attributes
@@ -569,7 +570,7 @@ def test_from_state_rejects_bad_state(mutate, fragment):
 def test_from_state_rejects_non_dicts_and_hash_mode_arrays():
     with pytest.raises(ModelFormatError):
         TemplateFeaturizer.from_state([], {})
-    f = TemplateFeaturizer("pos", n_buckets=8)
+    f = TemplateFeaturizer(UNTAGGED["pos"], n_buckets=8)
     meta, arrays = f.get_state()
     assert arrays == {}
     with pytest.raises(ModelFormatError, match="no arrays"):
@@ -653,7 +654,7 @@ def test_flexible_containers():
 
 
 def test_empty_sentences_only():
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     seqs = f.fit_transform([[], []])
     assert seqs.n_sequences == 2 and seqs.n_tokens == 0 and f.n_attributes == 0
 
@@ -802,7 +803,7 @@ def test_hash_pieces_and_attribute_keys_are_the_string_path():
     table = encode_strings(strings)
     assert np.array_equal(_templates.hash_pieces(table["blob"], table["offsets"]),
                           _templates.hash_strings(strings))
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     f.fit_transform([["The", "naïve", "cat"], ["A", "😀"]])
     _, arrays = f.get_state()
     hashes = _templates.hash_pieces(arrays["strings"], arrays["string_ptr"])
@@ -839,7 +840,7 @@ def test_transform_chunks_are_transform_of_their_sentences():
     vocab = ["w%d" % i for i in range(200)] + ["The", "naïve", "x-y", "1,0", "_B-1", ""]
     X = [[vocab[i] for i in rng.integers(0, len(vocab), rng.integers(0, 30))]
          for _ in range(120)]
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     f.fit_transform(X[:60])
     whole = f.transform(X)
     for max_tokens, min_chunks in ((None, 1), (50, 1), (1, 1), (None, 7), (10**6, 16)):

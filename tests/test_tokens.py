@@ -14,6 +14,7 @@ from cseq import _templates, _tokens
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, _sentence_rows, expand
 
 from budget import examples
+from presets import UNTAGGED
 
 # Characters where the Python definitions have edge cases: title case letters
 # (U+01C5 is neither upper nor lower), the final sigma and dotted capital I of
@@ -148,9 +149,9 @@ def test_featurization_ids_and_names_match_expand(spec, X, min_freq):
 @given(X=st.lists(st.lists(words, max_size=8), min_size=1, max_size=5))
 def test_presets_ids_and_names_match_expand(X):
     for name in ("pos", "ner"):
-        f = TemplateFeaturizer(name)
+        f = TemplateFeaturizer(UNTAGGED[name])
         seqs = f.fit_transform(X)
-        rows, ids = reference_ids(name, X)
+        rows, ids = reference_ids(UNTAGGED[name], X)
         assert f.attribute_names() == list(ids)
         flat = [ids[a] for sent in rows for tok in sent for a in tok]
         assert seqs.attr_ids.tolist() == flat
@@ -163,7 +164,7 @@ def test_unusual_containers_intern_like_lists():
         pass
 
     plain = [["The", "cat", "naïve"], ["a"]]
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     base = f.fit_transform(plain)
     for X in ([(w for w in s) for s in plain],
               [np.array(s) for s in plain],
@@ -243,7 +244,7 @@ def test_lookup_tokens_many_sequences_and_threads():
     vocab = ["w%d" % i for i in range(300)] + ["The", "A", "x-y", "1,0"]
     X = [[vocab[i] for i in rng.integers(0, len(vocab), rng.integers(0, 40))]
          for _ in range(300)]
-    f, data, args = _fitted("pos", X)
+    f, data, args = _fitted(UNTAGGED["pos"], X)
     want = f._table.lookup(_templates.extract_keys(*args))
     for n_jobs in (1, 2, 3):
         got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs,

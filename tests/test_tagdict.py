@@ -1,0 +1,203 @@
+"""The ``tags`` token function (cseq.tagdict): ambiguity classes learned from labels.
+
+The reference below counts labels sentence by sentence with plain dicts,
+straight from the definition in the module docstring (fold of sentence ``i``
+is ``i % 5``; a label is in a word's class with at least 5 % of its
+occurrences; ``_UNK_`` for a word not seen), and renders the attributes
+through :func:`cseq.templates.expand`; the compiled path must give every
+token exactly those attributes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import cseq
+from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
+from cseq.templates import PRESETS, TemplateFeaturizer, expand
+
+from budget import examples
+
+TEMPLATES = ("U0:%x[0,0:lower]\nU1:%x[0,0:tags]\nU2:%x[1,0:tags]\n"
+             "U3:%x[-1,0:tags]/%x[0,0:tags]\nU4:%x[0,0:tags]/%x[0,0:lower]\n")
+TWO_COLUMNS = "U0:%x[0,0:tags]\nU1:%x[0,1:tags]\nU2:%x[1,1:tags]/%x[0,0]\n"
+
+
+def reference_class(X, y, column, exclude_fold, word):
+    """The class of ``word`` counted over sentences not in ``exclude_fold`` (None: all)."""
+    counts: Counter = Counter()
+    for i, (sent, labels) in enumerate(zip(X, y)):
+        if exclude_fold is not None and i % 5 == exclude_fold:
+            continue
+        for tok, label in zip(sent, labels):
+            cell = tok if isinstance(tok, str) else tok[column]
+            if cell.lower() == word.lower():
+                counts[label] += 1
+    total = sum(counts.values())
+    if not total:
+        return "_UNK_"
+    return "|".join(sorted(k for k, v in counts.items() if v >= 0.05 * total))
+
+
+def names_of(f, seqs):
+    names = f.attribute_names()
+    out = []
+    for s in range(seqs.n_sequences):
+        sent = []
+        for t in range(int(seqs.seq_ptr[s]), int(seqs.seq_ptr[s + 1])):
+            sent.append(sorted(names[a] for a in seqs.attr_ids[seqs.tok_ptr[t]:seqs.tok_ptr[t + 1]]))
+        out.append(sent)
+    return out
+
+
+words = st.sampled_from(["the", "The", "dog", "DOG", "runs", "a", "saw", "Saw", "x"])
+labels = st.sampled_from(["D", "N", "V", "X"])
+
+
+@st.composite
+def corpora(draw, columns=1):
+    n = draw(st.integers(1, 12))
+    X, y = [], []
+    for _ in range(n):
+        m = draw(st.integers(0, 6))
+        toks = [draw(words) if columns == 1 else tuple(draw(words) for _ in range(columns))
+                for _ in range(m)]
+        X.append(toks)
+        y.append([draw(labels) for _ in range(m)])
+    return X, y
+
+
+@examples(60)
+@given(data=corpora())
+def test_training_features_are_the_jackknifed_reference(data):
+    X, y = data
+    f = TemplateFeaturizer(TEMPLATES)
+    got = names_of(f, f.fit_transform(X, y))
+    for i, sent in enumerate(X):
+        want = expand(TEMPLATES, sent,
+                      tags=lambda col, w, i=i: reference_class(X, y, col, i % 5, w))
+        assert got[i] == [sorted(tok) for tok in want], i
+
+
+@examples(40)
+@given(data=corpora(columns=2), new=corpora(columns=2))
+def test_tagging_features_use_the_whole_dictionary_per_column(data, new):
+    X, y = data
+    f = TemplateFeaturizer(TWO_COLUMNS)
+    f.fit_transform(X, y)
+    known = set(f.attribute_names())
+    X_new = new[0]
+    got = names_of(f, f.transform(X_new))
+    for i, sent in enumerate(X_new):
+        want = expand(TWO_COLUMNS, sent, tags=lambda col, w: reference_class(X, y, col, None, w))
+        assert got[i] == [sorted(a for a in tok if a in known) for tok in want], i
+    # features_python is the same reference, by the fitted dictionary.
+    assert f.features_python(X_new) == [
+        expand(TWO_COLUMNS, s, tags=lambda col, w: reference_class(X, y, col, None, w))
+        for s in X_new]
+
+
+def test_a_word_seen_once_does_not_see_its_own_label_in_training():
+    X = [["rare", "the"], ["the"], ["the"], ["the"], ["the"]]
+    y = [["N", "D"], ["D"], ["D"], ["D"], ["D"]]
+    f = TemplateFeaturizer("U1:%x[0,0:tags]")
+    names = names_of(f, f.fit_transform(X, y))
+    assert names[0] == [["U1:_UNK_"], ["U1:D"]]
+    assert f.features_python([["rare"]]) == [[["U1:N"]]]
+
+
+def test_minor_labels_under_five_percent_are_left_out():
+    X = [["w"]] * 40
+    y = [["A"]] * 38 + [["B"]] * 2  # B: exactly 5 % -> kept
+    f = TemplateFeaturizer("U1:%x[0,0:tags]")
+    f.fit_transform(X, y)
+    assert f.features_python([["w"]]) == [[["U1:A|B"]]]
+    f.fit_transform(X + [["w"]], y + [["A"]])  # B: 2/41 < 5 % -> dropped
+    assert f.features_python([["w"]]) == [[["U1:A"]]]
+
+
+def test_errors_name_the_problem():
+    f = TemplateFeaturizer(TEMPLATES)
+    assert f.needs_labels and not TemplateFeaturizer("U0:%x[0,0]").needs_labels
+    with pytest.raises(InputError, match="learned from labels"):
+        f.fit_transform([["a"]])
+    with pytest.raises(InputError, match="1 sequences but y has 2"):
+        f.fit_transform([["a"]], [["A"], ["B"]])
+    with pytest.raises(InputError, match="sequence 0: 2 tokens but 1 labels"):
+        f.fit_transform([["a", "b"]], [["A"]])
+    with pytest.raises(InputTypeError, match="labels must be str"):
+        f.fit_transform([["a"]], [[1]])
+    with pytest.raises(NotFittedError):
+        TemplateFeaturizer(TEMPLATES).transform([["a"]])
+    with pytest.raises(InputError, match="pass tags="):
+        expand(TEMPLATES, ["a"])
+    with pytest.raises(InputError, match="known: .*tags"):
+        TemplateFeaturizer("U0:%x[0,0:tag]")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"n_buckets": 64}, {"min_freq": 2}])
+def test_state_round_trip(kwargs):
+    X = [["The", "dog", "runs"], ["a", "dog"], ["the", "cat", "saw", "x"]] * 3
+    y = [["D", "N", "V"], ["D", "N"], ["D", "N", "V", "X"]] * 3
+    f = TemplateFeaturizer(TEMPLATES, **kwargs)
+    f.fit_transform(X, y)
+    meta, arrays = f.get_state()
+    assert {"tag_words", "tag_classes", "tag_column_ptr"} <= set(arrays)
+    g = TemplateFeaturizer.from_state(meta, arrays)
+    new = [["the", "Dog", "flies"], ["x"]]
+    a, b = f.transform(new), g.transform(new)
+    assert np.array_equal(a.attr_ids, b.attr_ids) and np.array_equal(a.tok_ptr, b.tok_ptr)
+    assert g.features_python(new) == f.features_python(new)
+
+
+def _tag_state():
+    f = TemplateFeaturizer(TWO_COLUMNS)
+    f.fit_transform([[("a", "b"), ("c", "a")]], [["X", "Y"]])
+    return f.get_state()
+
+
+@pytest.mark.parametrize("mutate, fragment", [
+    (lambda a: a.pop("tag_classes"), "lacks"),
+    (lambda a: a.__setitem__("tag_column_ptr", np.array([0, 1], np.int64)), "tag_column_ptr"),
+    (lambda a: a.__setitem__("tag_column_ptr", np.array([0, 3, 2], np.int64)), "tag_column_ptr"),
+    (lambda a: a.__setitem__("tag_column_ptr", np.array([0, 1, 2], np.int32)), "int64"),
+    (lambda a: a.__setitem__("tag_class_ptr", a["tag_class_ptr"][:-1].copy()), "classes"),
+    (lambda a: a.__setitem__("tag_words", np.frombuffer(b"\xff\xfe", np.uint8).copy()),
+     "tag words"),
+    (lambda a: (a.__setitem__("tag_words", np.frombuffer(b"aa", np.uint8).copy()),
+                a.__setitem__("tag_word_ptr", np.array([0, 1, 2, 2, 2], np.int64)),
+                a.__setitem__("tag_column_ptr", np.array([0, 2, 4], np.int64))),
+     "listed twice"),
+])
+def test_corrupted_tag_arrays_are_a_format_error(mutate, fragment):
+    meta, arrays = _tag_state()
+    mutate(arrays)
+    with pytest.raises(ModelFormatError, match=fragment):
+        TemplateFeaturizer.from_state(meta, arrays)
+
+
+def test_estimators_learn_and_save_the_dictionary(tmp_path):
+    X = [["the", "dog", "runs"], ["a", "cat", "saw", "the", "dog"], ["dogs", "run"]] * 4
+    y = [["D", "N", "V"], ["D", "N", "V", "D", "N"], ["N", "V"]] * 4
+    for est in (cseq.StructuredPerceptron(max_iter=3, random_state=0),
+                cseq.CRF(max_iter=100), cseq.GreedyTagger(max_iter=2, random_state=0)):
+        est.set_params(features=TemplateFeaturizer(TEMPLATES)).fit(X, y)
+        path = os.fspath(tmp_path / "m.cseq")
+        est.save(path)
+        again = cseq.load(path)
+        new = [["the", "cat", "runs"], ["Dog"]]
+        assert again.predict(new) == est.predict(new)
+        assert again.featurizer_.features_python(new) == est.featurizer_.features_python(new)
+
+
+def test_the_pos_preset_uses_tags_of_the_word_and_its_neighbours():
+    tags_lines = [line for line in PRESETS["pos"].splitlines() if ":tags]" in line]
+    assert any("%x[1,0:tags]" in line for line in tags_lines)
+    assert any("%x[-1,0:tags]" in line for line in tags_lines)
+    assert TemplateFeaturizer("pos").needs_labels
