@@ -11,12 +11,19 @@ keeping the best of ``--repeat`` runs (one thread):
 * ``emissions``: the emission scores alone (``LinearChain.emissions``);
 * ``Viterbi``: their difference, the part the order changes.
 
+``--arrays`` times the bare Viterbi instead, without a model: ``cseq.viterbi``
+on random scores (200 sequences of 25 positions, ``L`` = 5, 17 and 45
+labels) at order 1 and 2, minus the cost of a call on one position, in
+nanoseconds per position; theory says order 2 does ``L`` times the work of
+order 1.
+
 It is a measuring tool: it asserts nothing and never runs in the test suite.
 
 Usage::
 
     python bench/order2.py                           # perceptron and ssvm
     python bench/order2.py --learners perceptron --repeat 5
+    python bench/order2.py --arrays                  # the bare Viterbi, order 2 against 1
 """
 
 from __future__ import annotations
@@ -66,13 +73,37 @@ def timed(model, corpus, repeat: int) -> tuple[float, float]:
     return decode / n_tok * 1e6, emissions / n_tok * 1e6
 
 
+def arrays(repeat: int) -> None:
+    """The bare Viterbi on random arrays: ns per position, order 1 and 2."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n, n_seq = 25, 200
+    print("| L | order 1 ns/position | order 2 ns/position | order 2 / order 1 | L |")
+    print("|---|---|---|---|---|")
+    for L in (5, 17, 45):
+        ems = [rng.normal(size=(n, L)) for _ in range(n_seq)]
+        trans, trans2 = rng.normal(size=(L, L)), rng.normal(size=(L, L, L))
+        call = best_of(repeat, lambda: [cseq.viterbi(e[:1], trans) for e in ems])
+        one = best_of(repeat, lambda: [cseq.viterbi(e, trans) for e in ems]) - call
+        two = best_of(repeat, lambda: [cseq.viterbi(e, trans, transitions2=trans2)
+                                       for e in ems]) - call
+        per = 1e9 / (n * n_seq)
+        print(f"| {L} | {one * per:.1f} | {two * per:.1f} | {two / one:.1f} | {L} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--learners", default="perceptron,ssvm",
                     help=f"comma-separated, from {', '.join(LEARNERS)}")
     ap.add_argument("--data", default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--repeat", type=int, default=7, help="timing rounds (the best is kept)")
+    ap.add_argument("--arrays", action="store_true",
+                    help="time the bare Viterbi on random arrays instead of trained models")
     args = ap.parse_args(argv)
+    if args.arrays:
+        arrays(args.repeat)
+        return 0
     d = os.path.join(args.data, "ud_en_ewt")
     Xtr, ytr = read_conllu(os.path.join(d, "en_ewt-ud-train.conllu"))
     Xte, yte = read_conllu(os.path.join(d, "en_ewt-ud-dev.conllu"))

@@ -44,7 +44,8 @@ def cpu_ghz() -> float | None:
 
 def profile(name, X, y, featurizer, repeat, iters):
     est = cseq.CRF(features=featurizer)
-    t_feat = best_of(lambda: est._new_featurizer().fit_transform(X), repeat)
+    labels = (y,) if getattr(featurizer, "needs_labels", False) else ()
+    t_feat = best_of(lambda: est._new_featurizer().fit_transform(X, *labels), repeat)
     fz, corpus, classes = est._pack_training(X, y)
     model = LinearChain.from_corpus(corpus, fz.n_attributes, len(classes))
     L = model.n_labels
