@@ -211,7 +211,11 @@ class PartialFitMixin:
         n_old = len(label_ids)
         for name in classes or ():
             label_ids.setdefault(name, len(label_ids))
-        corpus = featurizer.partial_fit_transform(X)
+        # A featurizer that learns from labels (':tags') learns them from the first batch.
+        if getattr(featurizer, "needs_labels", False):
+            corpus = featurizer.partial_fit_transform(X, y)
+        else:
+            corpus = featurizer.partial_fit_transform(X)
         if corpus.n_sequences == 0 or corpus.n_tokens == 0:
             raise InputError("cannot train on a batch without tokens")
         raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)

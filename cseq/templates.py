@@ -1027,14 +1027,17 @@ class TemplateFeaturizer:
         self._names = None
         return self._pack(ids, data.seq_ptr)
 
-    def partial_fit_transform(self, X: Sequence[Any]) -> Sequences:
+    def partial_fit_transform(self, X: Sequence[Any], y: Sequence[Sequence[str]] | None = None
+                              ) -> Sequences:
         """Add the attributes of ``X`` not yet in the table, then pack ``X``.
 
         Known attributes keep their ids and new ones are appended in order of
         first appearance, so fitting ``A`` and then ``B`` numbers every
         attribute as fitting ``A + B`` at once does (what ``partial_fit``
-        needs).  An unfitted featurizer is fitted by :meth:`fit_transform`;
-        in hashing mode nothing is learnt.
+        needs).  An unfitted featurizer is fitted by :meth:`fit_transform`
+        (with ``y`` when the templates use ``:tags``); in hashing mode nothing
+        is learnt.  The ``tags`` dictionary is the first batch's: later
+        batches read their classes from it, as new text does.
 
         Raises
         ------
@@ -1044,12 +1047,13 @@ class TemplateFeaturizer:
         if self.min_freq != 1:
             raise InputError(f"min_freq={self.min_freq} counts attributes over the whole corpus: "
                              "training in batches needs min_freq=1 (or n_buckets)")
-        if self.n_buckets is None and self._table is None:
-            return self.fit_transform(X)
+        if (self.n_buckets is None and self._table is None) or (
+                self._tag_columns and self._tags is None):
+            return self.fit_transform(X, y)
         X = _check_corpus(X)
-        data = self._intern(X)
         if self.n_columns_ is None:
             self.n_columns_ = _n_columns(X)
+        data = self._intern(self._with_tags(X, None))
         if self.n_buckets is not None:
             return self._pack(self._bucket(data), data.seq_ptr)
         table = self._table

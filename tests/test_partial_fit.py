@@ -35,6 +35,7 @@ from budget import examples
 from oracle import NaivePerceptron
 from shared_data import EWT, needs
 from strategies import corpora
+from presets import UNTAGGED
 
 
 def _toy(seed: int, n: int, labels: str = "ABC"):
@@ -128,10 +129,10 @@ def test_perceptron_two_halves_equal_one_call(tmp_path, order, declare):
 def test_template_featurizer_numbers_attributes_as_one_call():
     sents = [[w for w in s.split()] for s in
              ("the cat sat", "a dog ran fast", "the dog sat", "cats ran", "a cat")]
-    f = TemplateFeaturizer("pos")
+    f = TemplateFeaturizer(UNTAGGED["pos"])
     f.partial_fit_transform(sents[:2])
     loaded = TemplateFeaturizer.from_state(*f.get_state())
-    one = TemplateFeaturizer("pos")
+    one = TemplateFeaturizer(UNTAGGED["pos"])
     whole = one.fit_transform(sents)
     for g in (f, loaded):
         part = g.partial_fit_transform(sents[2:])
@@ -146,8 +147,8 @@ def test_template_featurizer_numbers_attributes_as_one_call():
 
 def test_template_featurizer_min_freq_and_hashing():
     with pytest.raises(InputError, match="min_freq"):
-        TemplateFeaturizer("pos", min_freq=2).partial_fit_transform([["a"]])
-    h = TemplateFeaturizer("pos", n_buckets=97)
+        TemplateFeaturizer(UNTAGGED["pos"], min_freq=2).partial_fit_transform([["a"]])
+    h = TemplateFeaturizer(UNTAGGED["pos"], n_buckets=97)
     a = h.partial_fit_transform([["a", "b"]])
     np.testing.assert_array_equal(a.attr_ids, h.transform([["a", "b"]]).attr_ids)
     assert h.n_attributes == 97
@@ -158,13 +159,13 @@ def test_perceptron_with_templates_two_halves(tmp_path):
                                  "a cat", "dogs sat fast")]
     tags = [["D" if w in ("the", "a") else "V" if w in ("sat", "ran") else "A" if w == "fast"
              else "N" for w in s] for s in sents]
-    est = StructuredPerceptron(features=TemplateFeaturizer("pos"), shuffle=False, random_state=0,
+    est = StructuredPerceptron(features=TemplateFeaturizer(UNTAGGED["pos"]), shuffle=False, random_state=0,
                                all_states=True)
     est.partial_fit(sents[:3], tags[:3], classes=["A", "D", "N", "V"])
     est.save(tmp_path / "t.cseq")
     est = cseq.load(tmp_path / "t.cseq")
     est.partial_fit(sents[3:], tags[3:])
-    one = StructuredPerceptron(features=TemplateFeaturizer("pos"), shuffle=False, random_state=0,
+    one = StructuredPerceptron(features=TemplateFeaturizer(UNTAGGED["pos"]), shuffle=False, random_state=0,
                                all_states=True).partial_fit(sents, tags)
     _same_state(est, one)
 
@@ -314,7 +315,7 @@ def test_errors_are_clear():
     with pytest.raises(InputError, match="fit\\(\\)"):
         StructuredPerceptron(max_iter=1).fit(XA, YA).partial_fit(XB, YB)
     est = StructuredPerceptron().partial_fit(XA, YA)
-    est.set_params(features=TemplateFeaturizer("pos"))
+    est.set_params(features=TemplateFeaturizer(UNTAGGED["pos"]))
     with pytest.raises(InputError, match="features changed"):
         est.partial_fit(XB, YB)
     est = StructuredSVM().partial_fit(XA, YA)
@@ -440,7 +441,7 @@ def test_ewt_two_halves_with_a_save_and_load_equal_one_call(tmp_path):
     classes = sorted({lab for seq in y for lab in seq})
 
     def make():
-        return StructuredPerceptron(features=TemplateFeaturizer("pos"), shuffle=False, random_state=0,
+        return StructuredPerceptron(features=TemplateFeaturizer(UNTAGGED["pos"]), shuffle=False, random_state=0,
                                     all_states=True)
     half = make().partial_fit(X[:600], y[:600], classes=classes)
     half.save(tmp_path / "half.cseq")

@@ -201,3 +201,19 @@ def test_the_pos_preset_uses_tags_of_the_word_and_its_neighbours():
     assert any("%x[1,0:tags]" in line for line in tags_lines)
     assert any("%x[-1,0:tags]" in line for line in tags_lines)
     assert TemplateFeaturizer("pos").needs_labels
+
+
+def test_batches_read_their_classes_from_the_first_batch():
+    A = [["the", "dog"], ["a", "saw"], ["dog", "runs"]] * 2
+    yA = [["D", "N"], ["D", "N"], ["N", "V"]] * 2
+    B = [["the", "saw", "runs", "new"]]
+    f = TemplateFeaturizer(TEMPLATES)
+    with pytest.raises(InputError, match="learned from labels"):
+        TemplateFeaturizer(TEMPLATES).partial_fit_transform(A)
+    first = names_of(f, f.partial_fit_transform(A, yA))
+    for i, sent in enumerate(A):  # the first batch: jackknifed, as fit_transform
+        assert first[i] == [sorted(t) for t in expand(
+            TEMPLATES, sent, tags=lambda col, w, i=i: reference_class(A, yA, col, i % 5, w))]
+    got = names_of(f, f.partial_fit_transform(B, [["D", "V", "V", "N"]]))
+    want = expand(TEMPLATES, B[0], tags=lambda col, w: reference_class(A, yA, col, None, w))
+    assert got[0] == [sorted(t) for t in want]
