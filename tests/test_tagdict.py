@@ -217,3 +217,8 @@ def test_batches_read_their_classes_from_the_first_batch():
     got = names_of(f, f.partial_fit_transform(B, [["D", "V", "V", "N"]]))
     want = expand(TEMPLATES, B[0], tags=lambda col, w: reference_class(A, yA, col, None, w))
     assert got[0] == [sorted(t) for t in want]
+
+
+def test_training_on_partitions_refuses_tags_templates():
+    with pytest.raises(InputError, match="partitions does not build yet"):
+        TemplateFeaturizer(TEMPLATES).fit_part([["a"]])
