@@ -82,7 +82,8 @@ class TagDictionary:
         ----------
         rows : list of list of tuple of str
             Each sentence's tokens as column tuples (already validated).
-        y : list of label sequences, one label per token.
+        y : list of label sequences, one label per token (None: unknown, not
+            counted).
         columns : the columns to describe.
 
         Returns
@@ -120,12 +121,14 @@ class TagDictionary:
             for k in range(len(columns)):
                 table = fc[k]
                 for w, label in zip(words[k], labels):
-                    if not isinstance(label, str):
-                        raise InputTypeError(f"y[{si}]: labels must be str, got "
-                                             f"{type(label).__name__}")
                     c = table.get(w)
                     if c is None:
                         c = table[w] = Counter()
+                    if label is None:  # a partially labelled sequence: not counted
+                        continue
+                    if not isinstance(label, str):
+                        raise InputTypeError(f"y[{si}]: labels must be str, got "
+                                             f"{type(label).__name__}")
                     c[label] += 1
         totals: list[dict[str, Counter]] = [{} for _ in columns]
         for fc in fold_counts:

@@ -222,3 +222,11 @@ def test_batches_read_their_classes_from_the_first_batch():
 def test_training_on_partitions_refuses_tags_templates():
     with pytest.raises(InputError, match="partitions does not build yet"):
         TemplateFeaturizer(TEMPLATES).fit_part([["a"]])
+
+
+def test_unknown_labels_are_not_counted():
+    X = [["w", "v", "u"], ["w"], ["w"], ["w"], ["w"], ["w"]]
+    y = [[None, "B", None], ["A"], ["A"], [None], ["A"], [None]]
+    f = TemplateFeaturizer("U1:%x[0,0:tags]")
+    f.fit_transform(X, y)
+    assert f.features_python([["w", "v", "u"]]) == [[["U1:A"], ["U1:B"], ["U1:_UNK_"]]]
