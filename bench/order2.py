@@ -84,10 +84,14 @@ def arrays(repeat: int) -> None:
     for L in (5, 17, 45):
         ems = [rng.normal(size=(n, L)) for _ in range(n_seq)]
         trans, trans2 = rng.normal(size=(L, L)), rng.normal(size=(L, L, L))
-        call = best_of(repeat, lambda: [cseq.viterbi(e[:1], trans) for e in ems])
-        one = best_of(repeat, lambda: [cseq.viterbi(e, trans) for e in ems]) - call
-        two = best_of(repeat, lambda: [cseq.viterbi(e, trans, transitions2=trans2)
-                                       for e in ems]) - call
+        def run(second=False, first=False, ems=ems, trans=trans, trans2=trans2):
+            for e in ems:
+                cseq.viterbi(e[:1] if first else e, trans,
+                             transitions2=trans2 if second else None)
+
+        call = best_of(repeat, lambda: run(first=True))
+        one = best_of(repeat, run) - call
+        two = best_of(repeat, lambda: run(second=True)) - call
         per = 1e9 / (n * n_seq)
         print(f"| {L} | {one * per:.1f} | {two * per:.1f} | {two / one:.1f} | {L} |", flush=True)
 
