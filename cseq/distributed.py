@@ -88,7 +88,7 @@ def probe():
     try:
         import cseq
     except Exception as exc:
-        return "not importable (" + type(exc).__name__ + ": " + str(exc) + ")"
+        return "!" + type(exc).__name__ + ": " + str(exc)
     return cseq.__version__
 '''
 
@@ -115,7 +115,8 @@ def check_workers(client: Client) -> dict[str, str]:
         raise ClusterError("the Dask cluster has no worker")
     bad = {w: v for w, v in versions.items() if v != __version__}
     if bad:
-        lines = "; ".join(f"worker {w} has cseq {v}" for w, v in sorted(bad.items()))
+        lines = "; ".join(f"worker {w} cannot import cseq ({v[1:]})" if v.startswith("!")
+                          else f"worker {w} has cseq {v}" for w, v in sorted(bad.items()))
         raise ClusterError(f"the driver has cseq {__version__} but {lines}: install the same "
                            "cseq on every worker")
     return versions

@@ -235,6 +235,33 @@ def test_bad_calls_are_refused(client):
         cd.fit(cseq.CRF(), [], [], client=client)
 
 
+def test_early_stopping_on_a_dev_set_scored_on_the_driver(client):
+    X, y = _corpus(80, seed=14)
+    Xd, yd = _corpus(30, seed=15)
+    make = lambda: cseq.CRF(c2=0.5, max_iter=40, early_stopping=True,  # noqa: E731
+                            patience=2)
+    ref = make().fit(X, y, Xd, yd)
+    got = cd.fit(make(), X, y, client=client, npartitions=1, X_dev=Xd, y_dev=yd)
+    assert got.best_iteration_ == ref.best_iteration_ is not None
+    assert [r["dev_accuracy"] for r in got.history_] == [r["dev_accuracy"]
+                                                         for r in ref.history_]
+    assert np.array_equal(got.model_.params, ref.model_.params)
+
+
+def test_hashing_featurizer_over_partitions(client):
+    X, y = _corpus(60, seed=16)
+    X = [[(tok[0][2:], tok[1][2:]) for tok in seq] for seq in X]
+    features = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0]/%x[0,1]", n_buckets=97)
+    make = lambda: cseq.StructuredPerceptron(max_iter=3, shuffle=False,  # noqa: E731
+                                             all_states=True, features=features)
+    ref = make().fit(X, y)
+    got = cd.fit(make(), X, y, client=client, npartitions=1)
+    assert got.featurizer_.n_attributes == 97
+    assert np.allclose(got.model_.params, ref.model_.params, rtol=1e-12, atol=1e-12)
+    mixed = cd.fit(make(), X, y, client=client, npartitions=3)
+    assert mixed.score(X, y) > 0.9
+
+
 def _write_conll(path, X, y):
     with open(path, "w") as f:
         for xs, ys in zip(X, y):
@@ -355,3 +382,30 @@ def test_a_worker_killed_during_tagging_does_not_change_the_result(client):
     _kill_one_worker(client)  # after the model was sent to both workers
     assert out.compute() == model.predict(X)
     client.wait_for_workers(2, timeout=60)
+
+
+# Last: it hides cseq from a worker (restored after), which is best kept away from
+# the tests that replace a worker.
+def test_a_worker_without_cseq_is_refused(client):
+    worker = sorted(client.scheduler_info()["workers"])[-1]
+
+    def hide():
+        import sys
+        sys._cseq_hidden = sys.modules["cseq"]
+        sys.modules["cseq"] = None  # `import cseq` now fails there
+
+    def unhide():
+        import sys
+        sys.modules["cseq"] = sys._cseq_hidden
+        del sys._cseq_hidden
+
+    client.run(hide, workers=[worker])
+    try:
+        with pytest.raises(cd.ClusterError) as info:
+            cd.check_workers(client)
+        msg = str(info.value)
+        assert f"worker {worker} cannot import cseq (ModuleNotFoundError" in msg
+        assert cseq.__version__ in msg
+    finally:
+        client.run(unhide, workers=[worker])
+    assert set(cd.check_workers(client).values()) == {cseq.__version__}
