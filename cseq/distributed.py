@@ -283,6 +283,9 @@ class _Setup:
     def __init__(self, est: ChainEstimator, client: Client, X, y, npartitions) -> None:
         check_workers(client)
         featurizer = est._new_featurizer()
+        if getattr(featurizer, "needs_labels", False):
+            raise InputError("templates with ':tags' learn their tag dictionary from the whole "
+                             "labelled corpus: cseq.distributed does not train them (yet)")
         if not (hasattr(featurizer, "fit_part") and hasattr(featurizer, "merge")):
             raise InputError(f"{type(featurizer).__name__} has no fit_part and merge: "
                              "cseq.distributed needs them to learn the attributes by parts")

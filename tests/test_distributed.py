@@ -233,6 +233,9 @@ def test_bad_calls_are_refused(client):
         cd.fit(cseq.CRF(), X, y[:4], client=client)
     with pytest.raises(cseq.InputError, match="empty corpus"):
         cd.fit(cseq.CRF(), [], [], client=client)
+    tags = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[1,0:tags]")
+    with pytest.raises(cseq.InputError, match="tag dictionary"):
+        cd.fit(cseq.CRF(features=tags), [[("a",)]], [["A"]], client=client)
 
 
 def test_early_stopping_on_a_dev_set_scored_on_the_driver(client):
@@ -391,6 +394,8 @@ def test_a_worker_without_cseq_is_refused(client):
 
     def hide():
         import sys
+
+        import cseq  # noqa: F401  (a restarted worker may not have imported it yet)
         sys._cseq_hidden = sys.modules["cseq"]
         sys.modules["cseq"] = None  # `import cseq` now fails there
 
