@@ -370,6 +370,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     X_dev = y_dev = None
     if args.dev:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
+    if args.resumable or args.resume is not None:
+        return _train_in_passes(args, templates, X, y, fmt, X_dev, y_dev)
     if templates is None and LEARNERS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
@@ -401,6 +403,59 @@ def _cmd_train(args: argparse.Namespace) -> int:
         msg += "; dev " + _summary(est, X_dev, y_dev, args.n_jobs or 1)
     print(msg)
     print(f"model written to {args.output}")
+    return 0
+
+
+def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: list[Any],
+                     fmt: str, X_dev: list[Any] | None, y_dev: list[Any] | None) -> int:
+    """``--resumable`` and ``--resume``: one ``partial_fit`` per pass, the state kept in the file."""
+    if args.early_stopping:
+        raise InputError("--early-stopping does not combine with --resumable or --resume")
+    if args.resume is not None:
+        given = [opt for dest, opt in _LEARNER_OPTIONS.items() if getattr(args, dest) is not None]
+        if args.template is not None:
+            given.append("--template")
+        if given:
+            raise InputError(f"--resume continues {args.resume} with its own settings: "
+                             f"{', '.join(given)} cannot change them")
+        est = _load(args.resume)
+        if not hasattr(est, "partial_fit"):
+            raise InputError(f"{args.resume} holds a {type(est).__name__}, which cannot continue "
+                             "training (perceptron, ssvm and crf-sgd models can)")
+    else:
+        if templates is None and LEARNERS[args.algorithm].templates:
+            templates = _template_choice(args, X, y, fmt)
+        est = _make_estimator(args, templates)
+        if not hasattr(est, "partial_fit") or getattr(est, "algorithm", "sgd") != "sgd":
+            raise InputError("--resumable trains one pass at a time: --algorithm perceptron, "
+                             f"ssvm or crf-sgd, not {args.algorithm}")
+    passes = args.max_iter if args.max_iter is not None else est.max_iter
+    progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
+    t = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for k in range(passes):
+                est.partial_fit(X, y)
+                record: dict[str, Any] = {"iteration": k + 1}
+                if X_dev is not None:
+                    from cseq.metrics import accuracy
+                    record["dev_accuracy"] = accuracy(y_dev, est.predict(X_dev))
+                progress(record)
+    except KeyboardInterrupt:
+        progress.close()
+        print("cseq train: interrupted: nothing saved (the model file of the last run, if "
+              "any, is unchanged)", file=sys.stderr)
+        return 130
+    finally:
+        progress.close()
+    _show_warnings(caught)
+    est.save(args.output)
+    print(f"trained {type(est).__name__} on {sum(map(len, X))} tokens in "
+          f"{time.perf_counter() - t:.1f}s ({passes} passes by partial_fit, "
+          f"{est.featurizer_.n_attributes} attributes, {len(est.classes_)} labels)"
+          + (f"; dev {_summary(est, X_dev, y_dev, 1)}" if X_dev is not None else ""))
+    print(f"model written to {args.output}; cseq train --resume {args.output} continues it")
     return 0
 
 
@@ -795,6 +850,13 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--unknown-label", metavar="STR", default=None,
                    help="a training label equal to STR (e.g. _) is not known: train on the "
                         "partially labelled sentences (crf, crf-sgd, perceptron, ssvm)")
+    t.add_argument("--resumable", action="store_true",
+                   help="train one pass at a time by partial_fit (perceptron, ssvm, crf-sgd), "
+                   "so that the model file keeps the training state and --resume continues it")
+    t.add_argument("--resume", metavar="MODEL", default=None,
+                   help="continue training MODEL (written with --resumable or by partial_fit) "
+                   "for --max-iter more passes over FILE, with MODEL's own settings; FILE may "
+                   "bring new labels and attributes")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
     _cluster_options(t, "train")

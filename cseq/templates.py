@@ -42,6 +42,7 @@ from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
+from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS
 from cseq.tagdict import TagDictionary
 
 __all__ = [
@@ -911,12 +912,21 @@ class TemplateFeaturizer:
         sentence ``i``'s, one tuple per token)."""
         if not self._tag_columns:
             return X
+        need = self._real_need
+        fast = None
         if classes is None:
             tags = self._tags
             classes = lambda i, rows: tags.classes(rows)  # noqa: E731
-        need = self._real_need
+            if need == 1 and tags.columns == (0,):
+                # Tagging words (one str per token, the usual case): one dict
+                # lookup per token, no row validation (nothing to validate).
+                get, unknown = tags.tables[0].get, UNKNOWN_CLASS
+                fast = lambda sent: [(w, get(w.lower(), unknown)) for w in sent]  # noqa: E731
         out = []
         for si, sent in enumerate(X):
+            if fast is not None and type(sent) is list and all(type(w) is str for w in sent):
+                out.append(fast(sent))
+                continue
             rows = _sentence_rows(sent, si, need)
             out.append([r[:need] + c for r, c in zip(rows, classes(si, rows))])
         return out
@@ -1005,7 +1015,7 @@ class TemplateFeaturizer:
             need = self._real_need
             rows = [_sentence_rows(sent, si, need) for si, sent in enumerate(X)]
             self._tags, jack = TagDictionary.fit(rows, y, self._tag_columns)
-            X = self._with_tags(rows, lambda i, _rows: jack[i])
+            X = [[r[:need] + c for r, c in zip(sent, jack[i])] for i, sent in enumerate(rows)]
         data = self._intern(X)
         if self.n_buckets is not None:
             self._names = None

@@ -230,3 +230,34 @@ def test_l1_crf_on_a_conll2000_slice_is_sparse(tmp_path):
         in r.stdout
     r = run("eval", model, train)
     assert r.returncode == 0 and "span F1" in r.stdout
+
+
+def test_resumable_training_and_resume_continue_as_partial_fit(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    first = tmp_path / "first.cseq"
+    r = run("train", train, "--template", "chunk", "--algorithm", "perceptron", "--resumable",
+            "--max-iter", "2", "-o", first)
+    assert r.returncode == 0, r.stderr
+    assert "--resume" in r.stdout
+    more = tmp_path / "more.cseq"
+    r = run("train", train, "--resume", first, "--max-iter", "1", "-o", more)
+    assert r.returncode == 0, r.stderr
+    # The same three passes through the API.
+    X, y = read_conll(train)
+    est = cseq.StructuredPerceptron(random_state=0, features=cseq.TemplateFeaturizer("chunk"))
+    for _ in range(3):
+        est.partial_fit(X, y)
+    got = cseq.load(more)
+    assert got.classes_ == est.classes_
+    np.testing.assert_array_equal(got.model_.params, est.model_.params)
+    # What cannot resume, or be resumable, says so.
+    fitted = tmp_path / "fitted.cseq"
+    assert run("train", train, "--template", "chunk", "--algorithm", "perceptron",
+               "-o", fitted).returncode == 0
+    r = run("train", train, "--resume", fitted, "-o", more)
+    assert r.returncode != 0 and "training state" in r.stderr, r.stderr
+    r = run("train", train, "--template", "chunk", "--resumable", "-o", more)
+    assert r.returncode != 0 and "--algorithm perceptron, ssvm or crf-sgd" in r.stderr
+    r = run("train", train, "--resume", first, "--c2", "0.5", "-o", more)
+    assert r.returncode != 0 and "--c2 cannot change" in r.stderr
