@@ -72,8 +72,12 @@ echo "   repaired: $(basename "$wheel")"
 echo "-- 4. install into a fresh venv with no C compiler"
 "$py" -m venv "$work/venv"
 mkdir "$work/nobin" "$work/run"
-# The shells the tests start (test_readme runs the README's bash block); no compiler.
+# The shells the tests start (test_readme runs the README's bash block) and the
+# headless browser of tests/test_report.py (.ci/run installs it); no compiler.
 for tool in bash sh; do ln -s "$(command -v "$tool")" "$work/nobin/$tool"; done
+if command -v chromium >/dev/null 2>&1; then
+  ln -s "$(command -v chromium)" "$work/nobin/chromium"
+fi
 # PATH holds the venv and an empty directory only; CC/CXX point at `false`.
 # cseq comes from the wheel file; a dependency without a wheel (seqeval, in
 # the test extra, is pure Python) may still be built, as no compiler is needed.
