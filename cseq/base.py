@@ -294,14 +294,19 @@ class ChainEstimator:
         finally:
             self._early = None
         self._snapshot = None
+        self._complete(model)
+        return self
+
+    def _complete(self, model: LinearChain) -> None:
+        """The end of every fit (here and in :mod:`cseq.distributed`): check the
+        weights, keep the finished model, warn if ``max_iter`` stopped it."""
         if not np.isfinite(model.params).all():
             raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
         self.model_ = self._finish(model)
         if getattr(self, "stop_reason_", None) == MAX_ITER_REASON:
             warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before "
                           f"its convergence test (tol={getattr(self, 'tol', None)!r}) was met; "
-                          "raise max_iter or tol", ConvergenceWarning, stacklevel=2)
-        return self
+                          "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
 
     def _finish(self, model: LinearChain) -> LinearChain:
         """The model to keep after training (and early stopping); e.g. a pruned copy."""

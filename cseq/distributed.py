@@ -65,9 +65,9 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
 
 from cseq import _pack, _train, _weights, conll
 from cseq._version import __version__
-from cseq.base import MAX_ITER_REASON, ChainEstimator, EarlyStopping
+from cseq.base import ChainEstimator, EarlyStopping
 from cseq.crf import CRF
-from cseq.exceptions import (ClusterError, ConvergenceError, ConvergenceWarning, InputError,
+from cseq.exceptions import (ClusterError, InputError,
                              InputTypeError, TrainingInterrupted)
 from cseq.features import featurizer_from_config, featurizer_from_state
 from cseq.model import LinearChain
@@ -611,13 +611,7 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     finally:
         est._early = None
         est._snapshot = None
-    if not np.isfinite(model.params).all():
-        raise ConvergenceError(f"{type(est).__name__} weights became non-finite")
-    est.model_ = est._finish(model)
-    if getattr(est, "stop_reason_", None) == MAX_ITER_REASON:
-        warnings.warn(f"{type(est).__name__} stopped at max_iter={est.max_iter} before its "
-                      f"convergence test (tol={getattr(est, 'tol', None)!r}) was met; raise "
-                      "max_iter or tol", ConvergenceWarning, stacklevel=2)
+    est._complete(model)
     return est
 
 

@@ -28,6 +28,18 @@ __all__ = ["viterbi", "viterbi_nbest", "loss_augmented_viterbi", "forward_backwa
 _RaggedWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
 
 
+def _rectangular(x, name: str, what: str) -> np.ndarray:
+    """``np.asarray(x)``, refusing None, strings and ragged nested lists (``what``: "numeric")."""
+    if isinstance(x, (str, bytes)) or x is None:
+        raise InputTypeError(f"{name} must be a {what} array, got {type(x).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _RaggedWarning)
+            return np.asarray(x)
+    except (ValueError, TypeError, _RaggedWarning) as exc:
+        raise InputError(f"{name} is not a rectangular {what} array ({exc})") from None
+
+
 def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     """Validate a real-valued score array and return it as C-contiguous float64.
 
@@ -35,14 +47,7 @@ def as_score_array(x, name: str, shape: tuple[int | None, ...]) -> np.ndarray:
     inputs are accepted (copied when needed); bool, complex, object and string
     arrays are refused, and so are NaN and infinite values.
     """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise InputTypeError(f"{name} must be a numeric array, got {type(x).__name__}")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", _RaggedWarning)
-            arr = np.asarray(x)
-    except (ValueError, TypeError, _RaggedWarning) as exc:
-        raise InputError(f"{name} is not a rectangular numeric array ({exc})") from None
+    arr = _rectangular(x, name, "numeric")
     if arr.dtype.kind not in "iuf":
         raise InputTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != len(shape):
@@ -81,14 +86,7 @@ def as_mask_array(x, name: str, shape: tuple[int, ...]) -> np.ndarray:
     Bool arrays and integer arrays of 0 and 1 are accepted; anything else,
     and a wrong shape, is refused.
     """
-    if isinstance(x, (str, bytes)) or x is None:
-        raise InputTypeError(f"{name} must be a boolean array, got {type(x).__name__}")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", _RaggedWarning)
-            arr = np.asarray(x)
-    except (ValueError, TypeError, _RaggedWarning) as exc:
-        raise InputError(f"{name} is not a rectangular boolean array ({exc})") from None
+    arr = _rectangular(x, name, "boolean")
     if arr.dtype.kind not in "biu":
         raise InputTypeError(f"{name} must be a boolean array (True = allowed), got dtype "
                              f"{arr.dtype}")
