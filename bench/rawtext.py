@@ -3,6 +3,7 @@
     python bench/rawtext.py --against /path/to/other/checkout     # e.g. the code before a change
     python bench/rawtext.py                                       # this checkout alone
     python bench/rawtext.py --repeat 7 --rounds 2
+    python bench/rawtext.py --against /path/to/before --templates pos-no-tags   # equal work
 
 Each checkout (with its compiled modules built in place, for the same Python)
 is measured in its own subprocess, ``PYTHONPATH`` pointing at it; the rounds
@@ -23,6 +24,12 @@ UD English EWT (``ud_en_ewt`` in the shared data):
   API's ``predict`` on the same words; and the same minus the time of
   ``cseq tag`` on a two-token file (start-up and model loading), i.e. the
   streaming rate.
+
+``--templates pos-no-tags`` runs both checkouts on the same templates: this
+checkout's ``pos`` preset without its ``:tags`` lines, which is the ``pos``
+preset of the code before the tags templates (issue 13), so the two do equal
+work.  The default, ``pos``, runs each checkout's own preset (the user's
+default, but a different amount of work when the presets differ).
 
 The banner gives the load average before and after: the machine may be
 shared, and ``n_jobs=2`` figures in particular mean little when it is busy.
@@ -67,15 +74,23 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
-def worker(model: str, conll: str, repeat: int, data: Path) -> dict:
+def _featurizer(templates: str):
+    """The measured featurizer: the ``pos`` preset, or the template text in file ``templates``."""
+    from cseq.templates import TemplateFeaturizer
+
+    if templates == "pos":
+        return TemplateFeaturizer("pos")
+    return TemplateFeaturizer(Path(templates).read_text(encoding="utf-8"))
+
+
+def worker(model: str, conll: str, repeat: int, data: Path, templates: str) -> dict:
     """Measure the cseq found first on sys.path; return the figures as a dict."""
     import cseq
-    from cseq.templates import TemplateFeaturizer
 
     train, dev = _words(data / "en_ewt-ud-train.conllu"), _words(data / "en_ewt-ud-dev.conllu")
     n_train, n_dev = sum(map(len, train)), sum(map(len, dev))
     out = {"cseq": str(Path(cseq.__file__).parent), "n_train": n_train, "n_dev": n_dev}
-    feat = TemplateFeaturizer("pos")
+    feat = _featurizer(templates)
     # Since the pos preset's ':tags' templates, fitting learns from the labels.
     labels = (_tags(data / "en_ewt-ud-train.conllu"),) if getattr(feat, "needs_labels",
                                                                   False) else ()
@@ -105,7 +120,7 @@ def worker(model: str, conll: str, repeat: int, data: Path) -> dict:
     return out
 
 
-def train_model(path: str, epochs: int, data: Path) -> None:
+def train_model(path: str, epochs: int, data: Path, templates: str) -> None:
     """Train the measured model with the cseq found first on sys.path and save it."""
     import cseq
     from cseq.conll import read_conllu
@@ -113,7 +128,7 @@ def train_model(path: str, epochs: int, data: Path) -> None:
     sents, tags = read_conllu(data / "en_ewt-ud-train.conllu")[:2]
     X = [[r[0] for r in s] for s in sents]
     cseq.StructuredPerceptron(max_iter=epochs, random_state=0,
-                              features=cseq.TemplateFeaturizer("pos")).fit(X, tags).save(path)
+                              features=_featurizer(templates)).fit(X, tags).save(path)
 
 
 def _in(checkout: Path, cmd: list[str]) -> subprocess.CompletedProcess:
@@ -128,7 +143,7 @@ def _in(checkout: Path, cmd: list[str]) -> subprocess.CompletedProcess:
 
 def _run(checkout: Path, args, model: str, conll: str) -> dict:
     cmd = [sys.executable, __file__, "--worker", model, conll, "--repeat", str(args.repeat),
-           "--data", str(args.data)]
+           "--data", str(args.data), "--templates", args.templates]
     res = _in(checkout, cmd)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     if Path(out["cseq"]).resolve() != (checkout / "cseq").resolve():
@@ -155,14 +170,17 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2, help="rounds alternating the checkouts")
     p.add_argument("--epochs", type=int, default=3, help="perceptron epochs of the model")
     p.add_argument("--data", type=Path, default=DATA, help="the ud_en_ewt directory")
+    p.add_argument("--templates", default="pos",
+                   help="'pos' (each checkout's own preset, the default) or 'pos-no-tags' "
+                        "(this checkout's pos preset without ':tags' lines, for both: equal work)")
     p.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     p.add_argument("--train-model", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
-        print(json.dumps(worker(*args.worker, args.repeat, args.data)))
+        print(json.dumps(worker(*args.worker, args.repeat, args.data, args.templates)))
         return
     if args.train_model:
-        train_model(args.train_model, args.epochs, args.data)
+        train_model(args.train_model, args.epochs, args.data, args.templates)
         return
 
     sys.path.insert(0, str(HERE))
@@ -174,6 +192,15 @@ def main() -> None:
     X = _words(args.data / "en_ewt-ud-train.conllu")
     with tempfile.TemporaryDirectory() as tmp:
         conll = str(Path(tmp) / "train.conll")
+        if args.templates == "pos-no-tags":
+            from cseq.templates import PRESETS
+
+            text = "".join(line for line in PRESETS["pos"].splitlines(keepends=True)
+                           if ":tags]" not in line)
+            args.templates = str(Path(tmp) / "pos-no-tags.txt")
+            Path(args.templates).write_text(text, encoding="utf-8")
+        elif args.templates != "pos":
+            raise SystemExit("--templates is 'pos' or 'pos-no-tags'")
         with open(conll, "w", encoding="utf-8") as f:
             for sent in X:
                 f.write("\n".join(sent) + "\n\n")
@@ -185,7 +212,8 @@ def main() -> None:
         models = {name: str(Path(tmp) / f"pos-{name}.cseq") for name in checkouts}
         for name, path in checkouts.items():
             _in(path, [sys.executable, __file__, "--train-model", models[name],
-                       "--epochs", str(args.epochs), "--data", str(args.data)])
+                       "--epochs", str(args.epochs), "--data", str(args.data),
+                       "--templates", args.templates])
         results: dict[str, dict | None] = {k: None for k in checkouts}
         for _ in range(args.rounds):
             for name, path in checkouts.items():
@@ -195,7 +223,8 @@ def main() -> None:
     other = results.get("other")
     if other is not None and other["dev_tags"] != this["dev_tags"]:
         print("WARNING: the two checkouts tag the dev set differently")
-    print(f"\nEWT, pos preset; train {this['n_train']:,} tokens, dev {this['n_dev']:,}; "
+    which = "pos preset" if args.templates == "pos" else "pos preset without :tags, both"
+    print(f"\nEWT, {which}; train {this['n_train']:,} tokens, dev {this['n_dev']:,}; "
           f"best of {args.repeat} x {args.rounds} rounds")
     rows = [
         ("featurize for training, fit_transform [us/token]", "fit_us", "{:.2f}"),
