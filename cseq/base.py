@@ -332,6 +332,40 @@ class ChainEstimator:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
         raise NotImplementedError
 
+    # -- the shared epoch loop of the mistake-driven learners (perceptron, greedy) --
+    def _mistake_driven_epochs(self, trainer, params, corpus: Sequences, model: LinearChain,
+                               dev, callback) -> None:
+        """Up to ``max_iter`` passes of ``trainer.train_epoch`` (in a fresh order
+        per pass when ``shuffle``); stops early after a pass without errors.
+
+        ``params`` is the trainer's :class:`cseq._weights.AveragedParams`; the
+        model gets its averaged (``average``) or last weights after each pass
+        that is scored on ``dev``, and at the end.
+        """
+        def weights() -> np.ndarray:
+            return params.averaged() if self.average else params.w.copy()
+        rng = np.random.default_rng(self.random_state)
+        order = np.arange(corpus.n_sequences, dtype=np.int64)
+        self.stop_reason_ = f"{self.max_iter} passes done"
+        for it in range(1, self.max_iter + 1):
+            t = time.perf_counter()
+            if self.shuffle:
+                rng.shuffle(order)
+            errors = trainer.train_epoch(order)
+            record = {"iteration": it, "errors": int(errors),
+                      "error_rate": errors / corpus.n_tokens,
+                      "seconds": time.perf_counter() - t}
+            if dev is not None:
+                model.params = weights()
+                record["dev_accuracy"] = dev(model)
+            if self._report(record, callback, snapshot=lambda: (weights(), {})):
+                break
+            if errors == 0:
+                self.stop_reason_ = "no training errors in a pass"
+                break
+        model.params = weights()
+        self.n_iter_ = len(self.history_)
+
     # -- the shared L-BFGS loop (CRF, MEMM) and stopping rule ------------------
     def _stalled(self, losses: list[float]) -> bool:
         """CRFsuite's test: the last ``period`` iterations improved the loss by at most ``tol``.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -113,28 +112,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     def _train(self, corpus, model, dev, callback):
         params = _weights.AveragedParams(model.params.copy())
         trainer = _train.PerceptronTrainer(model.index, corpus.view(partial=True), params)
-        rng = np.random.default_rng(self.random_state)
-        order = np.arange(corpus.n_sequences, dtype=np.int64)
-        self.stop_reason_ = f"{self.max_iter} passes done"
-        for it in range(1, self.max_iter + 1):
-            t = time.perf_counter()
-            if self.shuffle:
-                rng.shuffle(order)
-            errors = trainer.train_epoch(order)
-            record = {"iteration": it, "errors": int(errors),
-                      "error_rate": errors / corpus.n_tokens,
-                      "seconds": time.perf_counter() - t}
-            if dev is not None:
-                model.params = params.averaged() if self.average else params.w.copy()
-                record["dev_accuracy"] = dev(model)
-            if self._report(record, callback, snapshot=lambda: (
-                    params.averaged() if self.average else params.w.copy(), {})):
-                break
-            if errors == 0:
-                self.stop_reason_ = "no training errors in a pass"
-                break
-        model.params = params.averaged() if self.average else params.w.copy()
-        self.n_iter_ = len(self.history_)
+        self._mistake_driven_epochs(trainer, params, corpus, model, dev, callback)
 
     # -- training in batches (cseq.partial) -----------------------------------
     _partial_arrays = ("w", "u")
