@@ -332,18 +332,17 @@ class ChainEstimator:
         """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
         raise NotImplementedError
 
-    # -- the shared epoch loop of the mistake-driven learners (perceptron, greedy) --
-    def _mistake_driven_epochs(self, trainer, params, corpus: Sequences, model: LinearChain,
-                               dev, callback) -> None:
-        """Up to ``max_iter`` passes of ``trainer.train_epoch`` (in a fresh order
-        per pass when ``shuffle``); stops early after a pass without errors.
+    # -- the shared epoch loop of the online learners (perceptron, SSVM, greedy) --
+    def _epochs(self, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
+                weights: Callable[[], np.ndarray], corpus: Sequences, model: LinearChain,
+                dev, callback) -> None:
+        """Up to ``max_iter`` passes over ``corpus``, in a fresh order per pass
+        when ``shuffle``.
 
-        ``params`` is the trainer's :class:`cseq._weights.AveragedParams`; the
-        model gets its averaged (``average``) or last weights after each pass
-        that is scored on ``dev``, and at the end.
+        ``run_pass(order)`` trains one pass and returns the record's fields
+        and a stop reason (None: go on); ``weights()`` gives the weights to
+        score on ``dev`` after each pass and to keep at the end.
         """
-        def weights() -> np.ndarray:
-            return params.averaged() if self.average else params.w.copy()
         rng = np.random.default_rng(self.random_state)
         order = np.arange(corpus.n_sequences, dtype=np.int64)
         self.stop_reason_ = f"{self.max_iter} passes done"
@@ -351,20 +350,30 @@ class ChainEstimator:
             t = time.perf_counter()
             if self.shuffle:
                 rng.shuffle(order)
-            errors = trainer.train_epoch(order)
-            record = {"iteration": it, "errors": int(errors),
-                      "error_rate": errors / corpus.n_tokens,
-                      "seconds": time.perf_counter() - t}
+            fields, stop = run_pass(order)
+            record = {"iteration": it, **fields, "seconds": time.perf_counter() - t}
             if dev is not None:
                 model.params = weights()
                 record["dev_accuracy"] = dev(model)
             if self._report(record, callback, snapshot=lambda: (weights(), {})):
                 break
-            if errors == 0:
-                self.stop_reason_ = "no training errors in a pass"
+            if stop is not None:
+                self.stop_reason_ = stop
                 break
         model.params = weights()
         self.n_iter_ = len(self.history_)
+
+    def _mistake_driven_epochs(self, trainer, params, corpus: Sequences, model: LinearChain,
+                               dev, callback) -> None:
+        """:meth:`_epochs` of a perceptron-style ``trainer`` (``train_epoch(order)``
+        returns its errors) over ``params``, an AveragedParams: averaged
+        (``average``) or last weights; stops after a pass without errors."""
+        def run_pass(order):
+            errors = int(trainer.train_epoch(order))
+            return ({"errors": errors, "error_rate": errors / corpus.n_tokens},
+                    "no training errors in a pass" if errors == 0 else None)
+        self._epochs(run_pass, lambda: params.averaged() if self.average else params.w.copy(),
+                     corpus, model, dev, callback)
 
     # -- the shared L-BFGS loop (CRF, MEMM) and stopping rule ------------------
     def _stalled(self, losses: list[float]) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -231,26 +230,13 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         params = _weights.AveragedParams(model.params.copy())
         view = corpus.view(partial=True)
         trainer = _ssvm.SSVMTrainer(model.index, view, params, float(self.C), cost)
-        rng = np.random.default_rng(self.random_state)
-        order = np.arange(corpus.n_sequences, dtype=np.int64)
-        self.stop_reason_ = f"{self.max_iter} passes done"
-        for it in range(1, self.max_iter + 1):
-            t = time.perf_counter()
-            if self.shuffle:
-                rng.shuffle(order)
+        def run_pass(order):
             violations, _ = trainer.train_epoch(order)
             w = self._weights_now(params)
             hinge, _ = _ssvm.structured_hinge(model.index, w, view, cost)
-            record = {"iteration": it, "loss": 0.5 * float(w @ w) + float(self.C) * hinge,
-                      "hinge": hinge, "violations": int(violations),
-                      "seconds": time.perf_counter() - t}
-            model.params = w
-            if dev is not None:
-                record["dev_accuracy"] = dev(model)
-            if self._report(record, callback, snapshot=lambda w=w: (w.copy(), {})):
-                break
-        model.params = self._weights_now(params)
-        self.n_iter_ = len(self.history_)
+            return ({"loss": 0.5 * float(w @ w) + float(self.C) * hinge, "hinge": hinge,
+                     "violations": int(violations)}, None)
+        self._epochs(run_pass, lambda: self._weights_now(params), corpus, model, dev, callback)
 
     # -- training in batches (cseq.partial) -----------------------------------
     _partial_arrays = ("w", "u")
