@@ -693,6 +693,18 @@ class ChainEstimator:
         return _explain.transition_table(self)
 
     # -- probabilities (CRF, HMM, MEMM) ------------------------------------
+    def _chain_marginals(self, X: Sequence[Any], n_jobs: int, constraints: Any,
+                         fixed: Any) -> list[np.ndarray]:
+        """``predict_marginals`` of the globally normalised chains (CRF, HMM):
+        forward-backward on ``model_``, or under constraints the restricted
+        distribution's marginals (:func:`cseq.decoding.predict_marginals`)."""
+        if constraints is not None or fixed is not None:
+            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
+
+        def work(corpus, block):
+            return self._split(self.model_.marginals(corpus), corpus)
+        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                           n_jobs: int = 1) -> np.ndarray:
         """``log P(y_s | x_s)`` of given label sequences (float64, one per sequence).

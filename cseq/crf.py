@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _sgd, decoding
+from cseq import _sgd
 from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
@@ -283,13 +283,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                           fixed: Any = None) -> list[np.ndarray]:
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
-        if constraints is not None or fixed is not None:
-            # The restricted distribution's marginals (see cseq.decoding).
-            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
-
-        def work(corpus, block):
-            return self._split(self.model_.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+        return self._chain_marginals(X, n_jobs, constraints, fixed)
 
     def _training_state(self) -> dict:
         state = {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_),

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from cseq import decoding
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
@@ -452,13 +451,7 @@ class HMM(ChainEstimator):
     def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                           fixed: Any = None) -> list[np.ndarray]:
         """Posterior label marginals ``P(y_t | x)`` by forward-backward: (n_i, L) arrays."""
-        if constraints is not None or fixed is not None:
-            # The restricted distribution's marginals (see cseq.decoding).
-            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
-
-        def work(corpus, block):
-            return self._split(self.model_.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+        return self._chain_marginals(X, n_jobs, constraints, fixed)
 
     def _training_state(self) -> dict:
         return {"theta": self.theta_}
