@@ -20,10 +20,6 @@ import cseq
 from cseq import _decode, _masks
 from cseq._masks import NoAllowedPath
 from cseq.exceptions import InputError, InputTypeError
-from cseq.features import FeatureVocabulary
-from cseq import _pack
-from cseq.model import LinearChain
-from cseq.sequences import Sequences
 
 from budget import examples
 from oracle import (
@@ -36,6 +32,7 @@ from oracle import (
     trans2_of,
 )
 from strategies import chains, corpora
+from packing import pack
 
 _unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
 seeds = st.integers(0, 2**32 - 1)
@@ -287,22 +284,12 @@ def test_clamp_rows_keeps_only_the_given_labels(n, L, data):
 # Packed corpora: LinearChain.decode / marginals
 
 
-def pack(X, y, order):
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = LinearChain.from_corpus(corpus, fv.n_attributes, len(label_ids), order=order)
-    return corpus, model
-
-
 @examples(40)
 @given(corpora(max_len=4, max_labels=3), st.sampled_from([1, 2]), seeds,
        st.sampled_from([0.3, 3.0, 300.0]), st.data())
 def test_model_decode_and_marginals_with_constraints_match_brute_force(Xy, order, seed, scale,
                                                                        data):
-    corpus, model = pack(*Xy, order)
+    _, corpus, model = pack(*Xy, order=order)
     L = model.n_labels
     model.params = np.random.default_rng(seed).normal(size=len(model.params)) * scale
     m = data.draw(masks(corpus.n_tokens, L))
@@ -346,7 +333,7 @@ def test_model_decode_and_marginals_with_constraints_match_brute_force(Xy, order
 
 
 def test_model_constraints_are_validated():
-    corpus, model = pack([[["a"]], [["b"], ["c"]]], [["x"], ["y", "x"]], 1)
+    _, corpus, model = pack([[["a"]], [["b"], ["c"]]], [["x"], ["y", "x"]])
     with pytest.raises(InputError, match="allowed has shape"):
         model.decode(corpus, allowed=np.ones((2, 2), bool))
     with pytest.raises(InputError, match="allowed_transitions has shape"):

@@ -20,7 +20,7 @@ from cseq.optimize import lbfgs
 from budget import examples
 from oracle import brute_expected_counts, naive_crf_objective, path_features
 from strategies import corpora
-from test_training import pack, random_params, single_sequence
+from packing import pack, random_params, single_sequence
 
 seeds = st.integers(0, 2**32 - 1)
 
@@ -163,12 +163,14 @@ def test_linear_chain_pruned_scores_like_the_original():
 # -- SGD ---------------------------------------------------------------------------
 
 
-@examples(40)
+@pytest.mark.parametrize("order", [1, 2])
+@examples(35)
 @given(data=corpora(max_seqs=3, max_len=4, max_labels=3), seed=seeds,
        scale=st.sampled_from([0.1, 1.0, 3.0]))
-def test_sequence_loss_and_gradient_against_brute_force(data, seed, scale):
+def test_sequence_loss_and_gradient_against_brute_force(order, data, seed, scale):
+    """The per-sequence update of the CRF's SGD (the trigram block too at order 2)."""
     X, y = data
-    _, corpus, model = pack(X, y)
+    _, corpus, model = pack(X, y, order=order)
     params = random_params(model, seed, scale)
     for s in range(corpus.n_sequences):
         one = single_sequence(corpus, s)
@@ -181,7 +183,7 @@ def test_sequence_loss_and_gradient_against_brute_force(data, seed, scale):
         expected = brute_expected_counts(params, model.attr_ptr, model.attr_labels,
                                          model.n_labels, one)
         gold = path_features(model.attr_ptr, model.attr_labels, model.n_labels, one, 0,
-                             one.labels)
+                             one.labels, order=order)
         np.testing.assert_allclose(grad, expected - gold, atol=1e-9)
 
 

@@ -3,6 +3,8 @@ dictionary, the model file's history blocks, and the estimator's own parameters.
 
 from __future__ import annotations
 
+import functools
+
 import pickle
 
 import numpy as np
@@ -11,27 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _greedy, _pack, _weights, serialize
+from cseq import _greedy, _weights, serialize
 from cseq.exceptions import InputError, ModelFormatError
-from cseq.features import FeatureVocabulary
 from cseq.greedy import GreedyChain
 from cseq.model import work_chunks
-from cseq.sequences import Sequences
 
 from budget import examples
 from oracle import NaiveGreedy
 from strategies import corpora
+import packing
 
 
-def pack(X, y, all_states=False):
-    """Featurizer, labeled corpus and zero greedy model, the way the estimator builds them."""
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = GreedyChain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states)
-    return fv, corpus, model
+pack = functools.partial(packing.pack, chain=GreedyChain)
 
 
 def random_tagdict(draw, model):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _decode
 from cseq.exceptions import CSeqError, InputError, InputTypeError
 
 from budget import examples
@@ -26,6 +24,7 @@ from oracle import (
     path_score,
 )
 from strategies import chains
+from packing import viterbi_step
 
 SPREAD = 250.0  # cseq._forward_backward.SCALED_MAX_SPREAD
 
@@ -80,18 +79,6 @@ def test_viterbi_ties_go_to_lower_label_ids(n, L, data):
     best, argmaxes = brute_viterbi(E, T, start, end)
     assert score == best
     assert tuple(path.tolist()) == kernel_tie_break(argmaxes)
-
-
-@contextlib.contextmanager
-def viterbi_step(avx2: bool):
-    """Run Viterbi with the AVX2 step on or off (skips when the CPU has no AVX2)."""
-    if _decode._set_avx2(avx2) != avx2:
-        _decode._set_avx2(True)
-        pytest.skip("this CPU has no AVX2")
-    try:
-        yield
-    finally:
-        _decode._set_avx2(True)
 
 
 @pytest.mark.parametrize("avx2", [False, True])

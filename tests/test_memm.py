@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _memm, _pack
+from cseq import _memm
 from cseq.base import MAX_ITER_REASON
 from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain, work_chunks
+from cseq.model import work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
 
@@ -23,21 +23,12 @@ from budget import examples
 from oracle import (brute_memm, memm_path_log_prob, naive_local_distributions, path_score,
                     sequence_emissions, split_params)
 from strategies import corpora
+from packing import pack
 
 seeds = st.integers(0, 2**32 - 1)
 # Parameter scales: 1e4 makes the scaled local sums underflow, so the
 # log-space fallback of the decoder's local log Z runs too.
 scales = st.sampled_from([1e-3, 0.7, 30.0, 1e4])
-
-
-def pack(X, y, all_states=False):
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = LinearChain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states)
-    return corpus, model
 
 
 def dense(model, corpus, theta, s):
@@ -63,7 +54,7 @@ def nonempty(corpus):
 @examples(40)
 @given(corpora(), st.booleans(), seeds, scales)
 def test_local_distributions_are_normalised_softmaxes(Xy, all_states, seed, scale):
-    corpus, model = pack(*Xy, all_states=all_states)
+    _, corpus, model = pack(*Xy, all_states=all_states)
     theta = np.random.default_rng(seed).normal(size=len(model.params)) * scale
     for s in nonempty(corpus):
         first, cond, log_z = _memm.local_distributions(model.index, theta, corpus.view(), s)
@@ -85,7 +76,7 @@ def test_local_distributions_are_normalised_softmaxes(Xy, all_states, seed, scal
 @examples(30)
 @given(corpora(max_len=4), st.booleans(), st.sampled_from([0.0, 0.5]), seeds)
 def test_memm_objective_matches_enumeration_and_finite_differences(Xy, all_states, c2, seed):
-    corpus, model = pack(*Xy, all_states=all_states)
+    _, corpus, model = pack(*Xy, all_states=all_states)
     objective = MEMMObjective(model, corpus, c2=c2, n_jobs=1)
     theta = np.random.default_rng(seed).normal(size=len(model.params)) * 0.7
     theta_copy = theta.copy()
@@ -127,7 +118,7 @@ def test_memm_objective_matches_enumeration_and_finite_differences(Xy, all_state
 @examples(40)
 @given(corpora(), st.booleans(), seeds, scales, st.sampled_from([1, 2]))
 def test_decode_and_marginals_match_enumeration(Xy, all_states, seed, scale, n_jobs):
-    corpus, model = pack(*Xy, all_states=all_states)
+    _, corpus, model = pack(*Xy, all_states=all_states)
     theta = np.random.default_rng(seed).normal(size=len(model.params)) * scale
     chunks = work_chunks(corpus.seq_ptr, n_jobs)
     path = _memm.memm_decode(model.index, theta, corpus.view(), chunks, n_jobs)
@@ -150,7 +141,7 @@ def test_decode_and_marginals_match_enumeration(Xy, all_states, seed, scale, n_j
 def test_the_end_block_does_not_change_decoding_or_marginals():
     X = [[["a"], ["b"], ["a"]], [["b"]]]
     y = [["P", "Q", "R"], ["R"]]
-    corpus, model = pack(X, y)
+    _, corpus, model = pack(X, y)
     theta = np.random.default_rng(3).normal(size=len(model.params))
     other = theta.copy()
     end = model.layout["end"]
@@ -196,7 +187,7 @@ def test_fit_predict_marginals_and_templates():
 
 def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
     """A chain whose local and global argmax differ: predict follows log P(y | x)."""
-    corpus, model = pack([[["a"], ["b"]]], [["P", "Q"]])
+    _, corpus, model = pack([[["a"], ["b"]]], [["P", "Q"]])
     est = cseq.MEMM()
     est.featurizer_ = FeatureVocabulary()
     est.featurizer_.fit_transform([[["a"], ["b"]]])

@@ -10,7 +10,7 @@ all ``L ** n`` label paths (``tests/oracle.py``).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -25,12 +25,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _decode, _forward_backward, _pack, _ssvm, _train, _weights, serialize
+from cseq import _decode, _forward_backward, _ssvm, _train, _weights, serialize
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
-from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain, work_chunks
+from cseq.model import work_chunks
 from cseq.objectives import CRFObjective
-from cseq.sequences import Sequences
 
 from budget import examples
 from oracle import (
@@ -55,6 +53,7 @@ from oracle import (
     trans2_of,
 )
 from strategies import chains, corpora
+from packing import pack as pack_chain, random_params, viterbi_step
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
@@ -81,18 +80,6 @@ def magnitude(E, T, start, end, T2) -> float:
     n = E.shape[0]
     side = max(np.abs(T).max(), np.abs(start).max(), np.abs(end).max(), np.abs(T2).max())
     return 1.0 + n * float(np.abs(E).max()) + 2 * (n + 1) * float(side)
-
-
-@contextlib.contextmanager
-def viterbi_step(avx2: bool):
-    """Run Viterbi with the AVX2 step on or off (skips when the CPU has no AVX2)."""
-    if _decode._set_avx2(avx2) != avx2:
-        _decode._set_avx2(True)
-        pytest.skip("this CPU has no AVX2")
-    try:
-        yield
-    finally:
-        _decode._set_avx2(True)
 
 
 # ---------------------------------------------------------------------------
@@ -291,30 +278,7 @@ def test_bad_transitions2_raise_cseq_errors(kernel, bad, error):
 # ---------------------------------------------------------------------------
 # Packed corpora: the model's kernels with order 2
 
-
-def pack(X, y, all_states=False, order=2):
-    """Featurizer, labeled corpus and zero model of ``order``, as the estimators build them."""
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = LinearChain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states,
-                                    order=order)
-    return fv, corpus, model
-
-
-def random_params(model, seed, scale):
-    return np.random.default_rng(seed).normal(size=len(model.params)) * scale
-
-
-def single_sequence(corpus, s):
-    t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
-    f0, f1 = int(corpus.tok_ptr[t0]), int(corpus.tok_ptr[t1])
-    return Sequences(np.array([0, t1 - t0], dtype=np.int64),
-                     np.ascontiguousarray(corpus.tok_ptr[t0:t1 + 1] - f0),
-                     corpus.attr_ids[f0:f1].copy(), corpus.values[f0:f1].copy(),
-                     None if corpus.labels is None else corpus.labels[t0:t1].copy())
+pack = functools.partial(pack_chain, order=2)
 
 
 def test_order2_layout_and_views():
@@ -421,27 +385,6 @@ def test_order2_crf_objective_matches_enumeration_and_finite_differences(Xy, all
         down[k] -= eps
         fd[k] = (objective(up)[0] - objective(down)[0]) / (2 * eps)
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5)
-
-
-@examples(30)
-@given(corpora(max_seqs=3, max_len=5, max_labels=3), seeds, st.sampled_from([0.1, 1.0, 3.0]))
-def test_order2_sequence_loss_and_gradient_against_brute_force(Xy, seed, scale):
-    """The per-sequence update of the CRF's SGD, trigram block included."""
-    _, corpus, model = pack(*Xy)
-    params = random_params(model, seed, scale)
-    for s in range(corpus.n_sequences):
-        one = single_sequence(corpus, s)
-        loss, grad = _forward_backward.sequence_loss_and_gradient(
-            model.index, params, corpus.view(), s)
-        assert loss == pytest.approx(naive_crf_objective(params, model, one, 0.0), abs=1e-9)
-        if one.n_tokens == 0:
-            assert not grad.any()
-            continue
-        expected = brute_expected_counts(params, model.attr_ptr, model.attr_labels,
-                                         model.n_labels, one)
-        gold = path_features(model.attr_ptr, model.attr_labels, model.n_labels, one, 0,
-                             one.labels, order=2)
-        np.testing.assert_allclose(grad, expected - gold, atol=1e-9)
 
 
 @examples(20)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import pickle
 
 import numpy as np
@@ -12,16 +11,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _decode, _pack, _ssvm, _weights
+from cseq import _ssvm, _weights
 from cseq.exceptions import InputError, InputTypeError
-from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain
 from cseq.sequences import Sequences
 
 from budget import examples
 from oracle import (NaivePegasos, brute_hinge, brute_loss_augmented, kernel_tie_break,
                     path_features, path_score)
 from strategies import chains, corpora
+from packing import pack, viterbi_step
 
 # ---------------------------------------------------------------------------
 # Cost-augmented Viterbi
@@ -62,17 +60,6 @@ def test_loss_augmented_viterbi_matches_brute_force(chain, data):
     # The reported score is the augmented score of the returned path.
     got = path_score(E, T, start, end, path) + _cost_of(gold, path.tolist(), cost)
     assert got == pytest.approx(score, abs=tol, rel=0)
-
-
-@contextlib.contextmanager
-def viterbi_step(avx2: bool):
-    if _decode._set_avx2(avx2) != avx2:
-        _decode._set_avx2(True)
-        pytest.skip("this CPU has no AVX2")
-    try:
-        yield
-    finally:
-        _decode._set_avx2(True)
 
 
 @pytest.mark.parametrize("avx2", [False, True])
@@ -148,17 +135,6 @@ def test_loss_augmented_viterbi_bad_input(gold, cost, error, match):
 
 # ---------------------------------------------------------------------------
 # The structured hinge loss and the Pegasos trainer against enumeration
-
-
-def pack(X, y, all_states=False):
-    """Featurizer, labeled corpus and zero model, the way the estimators build them."""
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = LinearChain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states)
-    return fv, corpus, model
 
 
 def random_cost(rng, L):

@@ -28,37 +28,13 @@ from oracle import (
     split_params,
 )
 from strategies import corpora
+from packing import pack, random_params, single_sequence
 
 # Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
 # test_crf_options.py.
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
 seeds = st.integers(0, 2**32 - 1)
-
-
-def pack(X, y, all_states=False):
-    """Featurizer, labeled corpus and zero model, the way the estimators build them."""
-    fv = FeatureVocabulary()
-    c = fv.fit_transform(X)
-    label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
-    corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
-    model = LinearChain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states)
-    return fv, corpus, model
-
-
-def random_params(model, seed, scale):
-    return np.random.default_rng(seed).normal(size=len(model.params)) * scale
-
-
-def single_sequence(corpus, s):
-    """Sequence ``s`` of a packed corpus as a corpus of its own (arrays sliced by hand)."""
-    t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
-    f0, f1 = int(corpus.tok_ptr[t0]), int(corpus.tok_ptr[t1])
-    return Sequences(np.array([0, t1 - t0], dtype=np.int64),
-                     np.ascontiguousarray(corpus.tok_ptr[t0:t1 + 1] - f0),
-                     corpus.attr_ids[f0:f1].copy(), corpus.values[f0:f1].copy(),
-                     None if corpus.labels is None else corpus.labels[t0:t1].copy())
 
 
 def expectations(model, corpus, params, n_jobs=1, chunks=None):
