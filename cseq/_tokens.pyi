@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "apply_function"]
+__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "intern_strings",
+           "apply_function"]
 
 FUNCTIONS: tuple[str, ...]
 
@@ -25,6 +26,7 @@ class Values:
 
 def _fill_punct(c: int) -> None: ...
 def apply_function(name: str, strings: Sequence[str]) -> list[str]: ...
+def intern_strings(vals: Values, strings: list[str]) -> NDArray[np.int32]: ...
 def intern_columns(
     X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
     slot_func: NDArray[np.int32], max_offset: int,

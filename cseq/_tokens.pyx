@@ -38,7 +38,8 @@ import unicodedata
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "apply_function"]
+__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "intern_strings",
+           "apply_function"]
 
 #: Token functions by code (the code is the index).
 FUNCTIONS = (
@@ -599,6 +600,36 @@ cdef int _intern_str(Values vals, object s, Buf* buf, Ids* ids) except -1:
         _room(buf, 4 * n)
     k = _encode(kind, data, n, ascii, buf.p)
     return _ids_push(ids, vals.add(buf.p, k))
+
+
+def intern_strings(Values vals not None, list strings):
+    """Intern each ``str`` of ``strings`` into ``vals``; their ids (int32, in order).
+
+    How values that come from outside the token columns (the classes of the
+    ``tags`` function, :mod:`cseq.tagdict`) join the interned cells.
+    """
+    cdef Py_ssize_t i, n = len(strings)
+    cdef Buf buf
+    cdef Ids ids
+    for i in range(n):
+        if type(strings[i]) is not str:
+            raise TypeError(f"intern_strings: item {i} is {type(strings[i]).__name__}, not str")
+    buf.p = NULL
+    buf.cap = 0
+    ids.p = NULL
+    ids.n = 0
+    ids.cap = 0
+    out = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    try:
+        for i in range(n):
+            _intern_str(vals, strings[i], &buf, &ids)
+        for i in range(n):
+            o[i] = ids.p[i]
+    finally:
+        free(buf.p)
+        free(ids.p)
+    return out
 
 
 cdef inline bint _exact_str(object o) noexcept:

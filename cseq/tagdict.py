@@ -27,15 +27,15 @@ References
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from cseq.exceptions import InputError, InputTypeError, ModelFormatError
+from cseq.exceptions import ModelFormatError
 from cseq.features import check_strings, decode_strings, encode_strings
 
-__all__ = ["FOLDS", "MIN_SHARE", "UNKNOWN", "TagDictionary"]
+__all__ = ["FOLDS", "MIN_SHARE", "UNKNOWN", "TagDictionary", "jackknife"]
 
 #: Folds of the jackknife over the training sentences (sentence ``i`` is in fold ``i % FOLDS``).
 FOLDS = 5
@@ -45,11 +45,100 @@ MIN_SHARE = 0.05
 UNKNOWN = "_UNK_"
 
 
-def _ambiguity_class(counts: Counter) -> str:
-    total = sum(counts.values())
-    if total <= 0:
-        return UNKNOWN
-    return "|".join(sorted(label for label, k in counts.items() if k >= MIN_SHARE * total))
+#: Words per block of the count array (words x labels x folds) in :func:`jackknife`.
+_BLOCK = 1 << 21
+
+
+def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Sequence[str],
+              fold: np.ndarray, n_folds: int = FOLDS) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Ambiguity classes counted over all tokens and, per token, over the other folds.
+
+    Parameters
+    ----------
+    word : int array (n_tokens,)
+        Each token's word id, ``0 <= word < n_words`` (ids of the lowercased
+        strings).
+    label : int array (n_tokens,)
+        Each token's label id into ``label_names``; -1 where the label is not
+        known (the word is seen, its label not counted).
+    label_names : the labels' strings.
+    fold : int array (n_tokens,)
+        Each token's fold, ``0 <= fold < n_folds``.
+
+    Returns
+    -------
+    whole : int32 array (n_words,)
+        The class of each word counted over every token.
+    jackknifed : int32 array (n_tokens,)
+        The class of each token's word counted over the tokens of the other
+        folds.
+    names : list of str
+        The classes' strings (class ids index it): ``UNKNOWN`` when no label
+        was counted, else the labels with at least :data:`MIN_SHARE` of the
+        count, sorted and joined by ``|``.
+    """
+    n_tok = len(word)
+    L = len(label_names)
+    order = np.argsort(np.asarray(label_names, dtype=object), kind="stable") if L else \
+        np.zeros(0, dtype=np.int64)
+    rank = np.empty(L, dtype=np.int64)
+    rank[order] = np.arange(L)  # label id -> position in sorted order (the class's bit)
+    sorted_names = [label_names[i] for i in order]
+    word = np.asarray(word, dtype=np.int64)
+    fold = np.asarray(fold, dtype=np.int64)
+    label = np.asarray(label, dtype=np.int64)
+    known = label >= 0
+    kw, kl, kf = word[known], rank[label[known]], fold[known]
+    whole = np.empty(n_words, dtype=np.int64)
+    per_fold = np.empty((n_words, n_folds), dtype=np.int64)
+    classes: dict[Any, int] = {}  # a class's label bits (int or bytes) -> its id
+    names: list[str] = [UNKNOWN]
+    step = max(1, _BLOCK // max(1, L * n_folds))
+    if n_words > step:  # several blocks of words: the tokens sorted by word
+        by_word = np.argsort(kw, kind="stable")
+        kw, kl, kf = kw[by_word], kl[by_word], kf[by_word]
+        bounds = np.searchsorted(kw, np.arange(0, n_words + step, step))
+    else:
+        bounds = np.array([0, len(kw)])
+
+    def ids_of(member: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Class ids of rows of ``member`` (bool, (m, L)); UNKNOWN where ``total`` is 0."""
+        out = np.zeros(len(member), dtype=np.int64)
+        if not L or not len(member):
+            return out
+        if L <= 64:  # a class as the bits of one integer
+            keys = member.astype(np.uint64) @ (np.uint64(1) << np.arange(L, dtype=np.uint64))
+        else:
+            packed = np.ascontiguousarray(np.packbits(member, axis=1))
+            keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        ids = np.empty(len(uniq), dtype=np.int64)
+        for j, u in enumerate(uniq.tolist()):  # the distinct classes only
+            c = classes.get(u)
+            if c is None:
+                c = classes[u] = len(names)
+                names.append("|".join(n for n, m in zip(sorted_names, member[first[j]]) if m))
+            ids[j] = c
+        out[:] = ids[inv.reshape(-1)]
+        out[total <= 0] = 0
+        return out
+
+    for b, w0 in enumerate(range(0, n_words, step)):
+        w1 = min(w0 + step, n_words)
+        lo, hi = bounds[b], bounds[b + 1]
+        m = w1 - w0
+        counts = np.bincount(((kw[lo:hi] - w0) * L + kl[lo:hi]) * n_folds + kf[lo:hi],
+                             minlength=m * L * n_folds).reshape(m, L, n_folds)
+        totals = counts.sum(axis=2)  # (m, L)
+        t = totals.sum(axis=1)
+        # Rows are words; a label is in the class with k >= MIN_SHARE * total.
+        whole[w0:w1] = ids_of(totals >= MIN_SHARE * t[:, None], t)
+        rest = totals[:, :, None] - counts  # (m, L, F): counted on the other folds
+        rt = rest.sum(axis=1)  # (m, F)
+        member = (rest >= MIN_SHARE * rt[:, None, :]).transpose(0, 2, 1).reshape(m * n_folds, L)
+        per_fold[w0:w1] = ids_of(member, rt.reshape(-1)).reshape(m, n_folds)
+    jack = per_fold[word, fold] if n_tok else np.zeros(0, dtype=np.int64)
+    return whole.astype(np.int32), jack.astype(np.int32), names
 
 
 class TagDictionary:
@@ -65,101 +154,13 @@ class TagDictionary:
 
     Notes
     -----
-    Build one with :meth:`fit`; :class:`cseq.templates.TemplateFeaturizer`
-    does so when its templates use ``:tags``.
+    :class:`cseq.templates.TemplateFeaturizer` builds one from the counts of
+    :func:`jackknife` when its templates use ``:tags``.
     """
 
     def __init__(self, tables: list[dict[str, str]], columns: Sequence[int]) -> None:
         self.columns = tuple(int(c) for c in columns)
         self.tables = tables
-
-    @classmethod
-    def fit(cls, rows: list[list[tuple[str, ...]]], y: Sequence[Sequence[str]],
-            columns: Sequence[int]) -> tuple[TagDictionary, list[list[tuple[str, ...]]]]:
-        """Learn the classes of ``columns`` from ``rows`` and their labels ``y``.
-
-        Parameters
-        ----------
-        rows : list of list of tuple of str
-            Each sentence's tokens as column tuples (already validated).
-        y : list of label sequences, one label per token (None: unknown, not
-            counted).
-        columns : the columns to describe.
-
-        Returns
-        -------
-        dictionary : TagDictionary
-            Counted on all of ``rows``, for tagging new text.
-        jackknifed : list of list of tuple of str
-            For each training sentence and token, the classes of its columns
-            counted on the other folds (see the module docstring).
-
-        Raises
-        ------
-        InputError, InputTypeError
-            If ``y`` does not have one str label per token.
-        """
-        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-            raise InputTypeError(f"y must be a list of label sequences, not {type(y).__name__}")
-        if len(y) != len(rows):
-            raise InputError(f"X has {len(rows)} sequences but y has {len(y)}")
-        columns = tuple(int(c) for c in columns)
-        n_folds = FOLDS
-        # fold_counts[f][k][word] = Counter of labels of word in column k, sentences of fold f.
-        fold_counts: list[list[dict[str, Counter]]] = [
-            [{} for _ in columns] for _ in range(n_folds)]
-        lowered: list[list[list[str]]] = []
-        for si, (sent, labels) in enumerate(zip(rows, y)):
-            if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-                raise InputTypeError(f"y[{si}] must be a sequence of labels, not "
-                                     f"{type(labels).__name__}")
-            if len(labels) != len(sent):
-                raise InputError(f"sequence {si}: {len(sent)} tokens but {len(labels)} labels")
-            words = [[row[c].lower() for row in sent] for c in columns]
-            lowered.append(words)
-            fc = fold_counts[si % n_folds]
-            for k in range(len(columns)):
-                table = fc[k]
-                for w, label in zip(words[k], labels):
-                    c = table.get(w)
-                    if c is None:
-                        c = table[w] = Counter()
-                    if label is None:  # a partially labelled sequence: not counted
-                        continue
-                    if not isinstance(label, str):
-                        raise InputTypeError(f"y[{si}]: labels must be str, got "
-                                             f"{type(label).__name__}")
-                    c[label] += 1
-        totals: list[dict[str, Counter]] = [{} for _ in columns]
-        for fc in fold_counts:
-            for k, table in enumerate(fc):
-                tot = totals[k]
-                for w, c in table.items():
-                    t = tot.get(w)
-                    if t is None:
-                        tot[w] = Counter(c)
-                    else:
-                        t.update(c)
-        tables = [{w: _ambiguity_class(c) for w, c in tot.items()} for tot in totals]
-        # Jackknifed classes: each fold's own counts taken out of the totals.
-        fold_tables: list[list[dict[str, str]]] = [[{} for _ in columns] for _ in range(n_folds)]
-        jackknifed = []
-        for si, words in enumerate(lowered):
-            f = si % n_folds
-            per_col = []
-            for k, ws in enumerate(words):
-                memo, own, tot = fold_tables[f][k], fold_counts[f][k], totals[k]
-                out = []
-                for w in ws:
-                    cl = memo.get(w)
-                    if cl is None:
-                        rest = tot[w].copy()
-                        rest.subtract(own[w])
-                        cl = memo[w] = _ambiguity_class(+rest)
-                    out.append(cl)
-                per_col.append(out)
-            jackknifed.append(list(zip(*per_col)) if per_col else [])
-        return cls(tables, columns), jackknifed
 
     def classes(self, sent: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
         """The classes of one sentence's columns, per token (tagging: the whole dictionary)."""

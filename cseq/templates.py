@@ -37,13 +37,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from cseq import _templates, _tokens
+from cseq import _pack, _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
 from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS
-from cseq.tagdict import TagDictionary
+from cseq.tagdict import FOLDS, TagDictionary, jackknife
 
 __all__ = [
     "TOKEN_FUNCTIONS",
@@ -727,6 +727,15 @@ class TransformChunks:
                          values=np.ones(len(attr), dtype=VALUE), labels=None)
 
 
+def _dense_ids(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)`` for ids in ``[0, n)``, in O(len(ids) + n)."""
+    seen = np.zeros(n, dtype=bool)
+    seen[ids] = True
+    used = np.flatnonzero(seen)
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return used, rank[ids]
+
+
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s, s + n) for s, n in zip(starts, lens)])``, vectorized."""
     before = np.cumsum(lens) - lens
@@ -856,13 +865,8 @@ class TemplateFeaturizer:
 
     def _compile_spec(self) -> None:
         tpl = self.templates.templates
-        # A ``tags`` cell reads a column the featurizer appends to each token
-        # (its class, see _with_tags): column need + k for the k-th tag column.
-        real_need = self.templates.n_columns
         self._tag_columns = self.templates.tag_columns
-        self._real_need = real_need
-        cells = [[Cell(c.row, real_need + self._tag_columns.index(c.col), None)
-                  if c.func == TAGS else c for c in t.cells] for t in tpl]
+        cells = [list(t.cells) for t in tpl]
         slots: dict[tuple[int, str | None], int] = {}
         rows, cell_slots, ptr = [], [], [0]
         for t_cells in cells:
@@ -877,9 +881,14 @@ class TemplateFeaturizer:
         self._columns = sorted({col for col, _ in self._slots})
         self._col_index = np.asarray(self._columns, dtype=np.int32)
         self._slot_col = np.asarray([self._columns.index(c) for c, _ in self._slots], np.int32)
+        # A ``tags`` slot is computed as ``lower`` (the key of the tag
+        # dictionary), then its values are replaced by the classes
+        # (_tags_interned, _tags_hashed): a slot of its own, apart from ``lower``.
         self._slot_func = np.asarray(
-            [-1 if f is None else _tokens.FUNCTIONS.index(f) for _, f in self._slots], np.int32
+            [-1 if f is None else _tokens.FUNCTIONS.index("lower" if f == TAGS else f)
+             for _, f in self._slots], np.int32
         )
+        self._tag_slots = [self._slots.index((c, TAGS)) for c in self._tag_columns]
         # Templates that read one column of one row are looked up once per
         # distinct string of that column (KeyTable.word_memo): when tagging,
         # whatever the row; when fitting, those of the current row.
@@ -890,14 +899,18 @@ class TemplateFeaturizer:
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
-        self._fit_memo_col = np.where(self._memo_row == 0, self._memo_col, -1).astype(np.int32)
+        # When fitting, a word's jackknifed class depends on its sentence's
+        # fold, not on the word alone: templates with ``tags`` are not memoized.
+        tagged = np.asarray([any(c.func == TAGS for c in tc) for tc in cells], dtype=bool)
+        self._fit_memo_col = np.where((self._memo_row == 0) & ~tagged, self._memo_col,
+                                      -1).astype(np.int32)
         self._cell_row = np.asarray(rows, dtype=np.int32)
         self._cell_slot = np.asarray(cell_slots, dtype=np.int32)
         self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
         self._n_cells = np.diff(self._tmpl_ptr).astype(np.int32)
         self._seeds = _templates.hash_strings([t.skeleton for t in tpl])
         self._max_offset = self.templates.max_offset
-        self._need = real_need + len(self._tag_columns)
+        self._need = self.templates.n_columns
 
     # -- the tags function ---------------------------------------------------------
 
@@ -906,30 +919,52 @@ class TemplateFeaturizer:
         """Whether :meth:`fit_transform` needs ``y``: the templates use ``:tags``."""
         return bool(self._tag_columns)
 
-    def _with_tags(self, X: list, classes: Callable[[int, list], list] | None) -> list:
-        """``X`` with each token cut to the columns the templates read and the
-        classes of its tag columns appended (``classes(i, rows)`` gives
-        sentence ``i``'s, one tuple per token)."""
+    def _tags_interned(self, data: _Interned, y: Sequence[Sequence[str]] | None = None) -> None:
+        """Put the classes of the ``tags`` slots in ``data`` (from :meth:`_intern`).
+
+        The slots hold each token's lowercased cell (the ``lower`` value);
+        they get its class instead, interned like every value: with ``y``,
+        a new dictionary is learned and the tokens get their jackknifed
+        classes (:func:`cseq.tagdict.jackknife`, sentence ``i`` in fold
+        ``i % FOLDS``); without, the fitted dictionary's classes.
+        """
         if not self._tag_columns:
-            return X
-        need = self._real_need
-        fast = None
-        if classes is None:
-            tags = self._tags
-            classes = lambda i, rows: tags.classes(rows)  # noqa: E731
-            if need == 1 and tags.columns == (0,):
-                # Tagging words (one str per token, the usual case): one dict
-                # lookup per token, no row validation (nothing to validate).
-                get, unknown = tags.tables[0].get, UNKNOWN_CLASS
-                fast = lambda sent: [(w, get(w.lower(), unknown)) for w in sent]  # noqa: E731
-        out = []
-        for si, sent in enumerate(X):
-            if fast is not None and type(sent) is list and all(type(w) is str for w in sent):
-                out.append(fast(sent))
-                continue
-            rows = _sentence_rows(sent, si, need)
-            out.append([r[:need] + c for r, c in zip(rows, classes(si, rows))])
-        return out
+            return
+        lengths = np.diff(data.seq_ptr)
+        if y is not None:
+            label_ids: dict[str, int] = {}
+            labels = _pack.pack_labels(y, data.seq_ptr, label_ids, True, True)
+            names = [""] * len(label_ids)
+            for name, i in label_ids.items():
+                names[i] = name
+            fold = np.repeat(np.arange(len(lengths), dtype=np.int64) % FOLDS, lengths)
+        tables = []
+        for k, s in enumerate(self._tag_slots):
+            lowered, inv = _dense_ids(data.slot_ids[:, s], len(data.values))
+            words = data.values.strings(lowered.tolist())
+            if y is not None:
+                whole, per_token, classes = jackknife(inv, len(words), labels,
+                                                      names, fold)
+                tables.append(dict(zip(words, [classes[c] for c in whole.tolist()])))
+            else:
+                table = self._tags.tables[k]  # type: ignore[union-attr]
+                classes = [table.get(w, UNKNOWN_CLASS) for w in words]
+                per_token = inv
+            data.slot_ids[:, s] = _tokens.intern_strings(data.values, classes)[per_token]
+        if y is not None:
+            self._tags = TagDictionary(tables, self._tag_columns)
+        data.hashes = data.values.hashes()
+
+    def _tags_hashed(self, data: _Interned) -> None:
+        """:meth:`_tags_interned` for :meth:`_intern_lookup`'s hashed values: the
+        hash of each cell string's class, by the fitted dictionary."""
+        for k, s in enumerate(self._tag_slots):
+            ids = data.word_slots[:, s]
+            present = np.flatnonzero(ids >= 0)
+            table = self._tags.tables[k]  # type: ignore[union-attr]
+            classes = [table.get(w.lower(), UNKNOWN_CLASS)
+                       for w in data.values.strings(present.tolist())]
+            data.hashes[ids[present]] = _templates.hash_strings(classes)
 
     # -- interning ---------------------------------------------------------------
 
@@ -1008,15 +1043,11 @@ class TemplateFeaturizer:
         """
         X = _check_corpus(X)
         self.n_columns_ = _n_columns(X)
-        if self._tag_columns:
-            if y is None:
-                raise InputError("the templates use the 'tags' token function, which is "
-                                 "learned from labels: fit with y (an estimator's fit does)")
-            need = self._real_need
-            rows = [_sentence_rows(sent, si, need) for si, sent in enumerate(X)]
-            self._tags, jack = TagDictionary.fit(rows, y, self._tag_columns)
-            X = [[r[:need] + c for r, c in zip(sent, jack[i])] for i, sent in enumerate(rows)]
+        if self._tag_columns and y is None:
+            raise InputError("the templates use the 'tags' token function, which is "
+                             "learned from labels: fit with y (an estimator's fit does)")
         data = self._intern(X)
+        self._tags_interned(data, y)
         if self.n_buckets is not None:
             self._names = None
             return self._pack(self._bucket(data), data.seq_ptr)
@@ -1063,7 +1094,8 @@ class TemplateFeaturizer:
         X = _check_corpus(X)
         if self.n_columns_ is None:
             self.n_columns_ = _n_columns(X)
-        data = self._intern(self._with_tags(X, None))
+        data = self._intern(X)
+        self._tags_interned(data)
         if self.n_buckets is not None:
             return self._pack(self._bucket(data), data.seq_ptr)
         table = self._table
@@ -1210,7 +1242,8 @@ class TemplateFeaturizer:
         """
         if self.n_buckets is not None:
             self._check_fitted()
-            data = self._intern(self._with_tags(_check_corpus(X), None))
+            data = self._intern(_check_corpus(X))
+            self._tags_interned(data)
             return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
         chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
@@ -1232,7 +1265,8 @@ class TemplateFeaturizer:
         if self.n_buckets is not None:
             return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
         self._check_fitted()
-        data = self._intern_lookup(self._with_tags(_check_corpus(X), None), n_jobs)
+        data = self._intern_lookup(_check_corpus(X), n_jobs)
+        self._tags_hashed(data)
         memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
                                      self._cell_slot, self._seeds, data.word_slots,
                                      self._memo_col, self._memo_row, n_jobs)

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
+from cseq import tagdict
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.templates import PRESETS, TemplateFeaturizer, expand
 
@@ -129,7 +130,7 @@ def test_errors_name_the_problem():
         f.fit_transform([["a"]])
     with pytest.raises(InputError, match="1 sequences but y has 2"):
         f.fit_transform([["a"]], [["A"], ["B"]])
-    with pytest.raises(InputError, match="sequence 0: 2 tokens but 1 labels"):
+    with pytest.raises(InputError, match="sequence 0: X has 2 tokens but y has 1 labels"):
         f.fit_transform([["a", "b"]], [["A"]])
     with pytest.raises(InputTypeError, match="labels must be str"):
         f.fit_transform([["a"]], [[1]])
@@ -230,3 +231,74 @@ def test_unknown_labels_are_not_counted():
     f = TemplateFeaturizer("U1:%x[0,0:tags]")
     f.fit_transform(X, y)
     assert f.features_python([["w", "v", "u"]]) == [[["U1:A"], ["U1:B"], ["U1:_UNK_"]]]
+
+
+# ---------------------------------------------------------------------------
+# The counting core (cseq.tagdict.jackknife) against plain Counters
+
+
+def counter_class(names, labels, keep):
+    """The class over the tokens ``keep`` (bool per token), straight from the definition."""
+    counts = Counter(names[lab] for lab, k in zip(labels, keep) if k and lab >= 0)
+    total = sum(counts.values())
+    if not total:
+        return "_UNK_"
+    return "|".join(sorted(k for k, v in counts.items() if v >= 0.05 * total))
+
+
+@pytest.mark.parametrize("block", [None, 7])
+@examples(80)
+@given(st.data())
+def test_jackknife_matches_counting_by_hand(block, data):
+    # Up to 70 labels: more than 64 takes the byte-key path; most classes then
+    # keep no label at all (the empty class "", which is not "_UNK_").
+    n_words = data.draw(st.integers(1, 9))
+    n_labels = data.draw(st.sampled_from([1, 2, 4, 30, 70]))
+    n = data.draw(st.integers(0, 60))
+    word = np.array(data.draw(st.lists(st.integers(0, n_words - 1), min_size=n, max_size=n)),
+                    dtype=np.int64)
+    label = np.array(data.draw(st.lists(st.integers(-1, n_labels - 1), min_size=n, max_size=n)),
+                     dtype=np.int64)
+    fold = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+                    dtype=np.int64)
+    names = data.draw(st.permutations([f"L{i:02d}" for i in range(n_labels)]))
+    with pytest.MonkeyPatch.context() as mp:
+        if block is not None:  # several blocks of words, tokens sorted by word
+            mp.setattr(tagdict, "_BLOCK", block)
+        whole, jack, classes = tagdict.jackknife(word, n_words, label, names, fold)
+    assert whole.shape == (n_words,) and jack.shape == (n,)
+    for w in range(n_words):
+        assert classes[whole[w]] == counter_class(names, label, word == w), w
+    for i in range(n):
+        assert classes[jack[i]] == counter_class(
+            names, label, (word == word[i]) & (fold != fold[i])), i
+
+
+def test_hashing_mode_buckets_are_the_table_keys_of_the_same_attributes():
+    X = [["The", "dog", "runs"], ["a", "dog"], ["the", "cat", "saw", "x"], ["Dog"]] * 3
+    y = [["D", "N", "V"], ["D", "N"], ["D", "N", "V", "X"], ["N"]] * 3
+    n = 1 << 30
+    table, hashed = TemplateFeaturizer(TEMPLATES), TemplateFeaturizer(TEMPLATES, n_buckets=n)
+    a, b = table.fit_transform(X, y), hashed.fit_transform(X, y)  # jackknifed classes
+    keys = (table._table.keys[a.attr_ids] % np.uint64(n)).astype(np.int64)
+    assert np.array_equal(a.tok_ptr, b.tok_ptr)
+    for t in range(len(a.tok_ptr) - 1):
+        lo, hi = a.tok_ptr[t], a.tok_ptr[t + 1]
+        assert sorted(keys[lo:hi]) == sorted(b.attr_ids[lo:hi].astype(np.int64)), t
+    new = [["the", "Dog", "flies"], ["x", "CAT"]]  # the whole dictionary's classes
+    c, d = table.transform(new), hashed.transform(new)
+    keys = (table._table.keys[c.attr_ids] % np.uint64(n)).astype(np.int64)
+    for t in range(len(c.tok_ptr) - 1):
+        got = set(d.attr_ids[d.tok_ptr[t]:d.tok_ptr[t + 1]].tolist())
+        assert set(keys[c.tok_ptr[t]:c.tok_ptr[t + 1]].tolist()) <= got, t
+
+
+def test_jackknife_keeps_a_label_at_exactly_five_percent_of_the_other_folds():
+    # Word 0: folds 1-4 hold 38 A and 2 B (B at exactly 5 %); fold 0 one more A.
+    label = np.array([0] * 38 + [1] * 2 + [0])
+    fold = np.array([1 + i % 4 for i in range(40)] + [0])
+    word = np.zeros(41, dtype=np.int64)
+    whole, jack, classes = tagdict.jackknife(word, 1, label, ["A", "B"], fold)
+    assert classes[jack[40]] == "A|B"  # counted on folds 1-4: 2 / 40
+    assert classes[whole[0]] == "A"  # counted on all: 2 / 41 < 5 %
+    assert classes[jack[0]] == "A|B"  # fold 1's ten A left out: B is 2 of 31
