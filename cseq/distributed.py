@@ -26,7 +26,10 @@ How a fit runs (``docs/scaling.md``):
    term and gradient with the kernel of ``fit``
    (:meth:`cseq.objectives.CRFObjective.data_term`), the results are summed
    by a tree reduction on the workers and the penalty is added once on the
-   driver.  Perceptron: iterative parameter mixing (McDonald et al. 2010).
+   driver.  Perceptron and structured SVM: iterative parameter mixing
+   (McDonald et al. 2010): every pass, each shard runs one epoch from the
+   mixed weights (the SVM's Pegasos epoch with the whole corpus's
+   ``lambda``), and the driver mixes the shards' weights.
 
 Only weights, gradients and small statistics cross the network per
 iteration.  A worker lost during a fit is replaced by Dask, which recomputes
@@ -40,6 +43,8 @@ McDonald, R., Hall, K., Mann, G. (2010). Distributed training strategies for
 the structured perceptron. NAACL-HLT.
 Agarwal, A., Chapelle, O., Dudik, M., Langford, J. (2014). A reliable
 effective terascale linear learning system. JMLR 15.
+Zinkevich, M., Weimer, M., Smola, A., Li, L. (2010). Parallelized stochastic
+gradient descent. NIPS (averaging SGD run on the parts of a corpus).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
         "pip install 'cseq-labeling[dask]' (or pip install 'dask[distributed]')"
     ) from _exc
 
-from cseq import _pack, _train, _weights, conll
+from cseq import _pack, _ssvm, _train, _weights, conll
 from cseq._version import __version__
 from cseq.base import ChainEstimator, EarlyStopping
 from cseq.crf import CRF
@@ -74,6 +79,7 @@ from cseq.model import LinearChain
 from cseq.objectives import CRFObjective, l2_penalty
 from cseq.perceptron import StructuredPerceptron
 from cseq.sequences import Sequences
+from cseq.ssvm import StructuredSVM
 
 __all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_workers",
            "ClusterError"]
@@ -505,34 +511,133 @@ def _mixed_average(client: Client, setup: _Setup, w: np.ndarray, seed: int, epoc
     return errors, w, total / n if n else w.copy()
 
 
-def _fit_perceptron(est: StructuredPerceptron, client: Client, setup: _Setup, dev,
-                    callback) -> None:
-    model = setup.model
-    seed = (int(est.random_state) if est.random_state is not None
+def _seed(est: ChainEstimator) -> int:
+    return (int(est.random_state) if est.random_state is not None
             else int(np.random.default_rng().integers(2**31)))
+
+
+def _fit_mixed(est: ChainEstimator, setup: _Setup, dev, callback,
+               one_pass: Callable[[np.ndarray, int], tuple[int, np.ndarray, np.ndarray, float]],
+               record_of: Callable[[int, np.ndarray], tuple[dict[str, Any], str | None]]
+               ) -> None:
+    """The driver's loop of iterative parameter mixing, for every online learner.
+
+    ``one_pass(w, iteration)`` runs one epoch on every shard from the mixed
+    weights ``w`` and returns ``(mistakes, mixed weights, weighted sum of the
+    weight vectors held during the pass, sum of their weights)``;
+    ``record_of(mistakes, weights)`` gives the record's fields and a stop
+    reason (None: go on).  The weights kept are the average over every pass
+    (``average``) or the last mixed ones.
+    """
+    model = setup.model
     w = np.zeros_like(model.params)
     avg_sum = np.zeros_like(model.params)
-    n_seen = 0
+    weight = 0.0
+
+    def current() -> np.ndarray:
+        return avg_sum / weight if (est.average and weight > 0) else w.copy()
     est.stop_reason_ = f"{est.max_iter} passes done"
     for it in range(1, int(est.max_iter) + 1):
         clock = time.perf_counter()
-        errors, w, total, n = _mixed_pass(client, setup, w, seed, it, bool(est.shuffle))
+        mistakes, w, total, wt = one_pass(w, it)
         avg_sum += total
-        n_seen += n
-        current = avg_sum / n_seen if (est.average and n_seen) else w.copy()
-        record = {"iteration": it, "errors": int(errors),
-                  "error_rate": errors / setup.n_tokens,
-                  "seconds": time.perf_counter() - clock}
+        weight += wt
+        now = current()
+        fields, stop = record_of(mistakes, now)
+        record = {"iteration": it, **fields, "seconds": time.perf_counter() - clock}
         if dev is not None:
-            model.params = current
+            model.params = now
             record["dev_accuracy"] = dev(model)
-        if est._report(record, callback, snapshot=lambda c=current: (c, {})):
+        if est._report(record, callback, snapshot=lambda c=now: (c, {})):
             break
-        if errors == 0:
-            est.stop_reason_ = "no training errors in a pass"
+        if stop is not None:
+            est.stop_reason_ = stop
             break
-    model.params = (avg_sum / n_seen) if (est.average and n_seen) else w.copy()
+    model.params = current()
     est.n_iter_ = len(est.history_)
+
+
+def _fit_perceptron(est: StructuredPerceptron, client: Client, setup: _Setup, dev,
+                    callback) -> None:
+    seed = _seed(est)
+
+    def one_pass(w, it):
+        return _mixed_pass(client, setup, w, seed, it, bool(est.shuffle))
+
+    def record_of(errors, w):
+        return ({"errors": int(errors), "error_rate": errors / setup.n_tokens},
+                "no training errors in a pass" if errors == 0 else None)
+    _fit_mixed(est, setup, dev, callback, one_pass, record_of)
+
+
+# ---------------------------------------------------------------------------
+# structured SVM: iterative parameter mixing of Pegasos epochs
+
+
+def _ssvm_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_index: int,
+                shuffle: bool, C: float, cost, n_total: int):
+    """One Pegasos epoch on one shard from the mixed weights ``w``.
+
+    The step number continues the shard's own count (``(epoch - 1) *
+    n_shard``) and ``lambda = 1 / (C * n_total)`` is the whole corpus's, so
+    each shard minimises the SVM objective with its sequences standing for
+    the corpus.  Returns ``(violations, weights after the epoch, weighted sum
+    of the weights held during it, sum of those weights, sequences)``
+    (None, None for an empty shard).
+    """
+    c = shard.corpus
+    if c is None or c.n_sequences == 0:
+        return 0, None, None, 0.0, 0
+    n = c.n_sequences
+    params = _weights.AveragedParams(w.copy(), n_examples=(epoch - 1) * n, scale_sum=0.0,
+                                     weight_sum=0.0)
+    trainer = _ssvm.SSVMTrainer(shard.model().index, c.view(partial=True), params, C, cost,
+                                n_sequences=n_total)
+    order = np.arange(n, dtype=np.int64)
+    if shuffle:
+        np.random.default_rng([seed, epoch, shard_index]).shuffle(order)
+    violations, _ = trainer.train_epoch(order)
+    total = params.scale_sum * params.w - params.u
+    return int(violations), params.weights(), total, params.weight_sum, n
+
+
+def _ssvm_hinge(shard: _Shard, w: np.ndarray, cost) -> float:
+    c = shard.corpus
+    if c is None or c.n_sequences == 0:
+        return 0.0
+    return _ssvm.structured_hinge(shard.model().index, w, c.view(partial=True), cost)[0]
+
+
+def _fit_ssvm(est: StructuredSVM, client: Client, setup: _Setup, dev, callback) -> None:
+    seed = _seed(est)
+    cost = est.cost_matrix(setup.classes)
+    n_total = setup.n_sequences
+
+    def one_pass(w, it):
+        weights = _share(client, w)
+        results = client.gather([
+            client.submit(_ssvm_epoch, s, weights, seed, it, k, bool(est.shuffle),
+                          float(est.C), cost, n_total, pure=False)
+            for k, s in enumerate(setup.shards)])
+        # Mixed in proportion to the shards' sequences: each shard's epoch
+        # stands for the whole corpus, weighted by how much of it it holds.
+        w = np.zeros_like(w)
+        total = np.zeros_like(w)
+        weight = 0.0
+        for _, w_k, t_k, wt_k, n_k in results:
+            if w_k is not None:
+                w += (n_k / n_total) * w_k
+                total += t_k
+                weight += wt_k
+        return sum(r[0] for r in results), w, total, weight
+
+    def record_of(violations, w):
+        shared = _share(client, w)
+        hinge = sum(client.gather([client.submit(_ssvm_hinge, s, shared, cost, pure=False)
+                                   for s in setup.shards]))
+        return ({"loss": 0.5 * float(w @ w) + float(est.C) * hinge, "hinge": hinge,
+                 "violations": int(violations)}, None)
+    _fit_mixed(est, setup, dev, callback, one_pass, record_of)
 
 
 # ---------------------------------------------------------------------------
@@ -547,7 +652,7 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
 
     Parameters
     ----------
-    estimator : CRF or StructuredPerceptron
+    estimator : CRF, StructuredPerceptron or StructuredSVM
         Its hyperparameters are used as by ``estimator.fit``.  The CRF
         (``algorithm="lbfgs"``, L2 or L1 through OWL-QN) is trained by
         distributed L-BFGS: with ``npartitions=1`` the weights are those of
@@ -556,7 +661,11 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
         (McDonald et al. 2010): every pass, each shard runs one epoch from
         the mixed weights, which are then mixed again, weighted by each
         shard's mistakes; the average of all the weight vectors comes out at
-        the end.  Deterministic for a ``random_state``.
+        the end.  Deterministic for a ``random_state``.  The structured SVM
+        is mixed the same way, from Pegasos epochs on the shards (each with
+        the whole corpus's ``lambda = 1 / (C n)`` and its own step count),
+        weighted by the shards' sizes; its loss is computed on the shards
+        after every pass, as ``fit`` computes it.
     X, y : lists of sequences, or ``dask.bag.Bag`` s with matching partitions
         Lists are split into ``npartitions`` contiguous shards; bags are read
         on the workers (e.g. :func:`read_conll`), partition by partition.
@@ -580,9 +689,9 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     InputError
         As ``fit``; a malformed file read on a worker names the file and line.
     """
-    if not isinstance(estimator, (CRF, StructuredPerceptron)):
-        raise InputTypeError(f"cseq.distributed.fit trains a CRF or a StructuredPerceptron, "
-                             f"not {type(estimator).__name__}")
+    if not isinstance(estimator, (CRF, StructuredPerceptron, StructuredSVM)):
+        raise InputTypeError(f"cseq.distributed.fit trains a CRF, a StructuredPerceptron or a "
+                             f"StructuredSVM, not {type(estimator).__name__}")
     if not isinstance(client, Client):
         raise InputTypeError(f"client must be a distributed.Client, got {type(client).__name__}")
     est = estimator
@@ -601,6 +710,8 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     try:
         if isinstance(est, CRF):
             _fit_crf(est, client, setup, dev, callback, warm_start)
+        elif isinstance(est, StructuredSVM):
+            _fit_ssvm(est, client, setup, dev, callback)
         else:
             _fit_perceptron(est, client, setup, dev, callback)
         _end(est, model)

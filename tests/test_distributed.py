@@ -205,6 +205,40 @@ def test_perceptron_mixing_is_deterministic(client):
     assert runs[0].score(X, y) > 0.9
 
 
+def test_ssvm_one_shard_without_shuffle_is_the_serial_ssvm(client):
+    X, y = _corpus(60, seed=9)
+    params = dict(C=0.5, max_iter=4, shuffle=False, all_states=True)
+    ref = cseq.StructuredSVM(**params).fit(X, y)
+    got = cd.fit(cseq.StructuredSVM(**params), X, y, client=client, npartitions=1)
+    assert [r["violations"] for r in got.history_] == [r["violations"] for r in ref.history_]
+    assert np.allclose([r["loss"] for r in got.history_], [r["loss"] for r in ref.history_],
+                       rtol=1e-9)
+    assert np.allclose(got.model_.params, ref.model_.params, rtol=1e-9, atol=1e-12)
+
+
+def test_ssvm_mixing_two_copies_of_a_corpus_is_the_serial_ssvm_with_twice_c(client):
+    # Two shards holding the same sequences run the same epochs, and lambda =
+    # 1 / (C * 2n) is the serial lambda of C' = 2C on one copy: the mixed
+    # weights (and their average) are the serial ones.
+    X, y = _corpus(40, seed=10)
+    got = cd.fit(cseq.StructuredSVM(C=0.1, max_iter=3, shuffle=False, all_states=True),
+                 X + X, y + y, client=client, npartitions=2)
+    ref = cseq.StructuredSVM(C=0.2, max_iter=3, shuffle=False, all_states=True).fit(X, y)
+    assert np.allclose(got.model_.params, ref.model_.params, rtol=1e-9, atol=1e-12)
+    assert [r["violations"] for r in got.history_] == [2 * r["violations"]
+                                                       for r in ref.history_]
+
+
+def test_ssvm_mixing_is_deterministic_and_learns(client):
+    X, y = _corpus(90, seed=11)
+    runs = [cd.fit(cseq.StructuredSVM(C=0.1, max_iter=3, random_state=5), X, y, client=client,
+                   npartitions=3) for _ in range(2)]
+    assert np.array_equal(runs[0].model_.params, runs[1].model_.params)
+    assert runs[0].score(X, y) > 0.9
+    losses = [r["loss"] for r in runs[0].history_]
+    assert losses[-1] < losses[0]
+
+
 def test_the_perceptron_warm_start_reaches_the_same_objective(client):
     X, y = _corpus(150, seed=12)
     ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5).fit(X, y)
@@ -223,7 +257,7 @@ def test_bad_calls_are_refused(client):
         cd.fit(cseq.CRF(), X, y, client=client, warm_start="sgd")
     with pytest.raises(cseq.InputError, match="applies to the CRF"):
         cd.fit(cseq.StructuredPerceptron(), X, y, client=client, warm_start="perceptron")
-    with pytest.raises(cseq.InputTypeError, match="CRF or a StructuredPerceptron"):
+    with pytest.raises(cseq.InputTypeError, match="a StructuredPerceptron or a StructuredSVM, not"):
         cd.fit(cseq.HMM(), X, y, client=client)
     with pytest.raises(cseq.InputError, match="lbfgs"):
         cd.fit(cseq.CRF(algorithm="sgd"), X, y, client=client)
@@ -347,7 +381,7 @@ def test_cli_trains_and_tags_on_a_local_cluster(tmp_path):
     assert tag_there.stdout == tag_here.stdout
     hmm = run("train", train, "--algorithm", "hmm", "-o", tmp_path / "c.cseq",
               "--local-workers", "1")
-    assert hmm.returncode == 1 and "CRF or a StructuredPerceptron, not HMM" in hmm.stderr
+    assert hmm.returncode == 1 and "a StructuredPerceptron or a StructuredSVM, not HMM" in hmm.stderr
 
 
 # -- faults (last: they replace a worker) -------------------------------------------
