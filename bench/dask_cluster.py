@@ -13,12 +13,17 @@ sentences -> those 1,000, the ``chunk`` preset, as ``bench/learners.py``):
 2. **Accuracy** (unless ``--no-accuracy``): dev span F1 of the CRF trained to
    its stopping rule (``cseq train``'s defaults: c2 = 1, at most 100
    iterations) in-process and on the cluster, and of the averaged perceptron
-   (10 passes, seed 0) serially and by parameter mixing over 2 and 4 shards.
-   Targets: the distributed CRF within 0.1 F1 of the single-machine one,
-   mixing within 0.3 of the serial perceptron.
+   and the structured SVM (C = 0.1; 10 passes, seed 0) serially and by
+   parameter mixing over 2 shards (10 passes) and 4 shards (10 and 20
+   passes).  Targets: the distributed CRF within 0.1 F1 of the
+   single-machine one, perceptron mixing within 0.3 of the serial
+   perceptron.
 3. **Warm start** (with the accuracy rows): iterations and seconds the
    hybrid start (``warm_start="perceptron"``) takes to reach the objective
    the cold distributed run ends at.
+   The **hardware ceiling** row times the CRF data term in one process
+   alone and in two processes at once: what two workers can gain at most
+   on this machine (memory bandwidth and caches are shared).
 4. **Cost model** constants (``docs/scaling.md``): compute seconds per token
    per iteration (``n_jobs=1``), bytes of weights sent and of gradients
    gathered per evaluation.
@@ -60,6 +65,49 @@ def per_iteration(est) -> float:
 
 def crf(**kw):
     return cseq.CRF(c2=1.0, features=TemplateFeaturizer("chunk"), **kw)
+
+
+def _data_term_seconds(args) -> float:
+    """Median seconds of the CRF data term on the whole training set (n_jobs=1), in a process
+    started at ``args[1]`` (a barrier shared with the others)."""
+    data, barrier, repeat = args
+    from cseq.objectives import CRFObjective
+
+    Xtr, ytr, *_ = load_task("conll2000", data)
+    est = crf()
+    featurizer, corpus, classes = est._pack_training(Xtr, ytr)
+    model = est._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes))
+    obj = CRFObjective(model, corpus, 1.0, n_jobs=1)
+    theta = np.random.default_rng(0).normal(0, 0.01, len(model.params))
+    obj.data_term(theta)
+    barrier.wait()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        obj.data_term(theta)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def hardware_ceiling(data: str, repeat: int = 8) -> tuple[float, float]:
+    """How much faster two processes compute than one on this machine, for this kernel.
+
+    The CRF data term of the whole training set, single-threaded, timed in
+    one process alone and then in two processes at once: ``(seconds alone,
+    seconds each when two run)``.  Two workers can at best be ``2 * alone /
+    together`` times faster than one thread (memory bandwidth and shared
+    caches are shared too).
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager:
+        alone_barrier, pair_barrier = manager.Barrier(1), manager.Barrier(2)
+        with ctx.Pool(1) as pool:
+            alone = pool.map(_data_term_seconds, [(data, alone_barrier, repeat)])[0]
+        with ctx.Pool(2) as pool:
+            both = pool.map(_data_term_seconds, [(data, pair_barrier, repeat)] * 2)
+    return alone, max(both)
 
 
 #: The projection's network (10 Gb/s, as bytes per second) and model size.
@@ -132,6 +180,11 @@ def main(argv=None) -> int:
             print(f"| {name} | {s:.3f} | {one / s:.2f}x |")
         print(f"\ncluster: {one / cl:.2f}x faster than n_jobs=1 (target >= 1.6), "
               f"{cl / two:.2f}x the time of n_jobs=2 (target <= 1.25)")
+        alone, together = hardware_ceiling(args.data)
+        print(f"hardware ceiling: the CRF data term (n_jobs=1) takes {alone:.3f} s in one "
+              f"process alone and {together:.3f} s in each of two processes at once: two "
+              f"workers compute at most {2 * alone / together:.2f}x as fast as one thread "
+              "on this machine", flush=True)
         ns = one / n_tok * 1e9
         # What the cluster adds per iteration beyond half the compute, per task
         # (2 shards: 2 data terms, 1 sum, 1 weights task per evaluation).
@@ -175,13 +228,19 @@ def main(argv=None) -> int:
                       f"iterations / {warm_t[hit]:.1f} s warm (setup and perceptron pass "
                       f"included): saves {len(cold_t) - hit - 1} iterations, "
                       f"{cold_t[-1] - warm_t[hit]:.1f} s", flush=True)
-            make = lambda: cseq.StructuredPerceptron(  # noqa: E731
-                max_iter=10, random_state=0, features=TemplateFeaturizer("chunk"))
-            serial = 100 * chunk_f1(yte, make().fit(Xtr, ytr).predict(Xte))
-            for k in (2, 4):
-                mixed = cd.fit(make(), Xtr, ytr, client=client, npartitions=k)
-                print(f"| perceptron, 10 passes, mixing over {k} shards | {serial:.2f} | "
-                      f"{100 * chunk_f1(yte, mixed.predict(Xte)):.2f} |", flush=True)
+            # Mixing over P shards moves the weights by about 1/P of the
+            # serial progress per pass: the 4-shard rows also run 20 passes.
+            for name, cls in (("perceptron", cseq.StructuredPerceptron),
+                              ("SSVM C=0.1", cseq.StructuredSVM)):
+                def make(passes, cls=cls):
+                    return cls(max_iter=passes, random_state=0,
+                               features=TemplateFeaturizer("chunk"))
+                serial = 100 * chunk_f1(yte, make(10).fit(Xtr, ytr).predict(Xte))
+                for k, passes in ((2, 10), (4, 10), (4, 20)):
+                    mixed = cd.fit(make(passes), Xtr, ytr, client=client, npartitions=k)
+                    print(f"| {name}: serial 10 passes; mixing over {k} shards, {passes} "
+                          f"passes | {serial:.2f} | "
+                          f"{100 * chunk_f1(yte, mixed.predict(Xte)):.2f} |", flush=True)
     print(f"\nload average at the end: {load_average()}")
     return 0
 

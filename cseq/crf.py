@@ -16,6 +16,7 @@ from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import register_estimator
+from cseq._vectors import dot
 
 __all__ = ["CRF"]
 
@@ -196,7 +197,7 @@ class CRF(PartialFitMixin, ChainEstimator):
                 loss, _ = trainer.epoch(sample, lam, 1.0 / (lam * eta), 0)
             except FloatingPointError:
                 continue
-            loss += self.c2 * len(sample) / n * float(w @ w)
+            loss += self.c2 * len(sample) / n * dot(w, w)
             if math.isfinite(loss) and loss < best_loss:
                 best, best_loss = eta, loss
         if best is None:
@@ -220,7 +221,7 @@ class CRF(PartialFitMixin, ChainEstimator):
             clock = time.perf_counter()
             order = rng.permutation(n).astype(np.int64)
             loss, step = self._sgd_epoch(trainer, order, lam, t0, step)
-            loss += float(self.c2) * float(w @ w)
+            loss += float(self.c2) * dot(w, w)
             losses.append(loss)
             record = {"iteration": it, "loss": loss, "seconds": time.perf_counter() - clock}
             model.params = w
@@ -272,7 +273,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         done = len(self.history_) if getattr(self, "model_", None) is not None else 0
         self.eta0_, self.n_pruned_, self.n_evaluations_ = sc["eta0"], 0, done + 1
         return {"loss": loss + float(self.c2) * corpus.n_sequences / state.n_sequences
-                * float(w @ w)}
+                * dot(w, w)}
 
     def _finish(self, model):
         """Prune the state weights that are exactly 0 (and attributes left without any)."""

@@ -13,13 +13,14 @@ from cseq import _clamped, _forward_backward, _memm
 from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
+from cseq._vectors import dot
 
 __all__ = ["CRFObjective", "MEMMObjective", "l2_penalty"]
 
 
 def l2_penalty(theta: np.ndarray, c2: float) -> tuple[float, np.ndarray]:
     """``c2 * ||theta||^2`` and its gradient (CRFsuite's scaling of ``c2``)."""
-    return c2 * float(theta @ theta), (2.0 * c2) * theta
+    return c2 * dot(theta, theta), (2.0 * c2) * theta
 
 
 class CRFObjective:
@@ -76,7 +77,7 @@ class CRFObjective:
             self.model.index, theta, self._view, self.chunks, self._buffers, self.threads)
         self.n_evaluations += 1
         expected -= self.empirical
-        value = log_z - float(theta @ self.empirical)
+        value = log_z - dot(theta, self.empirical)
         if len(self._partial):
             log_zc, clamped = _clamped.clamped_log_z_and_expectations(
                 self.model.index, theta, self._partial_view, self._partial, self._partial_chunks,

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from cseq._vectors import dot, norm
 
 __all__ = ["LBFGSResult", "lbfgs", "pseudo_gradient", "MAX_ITER_MESSAGE"]
 
@@ -102,15 +103,15 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
     f, g = fun(x)
     nfev = 1
     pairs: deque[tuple[np.ndarray, np.ndarray, float]] = deque(maxlen=memory)
-    if np.linalg.norm(g) <= gtol * max(1.0, np.linalg.norm(x)):
+    if norm(g) <= gtol * max(1.0, norm(x)):
         return LBFGSResult(x, f, 0, nfev, "gradient norm below tolerance at the start")
     for it in range(1, max_iter + 1):
         d = _direction(g, pairs)
-        slope = float(g @ d)
+        slope = dot(g, d)
         if not slope < 0.0:  # not a descent direction: restart from steepest descent
             pairs.clear()
             d = -g
-            slope = -float(g @ g)
+            slope = -dot(g, g)
         # The first step has no curvature information: aim for a unit-length move.
         step = 1.0 if pairs else 1.0 / max(np.sqrt(-slope), 1e-12)
         for _ in range(max_linesearch):
@@ -127,13 +128,13 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
             return LBFGSResult(x, f, it - 1, nfev, "line search failed to decrease the objective")
         s = x_new - x
         y = g_new - g
-        ys = float(y @ s)
-        if ys > 1e-10 * float(y @ y):
+        ys = dot(y, s)
+        if ys > 1e-10 * dot(y, y):
             pairs.append((s, y, 1.0 / ys))
         x, f, g = x_new, f_new, g_new
         if callback is not None and callback(it, x, f):
             return LBFGSResult(x, f, it, nfev, "stopped by the convergence test")
-        if np.linalg.norm(g) <= gtol * max(1.0, np.linalg.norm(x)):
+        if norm(g) <= gtol * max(1.0, norm(x)):
             return LBFGSResult(x, f, it, nfev, "gradient norm below tolerance")
     return LBFGSResult(x, f, max_iter, nfev, MAX_ITER_MESSAGE)
 
@@ -161,40 +162,40 @@ def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1)
     nfev = 1
     pairs: deque[tuple[np.ndarray, np.ndarray, float]] = deque(maxlen=memory)
     pg = pseudo_gradient(x, g, l1)
-    if np.linalg.norm(pg) <= gtol * max(1.0, np.linalg.norm(x)):
+    if norm(pg) <= gtol * max(1.0, norm(x)):
         return LBFGSResult(x, f, 0, nfev, "gradient norm below tolerance at the start")
     for it in range(1, max_iter + 1):
         d = _direction(pg, pairs)
         # Keep only the coordinates where the quasi-Newton direction agrees
         # with steepest descent of the non-smooth objective.
         d[d * pg >= 0.0] = 0.0
-        if not float(pg @ d) < 0.0:
+        if not dot(pg, d) < 0.0:
             pairs.clear()
             d = -pg
         # The orthant to search in: the sign of x, or of the descent for zeros.
         orthant = np.where(x != 0.0, np.sign(x), -np.sign(pg))
-        step = 1.0 if pairs else 1.0 / max(float(np.linalg.norm(d)), 1e-12)
+        step = 1.0 if pairs else 1.0 / max(norm(d), 1e-12)
         for _ in range(max_linesearch):
             x_new = x + step * d
             x_new[np.sign(x_new) != orthant] = 0.0
             f_new_s, g_new = fun(x_new)
             nfev += 1
             f_new = f_new_s + l1 * float(np.abs(x_new).sum())
-            if f_new <= f + c1 * float(pg @ (x_new - x)):
+            if f_new <= f + c1 * dot(pg, (x_new - x)):
                 break
             step *= 0.5
         else:
             return LBFGSResult(x, f, it - 1, nfev, "line search failed to decrease the objective")
         s = x_new - x
         y = g_new - g
-        ys = float(y @ s)
-        if ys > 1e-10 * float(y @ y):
+        ys = dot(y, s)
+        if ys > 1e-10 * dot(y, y):
             pairs.append((s, y, 1.0 / ys))
         x, f, g = x_new, f_new, g_new
         pg = pseudo_gradient(x, g, l1)
         if callback is not None and callback(it, x, f):
             return LBFGSResult(x, f, it, nfev, "stopped by the convergence test")
-        if np.linalg.norm(pg) <= gtol * max(1.0, np.linalg.norm(x)):
+        if norm(pg) <= gtol * max(1.0, norm(x)):
             return LBFGSResult(x, f, it, nfev, "gradient norm below tolerance")
     return LBFGSResult(x, f, max_iter, nfev, MAX_ITER_MESSAGE)
 
@@ -204,14 +205,14 @@ def _direction(g: np.ndarray, pairs) -> np.ndarray:
     q = g.copy()
     alphas = []
     for s, y, rho in reversed(pairs):
-        a = rho * float(s @ q)
+        a = rho * dot(s, q)
         alphas.append(a)
         q -= a * y
     if pairs:
         s, y, rho = pairs[-1]
-        q *= 1.0 / (rho * float(y @ y))
+        q *= 1.0 / (rho * dot(y, y))
     for (s, y, rho), a in zip(pairs, reversed(alphas)):
-        b = rho * float(y @ q)
+        b = rho * dot(y, q)
         q += (a - b) * s
     q *= -1.0
     return q

@@ -17,6 +17,7 @@ from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import register_estimator
+from cseq._vectors import dot
 
 __all__ = ["StructuredSVM"]
 
@@ -234,7 +235,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
             violations, _ = trainer.train_epoch(order)
             w = self._weights_now(params)
             hinge, _ = _ssvm.structured_hinge(model.index, w, view, cost)
-            return ({"loss": 0.5 * float(w @ w) + float(self.C) * hinge, "hinge": hinge,
+            return ({"loss": 0.5 * dot(w, w) + float(self.C) * hinge, "hinge": hinge,
                      "violations": int(violations)}, None)
         self._epochs(run_pass, lambda: self._weights_now(params), corpus, model, dev, callback)
 

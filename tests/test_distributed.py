@@ -146,8 +146,12 @@ def _objective(est, X, y):
     return model, obj
 
 
-@pytest.mark.parametrize("k", [2, 3])
-def test_more_partitions_reach_the_same_objective(client, k):
+@pytest.mark.parametrize("k, tree", [(2, False), (3, False), (3, True)])
+def test_more_partitions_reach_the_same_objective(client, k, tree, monkeypatch):
+    # Up to cd._DIRECT_SHARDS shards the results are gathered on the driver;
+    # the tree reduction (broadcast weights, pairwise sums) is forced here too.
+    if tree:
+        monkeypatch.setattr(cd, "_DIRECT_SHARDS", 1)
     X, y = _corpus(150, seed=1)
     Xte, _ = _corpus(100, seed=2)
     ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5).fit(X, y)
@@ -174,6 +178,34 @@ def test_empty_partitions_are_fine(client):
     bag_y = db.from_sequence(y, npartitions=1).repartition(3)
     assert cd.predict(single, bag_x, client=client).compute() == single.predict(X)
     assert bag_y.npartitions == bag_x.npartitions
+
+
+def test_gather_goes_through_the_scheduler_when_workers_cannot_be_reached(client, monkeypatch):
+    X, y = _corpus(30, seed=13)
+    real = type(client).gather
+    calls = []
+
+    def gather(self, futures, *args, direct=None, **kwargs):
+        calls.append(direct)
+        if direct:
+            raise OSError("cannot connect to the worker")
+        return real(self, futures, *args, direct=direct, **kwargs)
+    monkeypatch.setattr(type(client), "gather", gather)
+    try:
+        ref = cseq.CRF(c2=1.0, max_iter=50, tol=1e-3).fit(X, y)
+        got = cd.fit(cseq.CRF(c2=1.0, max_iter=50, tol=1e-3), X, y, client=client,
+                     npartitions=1)
+        assert np.array_equal(got.model_.params, ref.model_.params)
+        assert calls.count(True) == 1  # tried once, then through the scheduler
+    finally:
+        cd._INDIRECT.discard(client)
+
+
+def test_a_task_error_is_not_taken_for_unreachable_workers(client):
+    future = client.submit(lambda: open("/nonexistent/cseq-test-file"), pure=False)
+    with pytest.raises(FileNotFoundError):
+        cd._gather(client, [future])
+    assert client not in cd._INDIRECT
 
 
 def test_predict_equals_model_predict(client):
