@@ -184,6 +184,16 @@ def _threads(client: Client) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
+def _placement(client: Client, n: int) -> list[list[str]]:
+    """A worker for each of ``n`` shards: the workers' threads in turn (one
+    thread of every worker, then a second, ...), so that shards run in
+    parallel rather than pile up on whichever worker was free first."""
+    nthreads = client.nthreads()
+    slots = [w for i in range(max(nthreads.values(), default=0))
+             for w in sorted(nthreads) if nthreads[w] > i]
+    return [[slots[k % len(slots)]] if slots else [] for k in range(n)]
+
+
 # ---------------------------------------------------------------------------
 # partitions
 
@@ -256,6 +266,15 @@ class _Shard:
         self.corpus = corpus
         self._objective: CRFObjective | None = None
         self._structure = None
+
+    def __sizeof__(self) -> int:
+        # What Dask's scheduler weighs when it places the tasks that read a
+        # shard: its arrays (object.__sizeof__ alone made a shard look
+        # smaller than the weights, and both shards of a fit could follow the
+        # weights to one worker and run one after the other).
+        c = self.corpus
+        arrays = () if c is None else (c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, c.labels)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if a is not None)
 
     def __getstate__(self):
         # Moving a shard moves its arrays; the objective is rebuilt where it lands.
@@ -341,8 +360,11 @@ class _Setup:
             raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
         state = _share(client, self.featurizer.get_state())
         unknown = bool(getattr(est, "_partial_labels", False))
-        shards = [client.submit(_pack_part, p, state, self.classes, unknown, pure=False)
-                  for p in pairs]
+        # Each shard is packed on its own worker thread (another one if that
+        # worker is gone) and stays there.
+        shards = [client.submit(_pack_part, p, state, self.classes, unknown, pure=False,
+                                workers=where or None, allow_other_workers=True)
+                  for p, where in zip(pairs, _placement(client, len(pairs)))]
         del pairs  # the raw partitions go; each shard keeps its lineage to its source
         L, n_attrs = len(self.classes), self.featurizer.n_attributes
         order = int(est.order) if "order" in est._param_names else 1
@@ -422,12 +444,12 @@ class _DistributedObjective:
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         if len(self.shards) <= _DIRECT_SHARDS:
-            # Few shards: the weights go with each task and the results come
-            # straight back, no more bytes than a broadcast and a tree move,
-            # and two task round trips fewer per evaluation.
-            parts = _gather(self.client, [
-                self.client.submit(_data_term, s, theta, self.n_jobs, pure=False)
-                for s in self.shards])
+            # Few shards: the weights go with each task (one message for
+            # all) and the results come straight back, no more bytes than a
+            # broadcast and a tree move, and two task round trips fewer.
+            k = len(self.shards)
+            parts = _gather(self.client, self.client.map(
+                _data_term, self.shards, [theta] * k, [self.n_jobs] * k, pure=False))
             value, grad = parts[0]
             for part in parts[1:]:
                 value, grad = _add((value, grad), part)

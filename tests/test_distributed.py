@@ -208,6 +208,19 @@ def test_a_task_error_is_not_taken_for_unreachable_workers(client):
     assert client not in cd._INDIRECT
 
 
+def test_shards_spread_over_the_workers(client):
+    # Two shards on a two-worker cluster sit on two workers (the scheduler
+    # weighs a shard by its arrays: sys.getsizeof(_Shard)), so that their
+    # data terms run at the same time.
+    X, y = _corpus(200, seed=14)
+    for _ in range(3):
+        setup = cd._Setup(cseq.CRF(), client, X, y, 2)
+        holders = client.who_has(setup.shards)
+        assert len({w for ws in holders.values() for w in ws}) == 2, holders
+    shard = setup.shards[0].result()
+    assert sys.getsizeof(shard) > shard.corpus.attr_ids.nbytes + shard.corpus.tok_ptr.nbytes
+
+
 def test_predict_equals_model_predict(client):
     X, y = _corpus(60, seed=5)
     Xte, _ = _corpus(41, seed=6)
