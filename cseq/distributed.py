@@ -240,11 +240,29 @@ def _partitions(client: Client, X, y, npartitions: int | None) -> list:
             for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _learn_part(pair, config) -> dict:
-    """Map step: a partition's attributes (featurizer part), labels and sizes."""
+def _n_sequences(pair) -> int:
+    return len(pair[0])
+
+
+def _tag_counts_part(pair, config, first: int):
+    """Map step of the ``tags`` dictionary: a partition's label counts per word and fold."""
+    X_part, y_part = pair
+    if not X_part:
+        return None
+    return featurizer_from_config(config).tag_counts(X_part, y_part, first)
+
+
+def _learn_part(pair, config, tags=None, first: int = 0) -> dict:
+    """Map step: a partition's attributes (featurizer part), labels and sizes.
+
+    ``tags``: the whole corpus's tag folds, for templates with ``:tags``
+    (the partition starts at sentence ``first``)."""
     X_part, y_part = pair
     featurizer = featurizer_from_config(config)
-    part = featurizer.fit_part(X_part) if X_part else None
+    part = None
+    if X_part:
+        part = featurizer.fit_part(X_part, tags, first) if tags is not None else \
+            featurizer.fit_part(X_part)
     labels = sorted({lab for seq in y_part for lab in seq if lab is not None})
     meta_arrays = part.get_state() if part is not None else None
     return {"part": meta_arrays, "counts": getattr(part, "counts_", None), "labels": labels,
@@ -292,17 +310,20 @@ class _Shard:
         return self._objective
 
 
-def _pack_part(pair, state, classes, unknown: bool) -> _Shard:
+def _pack_part(pair, state, classes, unknown: bool, tags=None, first: int = 0) -> _Shard:
     """Pack one partition with the merged featurizer and labels (once, on its worker).
 
     With ``unknown`` (a learner that trains on partially labelled
-    sequences), a None label becomes -1, as in ``fit``.
+    sequences), a None label becomes -1, as in ``fit``.  With ``tags`` (the
+    tag folds), the ``:tags`` cells get the jackknifed classes ``fit`` gives
+    the partition's sentences (it starts at sentence ``first``).
     """
     X_part, y_part = pair
     if not X_part:
         return _Shard(None)
     featurizer = featurizer_from_state(*state)
-    corpus = featurizer.transform(X_part)
+    corpus = featurizer.transform_part(X_part, tags[1], first) if tags is not None else \
+        featurizer.transform(X_part)
     label_ids = {name: i for i, name in enumerate(classes)}
     labels = _pack.pack_labels(y_part, corpus.seq_ptr, label_ids, False, unknown)
     return _Shard(Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
@@ -341,15 +362,23 @@ class _Setup:
     def __init__(self, est: ChainEstimator, client: Client, X, y, npartitions) -> None:
         check_workers(client)
         featurizer = est._new_featurizer()
-        if getattr(featurizer, "needs_labels", False):
-            raise InputError("templates with ':tags' learn their tag dictionary from the whole "
-                             "labelled corpus: cseq.distributed does not train them (yet)")
         if not (hasattr(featurizer, "fit_part") and hasattr(featurizer, "merge")):
             raise InputError(f"{type(featurizer).__name__} has no fit_part and merge: "
                              "cseq.distributed needs them to learn the attributes by parts")
         pairs = _partitions(client, X, y, npartitions)
-        infos = client.gather([client.submit(_learn_part, p, featurizer.get_config(), pure=False)
-                               for p in pairs])
+        config = featurizer.get_config()
+        tags, firsts = None, [0] * len(pairs)
+        if getattr(featurizer, "needs_labels", False):
+            # Templates with ':tags': the tag dictionary and the jackknifed
+            # classes by a map-reduce of label counts per word and fold (a
+            # sentence's fold is its index in the whole corpus mod FOLDS).
+            sizes = client.gather([client.submit(_n_sequences, p, pure=False) for p in pairs])
+            firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+            counts = client.gather([client.submit(_tag_counts_part, p, config, a, pure=False)
+                                    for p, a in zip(pairs, firsts)])
+            tags = _share(client, featurizer.tag_folds([c for c in counts if c is not None]))
+        infos = client.gather([client.submit(_learn_part, p, config, tags, a, pure=False)
+                               for p, a in zip(pairs, firsts)])
         n_sequences = sum(i["n_sequences"] for i in infos)
         if n_sequences == 0:
             raise InputError("cannot fit on an empty corpus (X has no sequences)")
@@ -362,9 +391,9 @@ class _Setup:
         unknown = bool(getattr(est, "_partial_labels", False))
         # Each shard is packed on its own worker thread (another one if that
         # worker is gone) and stays there.
-        shards = [client.submit(_pack_part, p, state, self.classes, unknown, pure=False,
-                                workers=where or None, allow_other_workers=True)
-                  for p, where in zip(pairs, _placement(client, len(pairs)))]
+        shards = [client.submit(_pack_part, p, state, self.classes, unknown, tags, a,
+                                pure=False, workers=where or None, allow_other_workers=True)
+                  for p, a, where in zip(pairs, firsts, _placement(client, len(pairs)))]
         del pairs  # the raw partitions go; each shard keeps its lineage to its source
         L, n_attrs = len(self.classes), self.featurizer.n_attributes
         order = int(est.order) if "order" in est._param_names else 1

@@ -50,8 +50,9 @@ _BLOCK = 1 << 21
 
 
 def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Sequence[str],
-              fold: np.ndarray, n_folds: int = FOLDS) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Ambiguity classes counted over all tokens and, per token, over the other folds.
+              fold: np.ndarray, n_folds: int = FOLDS, count: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Ambiguity classes counted over all tokens and, per fold, over the other folds.
 
     Parameters
     ----------
@@ -64,20 +65,22 @@ def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Se
     label_names : the labels' strings.
     fold : int array (n_tokens,)
         Each token's fold, ``0 <= fold < n_folds``.
+    count : int array (n_tokens,), optional
+        How many tokens each entry stands for (1 each when omitted): counts
+        summed elsewhere (:mod:`cseq.distributed`) give the same classes.
 
     Returns
     -------
     whole : int32 array (n_words,)
         The class of each word counted over every token.
-    jackknifed : int32 array (n_tokens,)
-        The class of each token's word counted over the tokens of the other
-        folds.
+    per_fold : int32 array (n_words, n_folds)
+        The class of each word counted over the tokens of the other folds:
+        a token's jackknifed class is ``per_fold[word, fold]``.
     names : list of str
         The classes' strings (class ids index it): ``UNKNOWN`` when no label
         was counted, else the labels with at least :data:`MIN_SHARE` of the
         count, sorted and joined by ``|``.
     """
-    n_tok = len(word)
     L = len(label_names)
     order = np.argsort(np.asarray(label_names, dtype=object), kind="stable") if L else \
         np.zeros(0, dtype=np.int64)
@@ -89,6 +92,7 @@ def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Se
     label = np.asarray(label, dtype=np.int64)
     known = label >= 0
     kw, kl, kf = word[known], rank[label[known]], fold[known]
+    kc = None if count is None else np.asarray(count, dtype=np.int64)[known]
     whole = np.empty(n_words, dtype=np.int64)
     per_fold = np.empty((n_words, n_folds), dtype=np.int64)
     classes: dict[Any, int] = {}  # a class's label bits (int or bytes) -> its id
@@ -97,6 +101,7 @@ def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Se
     if n_words > step:  # several blocks of words: the tokens sorted by word
         by_word = np.argsort(kw, kind="stable")
         kw, kl, kf = kw[by_word], kl[by_word], kf[by_word]
+        kc = None if kc is None else kc[by_word]
         bounds = np.searchsorted(kw, np.arange(0, n_words + step, step))
     else:
         bounds = np.array([0, len(kw)])
@@ -128,7 +133,8 @@ def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Se
         lo, hi = bounds[b], bounds[b + 1]
         m = w1 - w0
         counts = np.bincount(((kw[lo:hi] - w0) * L + kl[lo:hi]) * n_folds + kf[lo:hi],
-                             minlength=m * L * n_folds).reshape(m, L, n_folds)
+                             weights=None if kc is None else kc[lo:hi],
+                             minlength=m * L * n_folds).astype(np.int64).reshape(m, L, n_folds)
         totals = counts.sum(axis=2)  # (m, L)
         t = totals.sum(axis=1)
         # Rows are words; a label is in the class with k >= MIN_SHARE * total.
@@ -137,8 +143,7 @@ def jackknife(word: np.ndarray, n_words: int, label: np.ndarray, label_names: Se
         rt = rest.sum(axis=1)  # (m, F)
         member = (rest >= MIN_SHARE * rt[:, None, :]).transpose(0, 2, 1).reshape(m * n_folds, L)
         per_fold[w0:w1] = ids_of(member, rt.reshape(-1)).reshape(m, n_folds)
-    jack = per_fold[word, fold] if n_tok else np.zeros(0, dtype=np.int64)
-    return whole.astype(np.int32), jack.astype(np.int32), names
+    return whole.astype(np.int32), per_fold.astype(np.int32), names
 
 
 class TagDictionary:

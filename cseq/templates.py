@@ -919,33 +919,45 @@ class TemplateFeaturizer:
         """Whether :meth:`fit_transform` needs ``y``: the templates use ``:tags``."""
         return bool(self._tag_columns)
 
-    def _tags_interned(self, data: _Interned, y: Sequence[Sequence[str]] | None = None) -> None:
+    def _tags_interned(self, data: _Interned, y: Sequence[Sequence[str]] | None = None,
+                       folds: list | None = None, first_sequence: int = 0) -> None:
         """Put the classes of the ``tags`` slots in ``data`` (from :meth:`_intern`).
 
         The slots hold each token's lowercased cell (the ``lower`` value);
         they get its class instead, interned like every value: with ``y``,
         a new dictionary is learned and the tokens get their jackknifed
         classes (:func:`cseq.tagdict.jackknife`, sentence ``i`` in fold
-        ``i % FOLDS``); without, the fitted dictionary's classes.
+        ``i % FOLDS``); with ``folds`` (:meth:`tag_folds`), the jackknifed
+        classes of a part of a corpus that starts at sentence
+        ``first_sequence``; without either, the fitted dictionary's classes.
         """
         if not self._tag_columns:
             return
         lengths = np.diff(data.seq_ptr)
+        fold = np.repeat((first_sequence + np.arange(len(lengths), dtype=np.int64)) % FOLDS,
+                         lengths)
         if y is not None:
             label_ids: dict[str, int] = {}
             labels = _pack.pack_labels(y, data.seq_ptr, label_ids, True, True)
             names = [""] * len(label_ids)
             for name, i in label_ids.items():
                 names[i] = name
-            fold = np.repeat(np.arange(len(lengths), dtype=np.int64) % FOLDS, lengths)
         tables = []
         for k, s in enumerate(self._tag_slots):
             lowered, inv = _dense_ids(data.slot_ids[:, s], len(data.values))
             words = data.values.strings(lowered.tolist())
             if y is not None:
-                whole, per_token, classes = jackknife(inv, len(words), labels,
-                                                      names, fold)
+                whole, per_fold, classes = jackknife(inv, len(words), labels, names, fold)
+                per_token = per_fold[inv, fold]
                 tables.append(dict(zip(words, [classes[c] for c in whole.tolist()])))
+            elif folds is not None:
+                word_id, per_fold, classes = folds[k]
+                try:
+                    ids = np.asarray([word_id[w] for w in words], dtype=np.int64)
+                except KeyError as exc:
+                    raise InputError(f"the tag folds do not know the string {exc.args[0]!r}: "
+                                     "they come from other data") from None
+                per_token = per_fold[ids[inv], fold] if len(words) else inv
             else:
                 table = self._tags.tables[k]  # type: ignore[union-attr]
                 classes = [table.get(w, UNKNOWN_CLASS) for w in words]
@@ -1048,6 +1060,10 @@ class TemplateFeaturizer:
                              "learned from labels: fit with y (an estimator's fit does)")
         data = self._intern(X)
         self._tags_interned(data, y)
+        return self._learn(data)
+
+    def _learn(self, data: _Interned) -> Sequences:
+        """Learn the attribute table from interned ``data`` and return it packed."""
         if self.n_buckets is not None:
             self._names = None
             return self._pack(self._bucket(data), data.seq_ptr)
@@ -1113,23 +1129,109 @@ class TemplateFeaturizer:
             self._name_blob = None
             self._names = None
         return self._pack(ids, data.seq_ptr)
-    def fit_part(self, X: Sequence[Any]) -> "TemplateFeaturizer":
+    def fit_part(self, X: Sequence[Any], tags: tuple | None = None,
+                 first_sequence: int = 0) -> "TemplateFeaturizer":
         """A featurizer fitted on ``X`` alone, every attribute kept and counted: a part for :meth:`merge`.
 
         ``min_freq`` is not applied (it applies to the whole corpus, in
         :meth:`merge`).  ``self`` is left unchanged.  Used by
         :mod:`cseq.distributed`, where each partition of a corpus learns its
-        attributes on its worker.
+        attributes on its worker.  With ``:tags`` templates, ``tags`` is
+        :meth:`tag_folds` of the whole corpus and ``X`` its sentences
+        ``first_sequence, ...``.
         """
-        if self._tag_columns:
-            raise InputError("templates with ':tags' (such as the pos preset) learn a tag "
-                             "dictionary jackknifed over the whole corpus, which training on "
-                             "partitions does not build yet: use templates without ':tags' "
-                             "(e.g. the pos preset without its U80-U87 lines)")
         part = TemplateFeaturizer(self.templates, min_freq=1, n_buckets=self.n_buckets)
-        part.fit_transform(X)
+        if self._tag_columns:
+            if tags is None:
+                raise InputError("templates with ':tags' (such as the pos preset) need the "
+                                 "tag folds of the whole corpus (tag_counts, then tag_folds) "
+                                 "to fit on a part")
+            X = _check_corpus(X)
+            part.n_columns_ = _n_columns(X)
+            part._tags = tags[0]
+            data = part._intern(X)
+            part._tags_interned(data, folds=tags[1], first_sequence=first_sequence)
+            part._learn(data)
+        else:
+            part.fit_transform(X)
         part.counts_ = part._table.counts if part._table is not None else None
         return part
+
+    # -- tags over the parts of a corpus (cseq.distributed) ----------------------
+
+    def tag_counts(self, X: Sequence[Any], y: Sequence[Sequence[str | None]],
+                   first_sequence: int = 0) -> dict[str, Any]:
+        """The label counts behind the ``tags`` classes of a part of a corpus.
+
+        ``X`` and ``y`` are the sentences ``first_sequence, ...`` of the
+        whole corpus (their folds are ``(first_sequence + i) % FOLDS``).
+        Returns a dict of plain lists and arrays for :meth:`tag_folds`: the
+        labels, and per tag column the lowercased strings and the
+        ``(string, label, fold)`` entries with their counts.
+        """
+        X = _check_corpus(X)
+        data = self._intern(X)
+        label_ids: dict[str, int] = {}
+        labels = _pack.pack_labels(y, data.seq_ptr, label_ids, True, True)
+        lengths = np.diff(data.seq_ptr)
+        fold = np.repeat((first_sequence + np.arange(len(lengths), dtype=np.int64)) % FOLDS,
+                         lengths)
+        columns = []
+        for s in self._tag_slots:
+            lowered, inv = _dense_ids(data.slot_ids[:, s], len(data.values))
+            keys, counts = np.unique(np.stack([inv, labels.astype(np.int64), fold]), axis=1,
+                                     return_counts=True)
+            columns.append({"words": data.values.strings(lowered.tolist()),
+                            "entries": keys, "counts": counts})
+        return {"labels": sorted(label_ids, key=label_ids.__getitem__), "columns": columns}
+
+    def tag_folds(self, parts: Sequence[dict[str, Any]]) -> tuple[TagDictionary, list]:
+        """The tag dictionary and jackknifed classes of a corpus from its parts' :meth:`tag_counts`.
+
+        Returns ``(dictionary, folds)``: the dictionary ``fit_transform`` of
+        the whole corpus learns, and per tag column ``(string -> id,
+        classes per id and fold, class names)``, which :meth:`fit_part` and
+        :meth:`transform_part` give each part's tokens (the classes
+        ``fit_transform`` gives them).
+        """
+        labels = sorted(set().union(*(p["labels"] for p in parts)))
+        label_id = {name: i for i, name in enumerate(labels)}
+        tables, folds = [], []
+        for k in range(len(self._tag_slots)):
+            word_id: dict[str, int] = {}
+            ws, ls, fs, cs = [], [], [], []
+            for p in parts:
+                col = p["columns"][k]
+                gw = np.asarray([word_id.setdefault(w, len(word_id)) for w in col["words"]],
+                                dtype=np.int64)
+                # Local label ids -> merged ones; -1 (unknown) stays -1.
+                lmap = np.asarray([label_id[n] for n in p["labels"]] + [-1], dtype=np.int64)
+                e = np.asarray(col["entries"], dtype=np.int64).reshape(3, -1)
+                ws.append(gw[e[0]])
+                ls.append(lmap[e[1]])
+                fs.append(e[2])
+                cs.append(np.asarray(col["counts"], dtype=np.int64))
+            cat = (lambda a: np.concatenate(a) if a else np.zeros(0, dtype=np.int64))  # noqa: E731
+            whole, per_fold, names = jackknife(cat(ws), len(word_id), cat(ls), labels, cat(fs),
+                                               count=cat(cs))
+            tables.append(dict(zip(word_id, [names[c] for c in whole.tolist()])))
+            folds.append((word_id, per_fold, names))
+        return TagDictionary(tables, self._tag_columns), folds
+
+    def transform_part(self, X: Sequence[Any], folds: list, first_sequence: int = 0
+                       ) -> Sequences:
+        """Pack the sentences ``first_sequence, ...`` of a training corpus with
+        their jackknifed ``tags`` classes (``folds`` from :meth:`tag_folds`),
+        as :meth:`fit_transform` of the whole corpus packs them."""
+        self._check_fitted()
+        X = _check_corpus(X)
+        data = self._intern(X)
+        self._tags_interned(data, folds=folds, first_sequence=first_sequence)
+        if self.n_buckets is not None:
+            return self._pack(self._bucket(data), data.seq_ptr)
+        ids = self._table.lookup_tokens(*self._key_args(data), data.words, data.word_slots,
+                                        self._fit_memo_col)
+        return self._pack(ids, data.seq_ptr)
 
     def merge(self, parts: Sequence["TemplateFeaturizer"]) -> "TemplateFeaturizer":
         """The featurizer :meth:`fit_transform` learns from the parts' corpora concatenated.
@@ -1143,6 +1245,7 @@ class TemplateFeaturizer:
         """
         merged = self.fresh()
         merged.n_columns_ = next((p.n_columns_ for p in parts if p.n_columns_ is not None), None)
+        merged._tags = next((p._tags for p in parts if p._tags is not None), None)
         if self.n_buckets is not None:
             return merged
         parts = [p for p in parts if p._table is not None and len(p._table)]

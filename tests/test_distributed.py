@@ -221,6 +221,28 @@ def test_shards_spread_over_the_workers(client):
     assert sys.getsizeof(shard) > shard.corpus.attr_ids.nbytes + shard.corpus.tok_ptr.nbytes
 
 
+def test_tags_templates_train_as_in_fit(client):
+    # The pos preset's ':tags' templates: the jackknifed dictionary by a
+    # map-reduce over the partitions; one partition gives fit's weights, and
+    # three give fit's attributes and tag dictionary.
+    X = [["The", "dog", "runs"], ["a", "dog"], ["the", "cat", "saw", "x"], ["Dog"],
+         ["saw", "the", "x"], ["a"], ["runs", "a", "cat"]] * 4
+    y = [["D", "N", "V"], ["D", "N"], ["D", "N", "V", "X"], ["N"], ["V", "D", "X"], ["D"],
+         ["V", "D", "N"]] * 4
+    templates = "U0:%x[0,0:lower]\nU1:%x[0,0:tags]\nU2:%x[1,0:tags]/%x[0,0:lower]\n"
+
+    def make():
+        return cseq.StructuredPerceptron(max_iter=3, shuffle=False, all_states=True,
+                                         features=cseq.TemplateFeaturizer(templates))
+    ref = make().fit(X, y)
+    one = cd.fit(make(), X, y, client=client, npartitions=1)
+    assert np.array_equal(one.model_.params, ref.model_.params)
+    three = cd.fit(make(), X, y, client=client, npartitions=3)
+    assert three.featurizer_.attribute_names() == ref.featurizer_.attribute_names()
+    assert three.featurizer_._tags.tables == ref.featurizer_._tags.tables
+    assert cd.predict(three, X, client=client) == three.predict(X)
+
+
 def test_predict_equals_model_predict(client):
     X, y = _corpus(60, seed=5)
     Xte, _ = _corpus(41, seed=6)
@@ -312,9 +334,6 @@ def test_bad_calls_are_refused(client):
         cd.fit(cseq.CRF(), X, y[:4], client=client)
     with pytest.raises(cseq.InputError, match="empty corpus"):
         cd.fit(cseq.CRF(), [], [], client=client)
-    tags = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[1,0:tags]")
-    with pytest.raises(cseq.InputError, match="tag dictionary"):
-        cd.fit(cseq.CRF(features=tags), [[("a",)]], [["A"]], client=client)
 
 
 def test_early_stopping_on_a_dev_set_scored_on_the_driver(client):

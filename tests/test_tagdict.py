@@ -220,9 +220,33 @@ def test_batches_read_their_classes_from_the_first_batch():
     assert got[0] == [sorted(t) for t in want]
 
 
-def test_training_on_partitions_refuses_tags_templates():
-    with pytest.raises(InputError, match="partitions does not build yet"):
-        TemplateFeaturizer(TEMPLATES).fit_part([["a"]])
+def test_training_on_parts_gives_the_whole_corpus_fit():
+    # The map-reduce of cseq.distributed: counts per part, merged folds, parts
+    # fitted and packed with them == fit_transform of the whole corpus.
+    X = [["The", "dog", "runs"], ["a", "dog"], ["the", "cat", "saw", "x"], ["Dog"],
+         ["saw", "the", "x"], ["a"], ["runs", "a", "cat"]] * 3
+    y = [["D", "N", "V"], ["D", "N"], ["D", "N", "V", "X"], ["N"], ["V", "D", "X"], ["D"],
+         ["V", "D", "N"]] * 3
+    y[4] = [None, "D", None]
+    ref = TemplateFeaturizer(TEMPLATES)
+    whole = ref.fit_transform(X, y)
+    f = TemplateFeaturizer(TEMPLATES)
+    with pytest.raises(InputError, match="tag folds"):
+        f.fit_part(X)
+    cuts = [0, 5, 6, 13, len(X)]
+    spans = list(zip(cuts[:-1], cuts[1:]))
+    dictionary, folds = f.tag_folds([f.tag_counts(X[a:b], y[a:b], a) for a, b in spans])
+    assert dictionary.tables == ref._tags.tables
+    merged = f.merge([f.fit_part(X[a:b], (dictionary, folds), a) for a, b in spans])
+    assert merged.attribute_names() == ref.attribute_names()
+    packed = [merged.transform_part(X[a:b], folds, a) for a, b in spans]
+    assert np.array_equal(np.concatenate([p.attr_ids for p in packed]), whole.attr_ids)
+    assert np.array_equal(np.concatenate([np.diff(p.tok_ptr) for p in packed]),
+                          np.diff(whole.tok_ptr))
+    new = [["the", "Dog", "flies"]]
+    assert np.array_equal(merged.transform(new).attr_ids, ref.transform(new).attr_ids)
+    with pytest.raises(InputError, match="other data"):
+        merged.transform_part([["unseen"]], folds, 0)
 
 
 def test_unknown_labels_are_not_counted():
@@ -265,13 +289,20 @@ def test_jackknife_matches_counting_by_hand(block, data):
     with pytest.MonkeyPatch.context() as mp:
         if block is not None:  # several blocks of words, tokens sorted by word
             mp.setattr(tagdict, "_BLOCK", block)
-        whole, jack, classes = tagdict.jackknife(word, n_words, label, names, fold)
-    assert whole.shape == (n_words,) and jack.shape == (n,)
+        whole, per_fold, classes = tagdict.jackknife(word, n_words, label, names, fold)
+    assert whole.shape == (n_words,) and per_fold.shape == (n_words, 5)
+    jack = per_fold[word, fold]
     for w in range(n_words):
         assert classes[whole[w]] == counter_class(names, label, word == w), w
     for i in range(n):
         assert classes[jack[i]] == counter_class(
             names, label, (word == word[i]) & (fold != fold[i])), i
+    # The same tokens as (word, label, fold) entries with counts (how
+    # cseq.distributed sums the partitions' counts) give the same classes.
+    keys, count = np.unique(np.stack([word, label, fold]), axis=1, return_counts=True)
+    w2, p2, c2 = tagdict.jackknife(keys[0], n_words, keys[1], names, keys[2], count=count)
+    assert [c2[k] for k in w2] == [classes[k] for k in whole]
+    assert [[c2[k] for k in row] for row in p2] == [[classes[k] for k in row] for row in per_fold]
 
 
 def test_hashing_mode_buckets_are_the_table_keys_of_the_same_attributes():
@@ -298,7 +329,8 @@ def test_jackknife_keeps_a_label_at_exactly_five_percent_of_the_other_folds():
     label = np.array([0] * 38 + [1] * 2 + [0])
     fold = np.array([1 + i % 4 for i in range(40)] + [0])
     word = np.zeros(41, dtype=np.int64)
-    whole, jack, classes = tagdict.jackknife(word, 1, label, ["A", "B"], fold)
+    whole, per_fold, classes = tagdict.jackknife(word, 1, label, ["A", "B"], fold)
+    jack = per_fold[word, fold]
     assert classes[jack[40]] == "A|B"  # counted on folds 1-4: 2 / 40
     assert classes[whole[0]] == "A"  # counted on all: 2 / 41 < 5 %
     assert classes[jack[0]] == "A|B"  # fold 1's ten A left out: B is 2 of 31
