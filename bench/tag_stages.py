@@ -1,0 +1,78 @@
+"""Where ``predict`` spends its time on raw words: the stages of the template path, timed apart.
+
+    python bench/tag_stages.py                 # EWT train words, the pos preset
+    python bench/tag_stages.py --repeat 7 --epochs 3
+
+Trains an averaged perceptron on the ``pos`` preset (UD English EWT
+train, ``--epochs`` passes, seed 0), then runs the stages that
+``predict(X)`` runs for the training file's words, one after the other,
+each timed on its own (best of ``--repeat``): interning the cells
+(``_intern_lookup``), the ``tags`` classes (``_tags_hashed``), the word
+memo (``KeyTable.word_memo``), the attribute lookup
+(``TransformChunks.sequences``), decoding (``LinearChain.decode``) and
+the label lists.  A measuring tool: it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+import cseq
+from cseq.conll import read_conllu
+from cseq.templates import TransformChunks
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
+
+
+def stages(est, X) -> dict[str, float]:
+    f = est.featurizer_
+    t0 = time.perf_counter()
+    data = f._intern_lookup(X, 1)
+    t1 = time.perf_counter()
+    f._tags_hashed(data)
+    t2 = time.perf_counter()
+    memo = f._table.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                              data.word_slots, f._memo_col, f._memo_row, 1)
+    t3 = time.perf_counter()
+    seqs = TransformChunks(f, data, memo, None, 1).sequences(0)
+    t4 = time.perf_counter()
+    ids = est.model_.decode(seqs)
+    t5 = time.perf_counter()
+    names = np.asarray(est.classes_, dtype=object)[ids].tolist()
+    ptr = seqs.seq_ptr.tolist()
+    [names[a:b] for a, b in zip(ptr[:-1], ptr[1:])]
+    t6 = time.perf_counter()
+    return {"intern": t1 - t0, "tags": t2 - t1, "word memo": t3 - t2, "lookup": t4 - t3,
+            "decode": t5 - t4, "label lists": t6 - t5}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, default=DATA, help="the ud_en_ewt directory")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=3)
+    args = p.parse_args()
+    sents, tags = read_conllu(args.data / "en_ewt-ud-train.conllu")[:2]
+    X = [[r[0] for r in s] for s in sents]
+    n = sum(map(len, X))
+    est = cseq.StructuredPerceptron(max_iter=args.epochs, random_state=0,
+                                    features=cseq.TemplateFeaturizer("pos")).fit(X, tags)
+    best: dict[str, float] = {}
+    for _ in range(args.repeat):
+        for k, v in stages(est, X).items():
+            best[k] = min(best.get(k, float("inf")), v)
+    total = sum(best.values())
+    print(f"cseq {cseq.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; "
+          f"EWT train words, {n:,} tokens, pos preset; best of {args.repeat}")
+    for k, v in best.items():
+        print(f"  {k:<12} {v * 1e3:7.1f} ms  {v / n * 1e9:6.0f} ns/token")
+    print(f"  {'total':<12} {total * 1e3:7.1f} ms  = {n / total:,.0f} tokens/s")
+
+
+if __name__ == "__main__":
+    main()
