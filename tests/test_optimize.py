@@ -179,3 +179,59 @@ def test_owlqn_zero_is_optimal_when_l1_dominates():
 def test_l1_must_be_non_negative():
     with pytest.raises(ValueError):
         lbfgs(quadratic(np.eye(2), np.ones(2)), np.zeros(2), l1=-1.0)
+
+
+# -- the two-loop recursion (cseq._lbfgs) against the dense BFGS update ---------
+
+def _dense_direction(g, pairs):
+    """``-H g`` with ``H`` built explicitly: ``H0 = (s'y / y'y) I`` of the newest
+    pair, then the BFGS inverse update ``H <- (I - rho s y') H (I - rho y s') + rho s s'``
+    for each pair, oldest first (Nocedal and Wright 2006, eq. 6.17 and 7.20)."""
+    n = len(g)
+    s_new, y_new, _ = pairs[-1]
+    H = (s_new @ y_new) / (y_new @ y_new) * np.eye(n)
+    for s, y, rho in pairs:
+        V = np.eye(n) - rho * np.outer(y, s)
+        H = V.T @ H @ V + rho * np.outer(s, s)
+    return -H @ g
+
+
+@examples(60)
+@given(n=st.integers(1, 25), k=st.integers(1, 7), seed=st.integers(0, 2**32 - 1))
+def test_two_loop_is_the_dense_bfgs_direction(n, k, seed):
+    from cseq._lbfgs import two_loop
+    rng = np.random.default_rng(seed)
+    # Pairs from a symmetric positive definite curvature (y = A s), so y's > 0.
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    A = Q @ np.diag(rng.uniform(0.1, 10.0, n)) @ Q.T
+    pairs = []
+    for _ in range(k):
+        s = rng.normal(size=n) * rng.uniform(0.01, 10.0)
+        y = A @ s
+        pairs.append((s, y, 1.0 / float(y @ s)))
+    g = rng.normal(size=n)
+    got = two_loop(g, pairs)
+    want = _dense_direction(g, pairs)
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10 * np.abs(want).max())
+    assert got is not g and not np.shares_memory(got, g)
+
+
+def test_two_loop_without_pairs_is_steepest_descent():
+    from cseq._lbfgs import two_loop
+    g = np.array([1.5, -2.0, 0.0])
+    np.testing.assert_array_equal(two_loop(g, []), -g)
+    assert two_loop(np.zeros(0), [(np.zeros(0), np.zeros(0), 1.0)]).shape == (0,)
+
+
+def test_two_loop_refuses_bad_pairs():
+    from cseq._lbfgs import two_loop
+    g, s, y = np.ones(4), np.ones(4), 2 * np.ones(4)
+    with pytest.raises(ValueError, match="length 4"):
+        two_loop(g, [(s, np.ones(3), 0.125)])
+    for rho in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="rho must be finite and positive"):
+            two_loop(g, [(s, y, rho)])
+    with pytest.raises(ValueError):  # float32: wrong buffer dtype
+        two_loop(g, [(s.astype(np.float32), y, 0.125)])
+    with pytest.raises(ValueError):  # not contiguous
+        two_loop(g, [(np.ones(8)[::2], y, 0.125)])
