@@ -123,3 +123,45 @@ def two_loop(const real[::1] g, pairs):
         free(y)
         free(rho)
         free(alpha)
+
+
+def _check_lengths(Py_ssize_t n, names, *vectors):
+    for name, v in zip(names, vectors):
+        if v.shape[0] != n:
+            raise ValueError(f"{name} has length {v.shape[0]}, expected {n}")
+
+
+def moved(const real[::1] x, real step, const real[::1] d):
+    """``x + step * d`` as a new array, in one pass."""
+    cdef Py_ssize_t n = x.shape[0], j
+    _check_lengths(n, ("d",), d)
+    out_arr = np.empty(n, dtype=np.float64)
+    cdef real[::1] out = out_arr
+    with nogil:
+        for j in range(n):
+            out[j] = x[j] + step * d[j]
+    return out_arr
+
+
+def correction(const real[::1] x_new, const real[::1] x, const real[::1] g_new,
+               const real[::1] g):
+    """The correction pair of an accepted step and the dot products L-BFGS
+    tests, in one pass: ``(s, y, y's, y'y, g_new'g_new, x_new'x_new)`` with
+    ``s = x_new - x`` and ``y = g_new - g`` (new arrays)."""
+    cdef Py_ssize_t n = x_new.shape[0], j
+    _check_lengths(n, ("x", "g_new", "g"), x, g_new, g)
+    s_arr = np.empty(n, dtype=np.float64)
+    y_arr = np.empty(n, dtype=np.float64)
+    cdef real[::1] s = s_arr, y = y_arr
+    cdef real ys = 0.0, yy = 0.0, gg = 0.0, xx = 0.0, sj, yj
+    with nogil:
+        for j in range(n):
+            sj = x_new[j] - x[j]
+            yj = g_new[j] - g[j]
+            s[j] = sj
+            y[j] = yj
+            ys += yj * sj
+            yy += yj * yj
+            gg += g_new[j] * g_new[j]
+            xx += x_new[j] * x_new[j]
+    return s_arr, y_arr, ys, yy, gg, xx

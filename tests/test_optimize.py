@@ -235,3 +235,19 @@ def test_two_loop_refuses_bad_pairs():
         two_loop(g, [(s.astype(np.float32), y, 0.125)])
     with pytest.raises(ValueError):  # not contiguous
         two_loop(g, [(np.ones(8)[::2], y, 0.125)])
+
+
+def test_step_and_correction_kernels_match_numpy():
+    from cseq._lbfgs import correction, moved
+    rng = np.random.default_rng(5)
+    x, d, xn, g, gn = (rng.normal(size=101) for _ in range(5))
+    np.testing.assert_allclose(moved(x, 0.25, d), x + 0.25 * d, rtol=1e-15)  # FMA may round once
+    s, y, ys, yy, gg, xx = correction(xn, x, gn, g)
+    np.testing.assert_array_equal(s, xn - x)
+    np.testing.assert_array_equal(y, gn - g)
+    for got, want in ((ys, y @ s), (yy, y @ y), (gg, gn @ gn), (xx, xn @ xn)):
+        assert got == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="g_new has length 3"):
+        correction(xn, x, gn[:3], g)
+    with pytest.raises(ValueError, match="d has length 4"):
+        moved(x, 1.0, d[:4])
