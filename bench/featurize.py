@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -30,15 +29,11 @@ import numpy as np
 import cseq
 from cseq.conll import read_conll, read_conllu
 from cseq.templates import TemplateFeaturizer
+from tagging import times
 
 
 def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return min(times(fn, repeat))
 
 
 def check_same(feat: TemplateFeaturizer, X, seqs) -> None:

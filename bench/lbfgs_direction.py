@@ -17,11 +17,11 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 from cseq._lbfgs import two_loop
+from tagging import times
 
 
 def numpy_two_loop(g: np.ndarray, pairs) -> np.ndarray:
@@ -42,12 +42,7 @@ def numpy_two_loop(g: np.ndarray, pairs) -> np.ndarray:
 
 
 def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(times))
+    return 1e3 * float(np.median(times(fn, repeat)))
 
 
 def main() -> None:
