@@ -3,6 +3,7 @@
     python bench/lbfgs_direction.py                    # CoNLL-2000's CRF size, memory 6
     python bench/lbfgs_direction.py --n 10000000 --memory 10
     python bench/lbfgs_direction.py --fit ../shared/data   # + a real CRF fit's driver time
+    PYTHONPATH=/path/to/older/checkout python bench/lbfgs_direction.py --fit ../shared/data
 
 Times (median of ``--repeat``) the direction ``-H g`` for ``--memory``
 random correction pairs of ``--n`` parameters, by the compiled fused
@@ -15,7 +16,9 @@ L-BFGS fit, in-process and on a Dask cluster alike.  With ``--fit DATA``
 it also fits the ``chunk`` CRF (c2 = 1, 20 iterations, ``n_jobs=2``) on
 CoNLL-2000 and prints the median time between the end of one evaluation of
 the objective and the start of the next: the optimizer's own work per
-iteration.  A measuring tool: it asserts nothing.
+iteration; with ``PYTHONPATH`` pointing at a checkout from before
+``cseq._lbfgs`` (524884c), the same for the numpy recursion.  A measuring
+tool: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import argparse
 
 import numpy as np
 
-from cseq._lbfgs import two_loop
 from tagging import times
 
 
@@ -88,19 +90,24 @@ def main() -> None:
     ap.add_argument("--fit", metavar="DATA", help="also time a CRF fit's driver work "
                     "(the folder holding conll2000/)")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    pairs = []
-    for _ in range(args.memory):
-        s = rng.normal(size=args.n)
-        y = s * rng.uniform(0.5, 2.0, args.n)
-        pairs.append((s, y, 1.0 / float(y @ s)))
-    g = rng.normal(size=args.n)
-    a, b = numpy_two_loop(g, pairs), two_loop(g, pairs)
-    err = float(np.abs(a - b).max() / np.abs(a).max())
-    t_np = median_ms(lambda: numpy_two_loop(g, pairs), args.repeat)
-    t_c = median_ms(lambda: two_loop(g, pairs), args.repeat)
-    print(f"n = {args.n:,} parameters, memory {args.memory}: numpy {t_np:.2f} ms, "
-          f"cseq._lbfgs {t_c:.2f} ms ({t_np / t_c:.2f}x); max relative difference {err:.1e}")
+    try:
+        from cseq._lbfgs import two_loop
+    except ImportError:  # a checkout from before cseq._lbfgs: --fit alone
+        print("this cseq has no cseq._lbfgs (numpy L-BFGS): direction not compared")
+    else:
+        rng = np.random.default_rng(0)
+        pairs = []
+        for _ in range(args.memory):
+            s = rng.normal(size=args.n)
+            y = s * rng.uniform(0.5, 2.0, args.n)
+            pairs.append((s, y, 1.0 / float(y @ s)))
+        g = rng.normal(size=args.n)
+        a, b = numpy_two_loop(g, pairs), two_loop(g, pairs)
+        err = float(np.abs(a - b).max() / np.abs(a).max())
+        t_np = median_ms(lambda: numpy_two_loop(g, pairs), args.repeat)
+        t_c = median_ms(lambda: two_loop(g, pairs), args.repeat)
+        print(f"n = {args.n:,} parameters, memory {args.memory}: numpy {t_np:.2f} ms, "
+              f"cseq._lbfgs {t_c:.2f} ms ({t_np / t_c:.2f}x); max relative difference {err:.1e}")
     if args.fit:
         gap, evaluation = driver_seconds(args.fit)
         print(f"CRF fit on CoNLL-2000 (chunk preset, n_jobs=2, 20 iterations): "

@@ -178,7 +178,7 @@ def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1)
         orthant = np.where(x != 0.0, np.sign(x), -np.sign(pg))
         step = 1.0 if pairs else 1.0 / max(norm(d), 1e-12)
         for _ in range(max_linesearch):
-            x_new = x + step * d
+            x_new = moved(x, step, d)
             x_new[np.sign(x_new) != orthant] = 0.0
             f_new_s, g_new = fun(x_new)
             nfev += 1
@@ -188,15 +188,13 @@ def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1)
             step *= 0.5
         else:
             return LBFGSResult(x, f, it - 1, nfev, "line search failed to decrease the objective")
-        s = x_new - x
-        y = g_new - g
-        ys = dot(y, s)
-        if ys > 1e-10 * dot(y, y):
+        s, y, ys, yy, _, xx = correction(x_new, x, g_new, g)
+        if ys > 1e-10 * yy:
             pairs.append((s, y, 1.0 / ys))
         x, f, g = x_new, f_new, g_new
         pg = pseudo_gradient(x, g, l1)
         if callback is not None and callback(it, x, f):
             return LBFGSResult(x, f, it, nfev, "stopped by the convergence test")
-        if norm(pg) <= gtol * max(1.0, norm(x)):
+        if norm(pg) <= gtol * max(1.0, math.sqrt(xx)):
             return LBFGSResult(x, f, it, nfev, "gradient norm below tolerance")
     return LBFGSResult(x, f, max_iter, nfev, MAX_ITER_MESSAGE)
