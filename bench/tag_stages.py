@@ -8,9 +8,11 @@ train, ``--epochs`` passes, seed 0), then runs the stages that
 ``predict(X)`` runs for the training file's words, one after the other,
 each timed on its own (best of ``--repeat``): interning the cells
 (``_intern_lookup``), the ``tags`` classes (``_tags_hashed``), the word
-memo (``KeyTable.word_memo``), the attribute lookup
-(``TransformChunks.sequences``), decoding (``LinearChain.decode``) and
-the label lists.  A measuring tool: it asserts nothing.
+memo (``KeyTable.word_memo``), the summed emission rows of the memo's
+attributes per word and offset (``LinearChain.word_rows``), the lookup of
+the other attributes (``TransformChunks.sequences(without_memo=True)``),
+decoding with the word rows (``LinearChain.decode``) and the label lists.
+A measuring tool: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -39,16 +41,20 @@ def stages(est, X) -> dict[str, float]:
     memo = f._table.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
                               data.word_slots, f._memo_col, f._memo_row, 1)
     t3 = time.perf_counter()
-    seqs = TransformChunks(f, data, memo, None, 1).sequences(0)
+    chunks = TransformChunks(f, data, memo, None, 1)
+    ids, group, groups = chunks.memo_attributes()
+    rows = est.model_.word_rows(ids, group, len(groups))
     t4 = time.perf_counter()
-    ids = est.model_.decode(seqs)
+    seqs = chunks.sequences(0, without_memo=True)
     t5 = time.perf_counter()
-    names = np.asarray(est.classes_, dtype=object)[ids].tolist()
+    labels = est.model_.decode(seqs, word_rows=(rows, chunks.words(0), groups))
+    t6 = time.perf_counter()
+    names = np.asarray(est.classes_, dtype=object)[labels].tolist()
     ptr = seqs.seq_ptr.tolist()
     [names[a:b] for a, b in zip(ptr[:-1], ptr[1:])]
-    t6 = time.perf_counter()
-    return {"intern": t1 - t0, "tags": t2 - t1, "word memo": t3 - t2, "lookup": t4 - t3,
-            "decode": t5 - t4, "label lists": t6 - t5}
+    t7 = time.perf_counter()
+    return {"intern": t1 - t0, "tags": t2 - t1, "word memo": t3 - t2, "word rows": t4 - t3,
+            "lookup": t5 - t4, "decode": t6 - t5, "label lists": t7 - t6}
 
 
 def main() -> None:

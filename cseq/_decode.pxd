@@ -1,6 +1,5 @@
 from cseq._types cimport weight_t, label_t, index_t
-from cseq._masks cimport Constraints
-from cseq._weights cimport Chain, Transitions
+from cseq._weights cimport Transitions
 
 
 cdef inline size_t viterbi_delta_size(int n_labels, int order) noexcept nogil:
@@ -17,10 +16,6 @@ cdef inline size_t viterbi_back_size(index_t n, int n_labels, int order) noexcep
 
 cdef weight_t viterbi_path(const weight_t* emissions, index_t n, const Transitions* tr,
                            weight_t* delta, label_t* back, label_t* path) noexcept nogil
-
-cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
-                      const Constraints* cons, index_t s0, index_t s1, label_t* out,
-                      index_t* bad_seq) noexcept nogil
 
 cdef void add_cost(weight_t* emissions, index_t n, int L, const label_t* gold,
                    const weight_t* cost, weight_t scale) noexcept nogil

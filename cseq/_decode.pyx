@@ -338,12 +338,45 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
     return viterbi_path(emissions, n, tr, delta, back, path)
 
 
+cdef struct WordRows:
+    # Emission rows precomputed per word, added to the scored emissions:
+    # rows[(g * n_words + w) * L + y] for group g and word w.  Token t of a
+    # sequence covering tokens t0 <= t < t1 adds, for each group g with
+    # t0 <= t + offset[g] < t1, the row of word words[(t + offset[g]) *
+    # n_cols + col[g]].
+    const weight_t* rows
+    const int* words
+    index_t n_words
+    index_t n_cols
+    const int* col
+    const int* offset
+    int n_groups
+
+
+cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
+                        weight_t* em) noexcept nogil:
+    """Add the word rows of tokens ``t0:t0 + n`` (one sequence) to ``em`` (n x L)."""
+    cdef index_t t, r
+    cdef int g, y
+    cdef weight_t* row
+    cdef const weight_t* src
+    for t in range(n):
+        row = em + t * L
+        for g in range(wr.n_groups):
+            r = t + wr.offset[g]
+            if 0 <= r < n:
+                src = wr.rows + (g * wr.n_words + wr.words[(t0 + r) * wr.n_cols + wr.col[g]]) * L
+                for y in range(L):
+                    row[y] += src[y]
+
+
 cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions* tr,
-                      const Constraints* cons, index_t s0, index_t s1, label_t* out,
-                      index_t* bad_seq) noexcept nogil:
+                      const Constraints* cons, const WordRows* wr, index_t s0, index_t s1,
+                      label_t* out, index_t* bad_seq) noexcept nogil:
     """Viterbi-decode sequences ``s0:s1`` of ``ch``'s corpus into ``out`` (indexed by token).
 
-    Emissions come from the state weights of ``params``; transitions from
+    Emissions come from the state weights of ``params``, plus the rows of
+    ``wr`` (or NULL, see :c:type:`WordRows`); transitions from
     ``tr`` (already masked by ``cons.trans_ok`` if any: -inf where
     disallowed).  ``cons`` (or NULL) masks the emissions of each sequence
     (:c:func:`constrain_rows`).  Allocates its scratch once for the whole
@@ -374,6 +407,8 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
         if n == 0:
             continue
         score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
+        if wr != NULL:
+            add_word_rows(wr, t0, n, L, em)
         if not all_finite(em, n * L):
             if bad_seq[0] < 0:
                 bad_seq[0] = s
@@ -478,7 +513,7 @@ def path_score_array(const weight_t[:, ::1] emissions, const weight_t[:, ::1] tr
 
 
 def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
-                  const index_t[::1] chunks, int n_jobs, MaskSet masks=None):
+                  const index_t[::1] chunks, int n_jobs, MaskSet masks=None, word_rows=None):
     """Viterbi labels for every token of a validated corpus, without the GIL.
 
     Parameters
@@ -491,6 +526,11 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
         ``chunks[c]:chunks[c + 1]`` and runs on one thread.
     n_jobs : number of threads.
     masks : constraints (``masks.allowed`` indexed by token), or None.
+    word_rows : ``(rows, words, groups)`` or None: emission rows added to
+        the corpus's (see :c:type:`WordRows`): ``rows`` float64 (n_groups,
+        n_words, L), ``words`` int32 (n_tokens, n_cols) word ids,
+        ``groups`` int32 (n_groups, 2), the column and the offset of each
+        group.  Checked here.
 
     Returns
     -------
@@ -519,6 +559,25 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
         masked = np.empty(tr.n_labels * tr.n_labels, dtype=np.float64)
         mask_transitions(tr.trans, tr.n_labels, cons.trans_ok, &masked[0])
         tr.trans = &masked[0]
+    cdef WordRows wr
+    cdef const WordRows* wrp = NULL
+    cdef const weight_t[:, :, ::1] rows
+    cdef const int[:, ::1] words
+    cdef int[::1] col, offset
+    if word_rows is not None:
+        rows, words, groups = word_rows
+        groups = np.asarray(groups, dtype=np.int32)
+        _check_word_rows(rows, words, groups, ix.layout.n_labels, n_tok)
+        col = np.ascontiguousarray(groups[:, 0])
+        offset = np.ascontiguousarray(groups[:, 1])
+        wr.rows = &rows[0, 0, 0] if rows.shape[0] and rows.shape[1] else NULL
+        wr.words = &words[0, 0] if words.shape[1] else NULL
+        wr.n_words = rows.shape[1]
+        wr.n_cols = words.shape[1]
+        wr.col = &col[0] if col.shape[0] else NULL
+        wr.offset = &offset[0] if offset.shape[0] else NULL
+        wr.n_groups = rows.shape[0]
+        wrp = &wr
     cdef Chain ch = chain_of(ix, cv)
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
@@ -527,12 +586,29 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef index_t[:, ::1] bad = bad_np
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-        failed += -decode_range(&ch, &params[0], &tr, cons, chunks[c], chunks[c + 1], &out[0],
-                                &bad[c, 0])
+        failed += -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[c], chunks[c + 1],
+                                &out[0], &bad[c, 0])
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
     raise_bad_sequence(bad_np)
     return out_np
+
+
+def _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
+                     const int[:, ::1] groups, int n_labels, index_t n_tokens):
+    """ValueError unless the word rows of :func:`decode_corpus` fit the corpus and the model."""
+    cdef index_t n_words = rows.shape[1], i, j
+    cdef int g
+    if rows.shape[2] != n_labels or groups.shape[0] != rows.shape[0] \
+            or groups.shape[1] != 2 or words.shape[0] != n_tokens:
+        raise ValueError("decode_corpus: the word rows do not fit the model and the corpus")
+    for g in range(groups.shape[0]):
+        if not 0 <= groups[g, 0] < words.shape[1]:
+            raise ValueError("decode_corpus: a word-row group reads a column out of range")
+    for i in range(words.shape[0]):
+        for j in range(words.shape[1]):
+            if not 0 <= words[i, j] < n_words:
+                raise ValueError("decode_corpus: word ids out of range of the word rows")
 
 
 def check_masks(MaskSet masks, int n_labels, index_t n_tokens):

@@ -77,6 +77,7 @@ class KeyTable:
         tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
         tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
         pad_after: NDArray[np.int32], words: NDArray[np.int32], memo: WordMemo, n_jobs: int = 1,
+        without_memo: bool = False,
     ) -> tuple[NDArray[np.int32], NDArray[np.int64]]: ...
     @property
     def keys(self) -> NDArray[np.uint64]: ...

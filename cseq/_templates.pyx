@@ -597,6 +597,8 @@ cdef class WordMemo:
     cdef Py_ssize_t table_size
     cdef readonly Py_ssize_t n_words, n_memo
     cdef object ids, memo_col, memo_row
+    # pending[w]: 1 when a memo template of string w is looked up per token (-2).
+    cdef object pending
 
     def __cinit__(self):
         self.table = None
@@ -913,7 +915,7 @@ cdef class KeyTable:
         cdef WordMemo memo = self.word_memo(hashes, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
                                             word_cells, memo_col, memo_row, n_jobs)
         return self._lookup(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
-                            pad_before, pad_after, words, memo, n_jobs, False)
+                            pad_before, pad_after, words, memo, n_jobs, False, False)
 
     def word_memo(self, const uint64_t[::1] hashes not None,
                   const int32_t[::1] tmpl_ptr not None, const int32_t[::1] cell_row not None,
@@ -970,6 +972,7 @@ cdef class KeyTable:
         memo.memo_row = np.array(rows_np, dtype=np.int32)
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
         memo.ids = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
+        memo.pending = np.ones(max(n_words, 1), dtype=np.uint8)
         if n_memo == 0 or n_words == 0:
             return memo
         cdef int32_t[:, ::1] ids = memo.ids
@@ -997,6 +1000,7 @@ cdef class KeyTable:
             _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
                         &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
                         &bufs[threadid(), 0], &where[threadid(), 0])
+        memo.pending = (memo.ids == -2).any(axis=1).view(np.uint8)
         return memo
 
     def lookup_packed(self, const int32_t[:, ::1] cells not None,
@@ -1007,12 +1011,15 @@ cdef class KeyTable:
                       const int32_t[::1] pad_before not None,
                       const int32_t[::1] pad_after not None,
                       const int32_t[:, ::1] words not None, WordMemo memo not None,
-                      int n_jobs=1):
+                      int n_jobs=1, bint without_memo=False):
         """The ids of :meth:`lookup_tokens`, the absent ones (-1) left out, row by row.
 
         ``memo`` comes from :meth:`word_memo` of this table, unchanged since,
         for the strings ``words`` indexes; the other arguments are those of
         :meth:`lookup_tokens`, for any range of sequences of the corpus.
+        With ``without_memo``, the ids a memo template takes from the memo
+        (``memo.memo_ids`` >= -1, its row inside the sequence) are left out
+        too: those a caller adds from the memo itself.
 
         Returns
         -------
@@ -1022,14 +1029,14 @@ cdef class KeyTable:
             Token ``p`` has ``attr_ids[tok_ptr[p]:tok_ptr[p + 1]]``.
         """
         return self._lookup(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
-                            pad_before, pad_after, words, memo, n_jobs, True)
+                            pad_before, pad_after, words, memo, n_jobs, True, without_memo)
 
     cdef _lookup(self, const int32_t[:, ::1] cells, const uint64_t[::1] hashes,
                  const int64_t[::1] seq_ptr, const int32_t[::1] tmpl_ptr,
                  const int32_t[::1] cell_row, const int32_t[::1] cell_slot,
                  const uint64_t[::1] tmpl_seed, const int32_t[::1] pad_before,
                  const int32_t[::1] pad_after, const int32_t[:, ::1] words, WordMemo memo,
-                 int n_jobs, bint packed):
+                 int n_jobs, bint packed, bint without_memo):
         cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
                              pad_before, pad_after, "KeyTable.lookup_tokens")
         cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, i, t, c
@@ -1059,6 +1066,7 @@ cdef class KeyTable:
             return (out.reshape(-1), ptr_np) if packed else out
         cdef int32_t[:, ::1] o = out
         cdef int32_t[:, ::1] mids = memo.ids
+        cdef const uint8_t[::1] pending = memo.pending
         cdef int64_t[::1] ptr = ptr_np
         cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
         # Each thread's keys of a block, and where their ids go.
@@ -1069,8 +1077,8 @@ cdef class KeyTable:
         for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
             self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
                              words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
-                             &memo_row[0], &o[0, 0], &bufs[threadid(), 0],
-                             &where[threadid(), 0])
+                             &memo_row[0], &pending[0] if without_memo else NULL, &o[0, 0],
+                             &bufs[threadid(), 0], &where[threadid(), 0])
             if packed:
                 _compact(&o[0, 0], n_tmpl, i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
         if not packed:
@@ -1082,12 +1090,15 @@ cdef class KeyTable:
     cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
                           const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,
                           Py_ssize_t n_memo, const int32_t* memo_col, const int32_t* memo_row,
-                          int32_t* out, uint64_t* buf, int64_t* where) noexcept nogil:
+                          const uint8_t* pending, int32_t* out, uint64_t* buf,
+                          int64_t* where) noexcept nogil:
         """Ids of tokens ``p0 <= p < p1``: memo templates from the memo, the
-        rest made BLOCK tokens at a time, then probed with prefetching."""
+        rest made BLOCK tokens at a time, then probed with prefetching.  With
+        ``pending`` (WordMemo.pending; the caller adds the memo's ids itself),
+        memo templates the memo answers are left absent (-1) instead."""
         cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, j, m, nb, p, q, s, lo, hi, mid
         cdef int64_t start, end, r
-        cdef int32_t a
+        cdef int32_t a, w
         # The sequence holding p0: the last s with seq_ptr[s] <= p0.
         lo = 0
         hi = sp.n_seq
@@ -1113,9 +1124,13 @@ cdef class KeyTable:
                         r = q + memo_row[t]
                         j += 1
                         if start <= r < end:
-                            a = memo[words[r * n_cols + memo_col[t]] * n_memo + j - 1]
+                            w = words[r * n_cols + memo_col[t]]
+                            if pending != NULL and not pending[w]:
+                                out[q * n_tmpl + t] = -1
+                                continue
+                            a = memo[w * n_memo + j - 1]
                             if a != -2:
-                                out[q * n_tmpl + t] = a
+                                out[q * n_tmpl + t] = -1 if pending != NULL else a
                                 continue
                     buf[m] = _key(sp, q, start, end, t)
                     where[m] = q * n_tmpl + t

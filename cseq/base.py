@@ -53,6 +53,9 @@ _BLOCKS_PER_THREAD = 8
 # Tokens per chunk when the featurizer interns X once (transform_chunks): the
 # chunk's attribute ids and scores stay in the cache between lookup and decoding.
 _CHUNK_TOKENS = 8192
+# Most memory the summed emission rows of the word memo may take
+# (ChainEstimator._word_rows); beyond, tagging looks every attribute up per token.
+_WORD_ROWS_BYTES = 1 << 27
 
 
 def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
@@ -473,7 +476,42 @@ class ChainEstimator:
         if getattr(self, "model_", None) is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
-    def _map_blocks(self, X, n_jobs, work) -> list:
+    def _map_decoded(self, X, n_jobs, work) -> list:
+        """``[work(corpus, block, ids), ...]``: :meth:`_map_blocks` with each block's labels.
+
+        ``ids`` are :meth:`_decode`'s label ids for ``corpus``.  For plain
+        Viterbi on a :class:`LinearChain` and a featurizer with word memos
+        (``transform_chunks``), the emissions of the attributes that read one
+        word come from one summed row per word and window offset, computed
+        once for all of ``X`` (``LinearChain.word_rows``), and ``corpus``
+        lacks those attributes.  The labels are those of the plain path up
+        to the order of floating-point additions.
+        """
+        plain = type(self)._decode is ChainEstimator._decode \
+            and type(self.model_) is LinearChain
+
+        def decoded(corpus, block, rows=None):
+            ids = self._decode(self.model_, corpus) if rows is None \
+                else self.model_.decode(corpus, word_rows=rows)
+            return work(corpus, block, ids)
+        return self._map_blocks(X, n_jobs, decoded, word_rows=plain)
+
+    def _word_rows(self, chunks, n_jobs: int):
+        """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
+
+        None when the featurizer memoizes nothing, or when the rows would
+        take more than ``_WORD_ROWS_BYTES`` (many distinct words times many
+        labels): then every attribute is looked up per token, as before.
+        """
+        memo = chunks.memo_attributes()
+        if memo is None:
+            return None
+        ids, group, groups = memo
+        if len(groups) * len(ids) * self.model_.n_labels * 8 > _WORD_ROWS_BYTES:
+            return None
+        return self.model_.word_rows(ids, group, len(groups), n_jobs), groups
+
+    def _map_blocks(self, X, n_jobs, work, *, word_rows: bool = False) -> list:
         """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
 
         ``corpus`` is the featurized ``X[block]`` (``block`` a slice), or all
@@ -489,7 +527,7 @@ class ChainEstimator:
         n_jobs = resolve_n_jobs(n_jobs)
         transform = self.featurizer_.transform
         if hasattr(self.featurizer_, "transform_chunks"):
-            return self._map_chunks(X, n_jobs, work)
+            return self._map_chunks(X, n_jobs, work, word_rows)
         n_blocks = 1
         if n_jobs > 1 and (type(X) is list or type(X) is tuple):
             n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
@@ -506,20 +544,27 @@ class ChainEstimator:
         except CSeqError:
             return [work(transform(X), None)]
 
-    def _map_chunks(self, X, n_jobs, work) -> list:
+    def _map_chunks(self, X, n_jobs, work, word_rows: bool = False) -> list:
         """:meth:`_map_blocks` for a featurizer that interns ``X`` once (``transform_chunks``).
 
         The word-level work is done once for all of ``X``; the chunks of
         ``_CHUNK_TOKENS`` tokens are then looked up and given to ``work`` in
         turn (their arrays stay in the cache), or by ``n_jobs`` Python
-        threads, which look up and decode without the GIL.
+        threads, which look up and decode without the GIL.  With
+        ``word_rows`` (see :meth:`_map_decoded`), ``work(corpus, block,
+        (rows, words, groups))`` gets chunks without their memo attributes
+        and the word rows that stand for them, when there are any.
         """
         chunks = self.featurizer_.transform_chunks(
             X, n_jobs=n_jobs, max_tokens=None,
             min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
+        rows = self._word_rows(chunks, n_jobs) if word_rows else None
 
         def run(k: int):
-            return work(chunks.sequences(k), chunks.block(k))
+            if rows is None:
+                return work(chunks.sequences(k), chunks.block(k))
+            return work(chunks.sequences(k, without_memo=True), chunks.block(k),
+                        (rows[0], chunks.words(k), rows[1]))
         try:
             if n_jobs == 1 or len(chunks) == 1:
                 return [run(k) for k in range(len(chunks))]
@@ -574,10 +619,10 @@ class ChainEstimator:
             return decoding.predict(self, X, constraints, fixed, n_jobs)
         labels = np.asarray(self.classes_, dtype=object)
 
-        def work(corpus, block):
-            names = labels[self._decode(self.model_, corpus)]
+        def work(corpus, block, ids):
+            names = labels[ids]
             return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
-        return [seq for block in self._map_blocks(X, n_jobs, work) for seq in block]
+        return [seq for block in self._map_decoded(X, n_jobs, work) for seq in block]
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
                       fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
@@ -603,10 +648,10 @@ class ChainEstimator:
                 and len(y) == len(X)):
             n_jobs = 1  # one block: the error will name indices of the whole X
 
-        def work(corpus, block):
+        def work(corpus, block, ids):
             gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
-            return int(np.sum(self._decode(self.model_, corpus) == gold)), len(gold)
-        counts = self._map_blocks(X, n_jobs, work)
+            return int(np.sum(ids == gold)), len(gold)
+        counts = self._map_decoded(X, n_jobs, work)
         total = sum(n for _, n in counts)
         return sum(c for c, _ in counts) / total if total else 0.0
 

@@ -258,22 +258,47 @@ class LinearChain:
                          allowed_end, n=corpus.n_tokens)
         return masks
 
+    def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int,
+                  n_jobs: int = 1) -> np.ndarray:
+        """Summed state-weight rows of sets of attributes, for :meth:`decode`'s ``word_rows``.
+
+        ``attrs`` (int32, (n_words, k)) holds attribute ids (negative: none)
+        and ``group`` (k,) the group of each column; ``out[g, w]`` is the sum
+        of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
+        emission a token gets from those attributes, each of value 1.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_groups, n_words, n_labels)
+        """
+        return _weights.attribute_row_sums(
+            self.index, self.params, np.ascontiguousarray(attrs, dtype=np.int32),
+            np.ascontiguousarray(group, dtype=np.int32), int(n_groups), resolve_n_jobs(n_jobs))
+
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
-               allowed_transitions=None, allowed_start=None, allowed_end=None) -> np.ndarray:
+               allowed_transitions=None, allowed_start=None, allowed_end=None,
+               word_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+               ) -> np.ndarray:
         """Viterbi label ids for every token (int32, n_tokens), in parallel over sequences.
 
         ``allowed`` (bool, (n_tokens, L)), ``allowed_transitions`` ((L, L)),
         ``allowed_start`` and ``allowed_end`` ((L,)) restrict each sequence's
-        labelling as in :func:`cseq.viterbi`.  Raises InputError naming the
-        first sequence whose scores overflow, or (``NoAllowedPath``) that the
-        constraints leave without a label path.
+        labelling as in :func:`cseq.viterbi`.  ``word_rows``, ``(rows, words,
+        groups)``, adds emission rows looked up per token: for each group
+        ``g`` with ``groups[g] == (col, offset)``, token ``t`` gets
+        ``rows[g, words[t + offset, col]]`` when ``t + offset`` is in its
+        sequence (``rows`` from :meth:`word_rows`, ``words`` int32
+        (n_tokens, n_cols)).  Raises InputError naming the first sequence
+        whose scores overflow, or (``NoAllowedPath``) that the constraints
+        leave without a label path.
         """
         self.check_corpus(corpus)
         masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
         try:
             return _decode.decode_corpus(self.index, self.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, threads), threads, masks)
+                                         work_chunks(corpus.seq_ptr, threads), threads, masks,
+                                         word_rows)
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "best path score") from None
 

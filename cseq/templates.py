@@ -711,10 +711,17 @@ class TransformChunks:
         """The sentences of chunk ``k``."""
         return slice(self._bounds[k], self._bounds[k + 1])
 
-    def sequences(self, k: int, *, n_jobs: int = 1) -> Sequences:
-        """Chunk ``k`` packed, as :meth:`TemplateFeaturizer.transform` packs it."""
+    def sequences(self, k: int, *, n_jobs: int = 1, without_memo: bool = False) -> Sequences:
+        """Chunk ``k`` packed, as :meth:`TemplateFeaturizer.transform` packs it.
+
+        With ``without_memo``, less the attributes :meth:`memo_attributes`
+        gives per word for the tokens that read them: the caller adds those
+        (``LinearChain.decode``'s ``word_rows``, with :meth:`words`).
+        """
         f, data = self._f, self._data
         if data is None:
+            if without_memo:
+                raise ValueError("a hashed featurizer has no memo attributes")
             return self._whole
         s0, s1 = self._bounds[k], self._bounds[k + 1]
         t0, t1 = int(data.seq_ptr[s0]), int(data.seq_ptr[s1])
@@ -722,9 +729,37 @@ class TransformChunks:
         attr, tok_ptr = f._table.lookup_packed(
             data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
             f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
-            self._memo, n_jobs)
+            self._memo, n_jobs, without_memo)
         return Sequences(seq_ptr=np.ascontiguousarray(seq_ptr), tok_ptr=tok_ptr, attr_ids=attr,
                          values=np.ones(len(attr), dtype=VALUE), labels=None)
+
+    def words(self, k: int) -> np.ndarray:
+        """int32 (n_tokens, n_columns): the word id of each token of chunk ``k`` in each column."""
+        if self._data is None:
+            raise ValueError("a hashed featurizer has no word ids")
+        data, s0, s1 = self._data, self._bounds[k], self._bounds[k + 1]
+        return data.words[int(data.seq_ptr[s0]):int(data.seq_ptr[s1])]
+
+    def memo_attributes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The attributes of the templates that read one cell, per distinct word (None: none).
+
+        Returns ``(ids, group, groups)``: ``ids`` int32 (n_words, n_memo),
+        the attribute id of memo template ``j`` read on word ``w`` (-1 when
+        the table lacks it; -2 when it is looked up per token, which
+        :meth:`sequences` then keeps); ``group`` (n_memo,) the group of each
+        memo template; ``groups`` int32 (n_groups, 2), the column and row
+        offset every template of a group reads.  A token whose row
+        ``t + offset`` is in its sentence has, from group ``g``, the
+        attributes ``ids[words[t + offset, col], group == g]``.
+        """
+        f = self._f
+        if self._data is None or self._memo.n_memo == 0:
+            return None
+        memo = f._memo_col >= 0
+        pairs = np.stack([f._memo_col[memo], f._memo_row[memo]], axis=1)
+        groups, group = np.unique(pairs, axis=0, return_inverse=True)
+        return (self._memo.memo_ids, group.reshape(-1).astype(np.int32),
+                np.ascontiguousarray(groups, dtype=np.int32))
 
 
 def _dense_ids(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -225,6 +225,39 @@ def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y)
             assert np.array_equal(np.diff(ptr), (want[t0:t1] >= 0).sum(axis=1))
 
 
+@examples(60)
+@given(spec=_specs, X=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1,
+                                 max_size=4),
+       Y=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1, max_size=4),
+       max_tokens=st.sampled_from([None, 1, 4]))
+def test_chunks_without_memo_plus_the_memo_attributes_are_the_chunks(spec, X, Y, max_tokens):
+    # What ChainEstimator._map_decoded relies on: per token, the attributes
+    # left without the memo plus those of memo_attributes() for each group whose
+    # row is inside the sentence are the token's attributes, as a multiset.
+    f = TemplateFeaturizer(_text(spec))
+    f.fit_transform(X)
+    chunks = f.transform_chunks(Y, max_tokens=max_tokens)
+    memo = chunks.memo_attributes()
+    assert (memo is None) == (f._memo_col < 0).all()
+    for k in range(len(chunks)):
+        full, part = chunks.sequences(k), chunks.sequences(k, without_memo=True)
+        assert np.array_equal(full.seq_ptr, part.seq_ptr)
+        words = chunks.words(k)
+        assert words.shape[0] == full.n_tokens
+        for s in range(full.n_sequences):
+            t0, t1 = int(full.seq_ptr[s]), int(full.seq_ptr[s + 1])
+            for t in range(t0, t1):
+                got = Counter(part.attr_ids[part.tok_ptr[t]:part.tok_ptr[t + 1]].tolist())
+                if memo is not None:
+                    ids, group, groups = memo
+                    for g, (col, offset) in enumerate(groups):
+                        if t0 <= t + offset < t1:
+                            row = ids[words[t + offset, col], group == g]
+                            got.update(row[row >= 0].tolist())
+                want = Counter(full.attr_ids[full.tok_ptr[t]:full.tok_ptr[t + 1]].tolist())
+                assert got == want
+
+
 def test_memo_covers_one_column_current_token_templates():
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]/%x[0,0:shape]\nU2:%x[-1,0]/%x[0,0]\n"
                            "U3:%x[0,0]/%x[0,1]\nU4:bias\nU5:%x[0,1:suffix2]")
