@@ -7,7 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from cseq import conll
 from cseq.conll import (
     CONLLU_COLUMNS,
     Sentence,
@@ -19,6 +22,7 @@ from cseq.conll import (
 )
 from cseq.exceptions import InputError, InputTypeError
 
+from budget import examples
 from shared_data import DATA, needs
 
 
@@ -357,3 +361,68 @@ def test_gzip_paths_are_decompressed(tmp_path):
     junk.write_bytes(b"not gzip at all\n")
     with pytest.raises(InputError, match=r"c\.txt\.gz:1: cannot decompress"):
         read_conll(junk)
+
+
+# -- the block line reader ----------------------------------------------------------------
+
+_pieces = st.sampled_from(["a", "bc", " ", "\t", "\n", "\r\n", "\r", "\n\n", "é", "日本",
+                           "\ufeff", "-DOCSTART-", "x y"])
+
+
+def _reference_lines(data: bytes) -> list[tuple[int, str]]:
+    """Line by line, as a binary file iterates: split after each b"\\n", line ends stripped,
+    a BOM dropped from the first line."""
+    out = []
+    for k, raw in enumerate(io.BytesIO(data), 1):
+        line = raw.decode("utf-8").rstrip("\r\n")
+        out.append((k, line[1:] if k == 1 and line.startswith("\ufeff") else line))
+    return out
+
+
+@examples(150)
+@given(text=st.lists(_pieces, max_size=30).map("".join), block=st.integers(1, 9))
+def test_block_reader_gives_the_lines_of_a_binary_file(text, block):
+    data = text.encode("utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conll, "_BLOCK_BYTES", block)  # blocks end inside lines and characters
+        assert list(conll._lines(io.BytesIO(data), "f", "utf-8")) == _reference_lines(data)
+
+
+@pytest.mark.parametrize("block", [1, 4, 1 << 16])
+def test_block_reader_names_the_line_of_a_bad_byte(monkeypatch, block):
+    monkeypatch.setattr(conll, "_BLOCK_BYTES", block)
+    data = "a\nb\r\nc\n".encode() * 5 + b"ok\nbad \xe9 byte\nnext\n"
+    got = []
+    with pytest.raises(InputError, match=r"^f:17: cannot decode byte b'\\xe9' at column 5 "
+                                         r"as utf-8$"):
+        for lineno, line in conll._lines(io.BytesIO(data), "f", "utf-8"):
+            got.append((lineno, line))
+    assert got == _reference_lines(data[:data.index(b"bad")])  # every line before it
+
+
+def test_block_reader_reads_a_pipe_as_its_lines_arrive():
+    # read1 returns what the stream has: the first lines come out before the rest is written.
+    class Pipe(io.RawIOBase):
+        def __init__(self, parts):
+            self.parts = list(parts)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            if not self.parts:
+                return 0
+            part = self.parts.pop(0)
+            b[:len(part)] = part
+            return len(part)
+    pipe = Pipe([b"one\ntw", b"o\n", b"three"])
+    lines = conll._lines(io.BufferedReader(pipe), "p", "utf-8")
+    assert next(lines) == (1, "one")
+    assert pipe.parts == [b"o\n", b"three"]
+    assert list(lines) == [(2, "two"), (3, "three")]
+
+
+def test_text_streams_and_other_encodings_are_read_line_by_line():
+    assert list(conll._lines(io.StringIO("a\r\nb\n"), "f", "utf-8")) == [(1, "a"), (2, "b")]
+    data = "é\r\nb".encode("latin-1")
+    assert list(conll._lines(io.BytesIO(data), "f", "latin-1")) == [(1, "é"), (2, "b")]
