@@ -340,7 +340,8 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
 
 cdef struct WordRows:
     # Emission rows precomputed per word, added to the scored emissions:
-    # rows[(g * n_words + w) * L + y] for group g and word w.  Token t of a
+    # rows[(w * n_groups + g) * L + y] for word w and group g (a word's rows
+    # side by side: the tokens around it read them one after the other).  Token t of a
     # sequence covering tokens t0 <= t < t1 adds, for each group g with
     # t0 <= t + offset[g] < t1, the row of word words[(t + offset[g]) *
     # n_cols + col[g]].
@@ -365,7 +366,7 @@ cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
         for g in range(wr.n_groups):
             r = t + wr.offset[g]
             if 0 <= r < n:
-                src = wr.rows + (g * wr.n_words + wr.words[(t0 + r) * wr.n_cols + wr.col[g]]) * L
+                src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]] * wr.n_groups + g) * L
                 for y in range(L):
                     row[y] += src[y]
 
@@ -527,8 +528,8 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     n_jobs : number of threads.
     masks : constraints (``masks.allowed`` indexed by token), or None.
     word_rows : ``(rows, words, groups)`` or None: emission rows added to
-        the corpus's (see :c:type:`WordRows`): ``rows`` float64 (n_groups,
-        n_words, L), ``words`` int32 (n_tokens, n_cols) word ids,
+        the corpus's (see :c:type:`WordRows`): ``rows`` float64 (n_words,
+        n_groups, L), ``words`` int32 (n_tokens, n_cols) word ids,
         ``groups`` int32 (n_groups, 2), the column and the offset of each
         group.  Checked here.
 
@@ -572,11 +573,11 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
         offset = np.ascontiguousarray(groups[:, 1])
         wr.rows = &rows[0, 0, 0] if rows.shape[0] and rows.shape[1] else NULL
         wr.words = &words[0, 0] if words.shape[1] else NULL
-        wr.n_words = rows.shape[1]
+        wr.n_words = rows.shape[0]
         wr.n_cols = words.shape[1]
         wr.col = &col[0] if col.shape[0] else NULL
         wr.offset = &offset[0] if offset.shape[0] else NULL
-        wr.n_groups = rows.shape[0]
+        wr.n_groups = rows.shape[1]
         wrp = &wr
     cdef Chain ch = chain_of(ix, cv)
     cdef index_t n_chunks = chunks.shape[0] - 1
@@ -597,9 +598,9 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
 def _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
                      const int[:, ::1] groups, int n_labels, index_t n_tokens):
     """ValueError unless the word rows of :func:`decode_corpus` fit the corpus and the model."""
-    cdef index_t n_words = rows.shape[1], i, j
+    cdef index_t n_words = rows.shape[0], i, j
     cdef int g
-    if rows.shape[2] != n_labels or groups.shape[0] != rows.shape[0] \
+    if rows.shape[2] != n_labels or groups.shape[0] != rows.shape[1] \
             or groups.shape[1] != 2 or words.shape[0] != n_tokens:
         raise ValueError("decode_corpus: the word rows do not fit the model and the corpus")
     for g in range(groups.shape[0]):

@@ -530,13 +530,13 @@ def attribute_row_sums(ChainIndex ix, const weight_t[::1] params,
                        int n_groups, int n_jobs=1):
     """Sums of attributes' state-weight rows, per row of ``attrs`` and group of its columns.
 
-    ``out[g, r, y] = sum of W[attrs[r, j], y] over the columns j with
+    ``out[r, g, y] = sum of W[attrs[r, j], y] over the columns j with
     group[j] == g and attrs[r, j] >= 0`` (a negative id adds nothing), each
     attribute with value 1, added in column order; ``n_jobs`` threads.
 
     Returns
     -------
-    ndarray of float64, shape (n_groups, n_rows, n_labels)
+    ndarray of float64, shape (n_rows, n_groups, n_labels)
     """
     cdef Py_ssize_t n_rows = attrs.shape[0], n_cols = attrs.shape[1], r, j
     cdef int L = ix.layout.n_labels
@@ -554,7 +554,7 @@ def attribute_row_sums(ChainIndex ix, const weight_t[::1] params,
             if attrs[r, j] >= ix.index.n_attrs:
                 raise ValueError(f"attribute_row_sums: attribute id {attrs[r, j]} is not in "
                                  f"the model ({ix.index.n_attrs} attributes)")
-    out_np = np.zeros((max(n_groups, 0), n_rows, L), dtype=np.float64)
+    out_np = np.zeros((n_rows, max(n_groups, 0), L), dtype=np.float64)
     if n_rows == 0 or n_cols == 0 or n_groups <= 0:
         return out_np
     cdef weight_t[:, :, ::1] out = out_np
@@ -568,7 +568,7 @@ def attribute_row_sums(ChainIndex ix, const weight_t[::1] params,
         for j in range(n_cols):
             a = attrs[r, j]
             if a >= 0:
-                row = &out[group[j], r, 0]
+                row = &out[r, group[j], 0]
                 for k in range(ptr[a], ptr[a + 1]):
                     row[lab[k]] += w[k]
     return out_np

@@ -263,13 +263,13 @@ class LinearChain:
         """Summed state-weight rows of sets of attributes, for :meth:`decode`'s ``word_rows``.
 
         ``attrs`` (int32, (n_words, k)) holds attribute ids (negative: none)
-        and ``group`` (k,) the group of each column; ``out[g, w]`` is the sum
+        and ``group`` (k,) the group of each column; ``out[w, g]`` is the sum
         of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
         emission a token gets from those attributes, each of value 1.
 
         Returns
         -------
-        ndarray of float64, shape (n_groups, n_words, n_labels)
+        ndarray of float64, shape (n_words, n_groups, n_labels)
         """
         return _weights.attribute_row_sums(
             self.index, self.params, np.ascontiguousarray(attrs, dtype=np.int32),
@@ -286,7 +286,7 @@ class LinearChain:
         labelling as in :func:`cseq.viterbi`.  ``word_rows``, ``(rows, words,
         groups)``, adds emission rows looked up per token: for each group
         ``g`` with ``groups[g] == (col, offset)``, token ``t`` gets
-        ``rows[g, words[t + offset, col]]`` when ``t + offset`` is in its
+        ``rows[words[t + offset, col], g]`` when ``t + offset`` is in its
         sequence (``rows`` from :meth:`word_rows`, ``words`` int32
         (n_tokens, n_cols)).  Raises InputError naming the first sequence
         whose scores overflow, or (``NoAllowedPath``) that the constraints

@@ -48,10 +48,10 @@ def test_attribute_row_sums_are_sums_of_dense_rows(data, seed, n_rows, n_cols, n
     group = rng.integers(0, n_groups, size=n_cols).astype(np.int32)
     got = model.word_rows(attrs, group, n_groups, n_jobs)
     W = np.vstack([_dense_state(model), np.zeros((1, model.n_labels))])  # row -1: nothing
-    want = np.zeros((n_groups, n_rows, model.n_labels))
+    want = np.zeros((n_rows, n_groups, model.n_labels))
     for r in range(n_rows):
         for j in range(n_cols):
-            want[group[j], r] += W[attrs[r, j]] if attrs[r, j] >= 0 else W[-1]
+            want[r, group[j]] += W[attrs[r, j]] if attrs[r, j] >= 0 else W[-1]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -80,7 +80,7 @@ def _word_rows(draw, n_tokens: int, n_labels: int):
     n_cols = draw(st.integers(1, 2))
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
-    rows = rng.normal(size=(n_groups, n_words, n_labels))
+    rows = rng.normal(size=(n_words, n_groups, n_labels))
     words = rng.integers(0, n_words, size=(n_tokens, n_cols)).astype(np.int32)
     groups = np.stack([rng.integers(0, n_cols, size=n_groups),
                        rng.integers(-2, 3, size=n_groups)], axis=1).astype(np.int32)
@@ -108,7 +108,7 @@ def test_decode_with_word_rows_is_viterbi_of_the_summed_emissions(data, seed, ro
         for t in range(t1 - t0):
             for g, (col, offset) in enumerate(groups):
                 if 0 <= t + offset < t1 - t0:
-                    E[t] += R[g, words[t0 + t + offset, col]]
+                    E[t] += R[words[t0 + t + offset, col], g]
         best, _ = brute_viterbi(E, T, start, end)
         assert path_score(E, T, start, end, got[t0:t1]) == pytest.approx(best, abs=1e-9)
 
@@ -116,12 +116,12 @@ def test_decode_with_word_rows_is_viterbi_of_the_summed_emissions(data, seed, ro
 def test_decode_refuses_word_rows_that_do_not_fit():
     _, corpus, model = pack([[["a"], ["b"]], [["c"]]], [["X", "Y"], ["X"]])
     L, n = model.n_labels, corpus.n_tokens
-    rows = np.zeros((1, 2, L))
+    rows = np.zeros((2, 1, L))
     words = np.zeros((n, 1), dtype=np.int32)
     groups = np.array([[0, 1]], dtype=np.int32)
     model.decode(corpus, word_rows=(rows, words, groups))  # fits
     bad = {
-        "labels": (np.zeros((1, 2, L + 1)), words, groups),
+        "labels": (np.zeros((2, 1, L + 1)), words, groups),
         "tokens": (rows, words[:-1], groups),
         "groups": (rows, words, np.zeros((2, 2), dtype=np.int32)),
         "column": (rows, words, np.array([[1, 0]], dtype=np.int32)),
@@ -139,7 +139,7 @@ def test_word_rows_add_to_the_emissions_only_inside_the_sequence():
     # sequence boundary.
     _, corpus, model = pack([[["a"], ["a"]], [["a"], ["a"]]], [["X", "Y"], ["X", "Y"]])
     model.params = np.zeros_like(model.params)
-    rows = np.array([[[0.0, 1.0], [1.0, 0.0]]])       # word 0 favours Y, word 1 favours X
+    rows = np.array([[[0.0, 1.0]], [[1.0, 0.0]]])     # word 0 favours Y, word 1 favours X
     words = np.array([[0], [1], [1], [0]], dtype=np.int32)
     got = model.decode(corpus, word_rows=(rows, words, np.array([[0, 1]], dtype=np.int32)))
     # Token 0 reads word 1 (X); token 1's next row is outside: no row, tie, label 0 (X);
