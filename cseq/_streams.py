@@ -222,12 +222,11 @@ def format_item(item: Item, labels: list[str] | None, conf: Any,
         return ""
     assert labels is not None
     if fmt == "conll":
-        shown = item.shown or item.x
+        lines = map("\t".join, item.shown or item.x)
         if conf is None:
-            return "".join("\t".join(cols) + "\t" + lab + "\n"
-                           for cols, lab in zip(shown, labels)) + "\n"
-        return "".join("\t".join(cols) + f"\t{lab}\t{_conf(c)}\n"
-                       for cols, lab, c in zip(shown, labels, conf)) + "\n"
+            return "".join([f"{line}\t{lab}\n" for line, lab in zip(lines, labels)]) + "\n"
+        return "".join([f"{line}\t{lab}\t{_conf(c)}\n"
+                        for line, lab, c in zip(lines, labels, conf)]) + "\n"
     tokens = [cols[0] for cols in (item.shown or item.x)]
     if fmt == "text":
         return " ".join(f"{t}/{lab}" for t, lab in zip(tokens, labels)) + "\n"
