@@ -258,6 +258,38 @@ def test_chunks_without_memo_plus_the_memo_attributes_are_the_chunks(spec, X, Y,
                 assert got == want
 
 
+def test_without_memo_keeps_the_per_token_lookups_of_words_the_memo_cannot_answer():
+    # A word whose memo entries are -2 (a slot it reads unknown at the word
+    # level) is looked up per token even without the memo; the others are
+    # left to the caller.  The memo is made here with word 0's slots unknown.
+    X = [["a", "b", "a", "c"], ["b", "a"]]
+    f, data, args = _fitted("U0:%x[0,0]\nU1:%x[-1,0:lower]\nU2:%x[0,0]/%x[1,0]", X)
+    t = f._table
+    word_slots = data.word_slots.copy()
+    word_slots[0] = -1
+    wm = t.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                     word_slots, f._memo_col, f._memo_row)
+    ids = wm.memo_ids
+    assert (ids[0] == -2).all() and (ids[1:] >= -1).all()
+    full, full_ptr = t.lookup_packed(*args, data.words, wm)
+    part, part_ptr = t.lookup_packed(*args, data.words, wm, 1, True)
+    memo_t = np.flatnonzero(f._memo_col >= 0)
+    sp = data.seq_ptr
+    for s in range(len(sp) - 1):
+        for q in range(sp[s], sp[s + 1]):
+            got = Counter(part[part_ptr[q]:part_ptr[q + 1]].tolist())
+            for j, tm in enumerate(memo_t):
+                r = q + f._memo_row[tm]
+                if sp[s] <= r < sp[s + 1]:
+                    a = ids[data.words[r, f._memo_col[tm]], j]
+                    if a >= 0:
+                        got[a] += 1
+            assert got == Counter(full[full_ptr[q]:full_ptr[q + 1]].tolist())
+    # Word 0's tokens kept their per-token ids of U0 (the first memo template).
+    w0 = np.flatnonzero(data.words[:, 0] == 0)
+    assert len(w0) and all(part_ptr[q + 1] > part_ptr[q] for q in w0)
+
+
 def test_memo_covers_one_column_current_token_templates():
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]/%x[0,0:shape]\nU2:%x[-1,0]/%x[0,0]\n"
                            "U3:%x[0,0]/%x[0,1]\nU4:bias\nU5:%x[0,1:suffix2]")
