@@ -202,9 +202,11 @@ def test_detect_scheme():
 
 
 def _start_training(tmp_path, *extra):
+    # Enough tokens that L-BFGS needs seconds to converge after the second
+    # iteration (6,000 converged in 0.2 s, and a loaded machine lost the race).
     train = tmp_path / "train.txt"
     rows = "".join(f"w{i % 97} T{i % 5} {'B-X' if i % 3 == 0 else 'I-X'}\n" +
-                   ("\n" if i % 7 == 6 else "") for i in range(6000))
+                   ("\n" if i % 7 == 6 else "") for i in range(200_000))
     train.write_text(rows)
     env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
     return subprocess.Popen(
