@@ -203,17 +203,21 @@ def test_detect_scheme():
 
 def _start_training(tmp_path, *extra):
     # Enough tokens that L-BFGS needs seconds to converge after the second
-    # iteration (6,000 converged in 0.2 s, and a loaded machine lost the race).
+    # iteration: the signal must arrive first (6,000 tokens converge in 0.2 s).
     train = tmp_path / "train.txt"
     rows = "".join(f"w{i % 97} T{i % 5} {'B-X' if i % 3 == 0 else 'I-X'}\n" +
                    ("\n" if i % 7 == 6 else "") for i in range(200_000))
     train.write_text(rows)
     env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1")
+    # A shell without job control starts background commands with SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler: give
+    # the child the default disposition, as a terminal's Ctrl-C finds it.
     return subprocess.Popen(
         [sys.executable, "-m", "cseq", "train", str(train), "--template", "chunk",
          "--max-iter", "100000", "--verbose", "-o", str(tmp_path / "m.cseq"),
          "--c2", "0.0001", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _interrupt_after_two_lines(proc):
