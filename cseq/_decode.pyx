@@ -347,7 +347,6 @@ cdef struct WordRows:
     # n_cols + col[g]].
     const weight_t* rows
     const int* words
-    index_t n_words
     index_t n_cols
     const int* col
     const int* offset
@@ -573,7 +572,6 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
         offset = np.ascontiguousarray(groups[:, 1])
         wr.rows = &rows[0, 0, 0] if rows.shape[0] and rows.shape[1] else NULL
         wr.words = &words[0, 0] if words.shape[1] else NULL
-        wr.n_words = rows.shape[0]
         wr.n_cols = words.shape[1]
         wr.col = &col[0] if col.shape[0] else NULL
         wr.offset = &offset[0] if offset.shape[0] else NULL

@@ -599,7 +599,6 @@ cdef class WordMemo:
     cdef object ids, memo_col, memo_row
     # pending[w]: 1 when a memo template of string w is looked up per token (-2).
     cdef object pending
-    cdef bint any_pending
 
     def __cinit__(self):
         self.table = None
@@ -974,7 +973,6 @@ cdef class KeyTable:
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
         memo.ids = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
         memo.pending = np.ones(max(n_words, 1), dtype=np.uint8)
-        memo.any_pending = True
         if n_memo == 0 or n_words == 0:
             return memo
         cdef int32_t[:, ::1] ids = memo.ids
@@ -1003,7 +1001,6 @@ cdef class KeyTable:
                         &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
                         &bufs[threadid(), 0], &where[threadid(), 0])
         memo.pending = (memo.ids == -2).any(axis=1).view(np.uint8)
-        memo.any_pending = bool(memo.pending.any())
         return memo
 
     def lookup_packed(self, const int32_t[:, ::1] cells not None,
@@ -1080,8 +1077,7 @@ cdef class KeyTable:
         for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
             self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
                              words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
-                             &memo_row[0], &pending[0] if without_memo else NULL,
-                             without_memo and not memo.any_pending, &o[0, 0],
+                             &memo_row[0], &pending[0] if without_memo else NULL, &o[0, 0],
                              &bufs[threadid(), 0], &where[threadid(), 0])
             if packed:
                 _compact(&o[0, 0], n_tmpl, i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
@@ -1094,13 +1090,12 @@ cdef class KeyTable:
     cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
                           const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,
                           Py_ssize_t n_memo, const int32_t* memo_col, const int32_t* memo_row,
-                          const uint8_t* pending, bint none_pending, int32_t* out,
-                          uint64_t* buf, int64_t* where) noexcept nogil:
+                          const uint8_t* pending, int32_t* out, uint64_t* buf,
+                          int64_t* where) noexcept nogil:
         """Ids of tokens ``p0 <= p < p1``: memo templates from the memo, the
         rest made BLOCK tokens at a time, then probed with prefetching.  With
         ``pending`` (WordMemo.pending; the caller adds the memo's ids itself),
-        memo templates the memo answers are left absent (-1) instead; with
-        ``none_pending`` too, it answers every one inside the sequence."""
+        memo templates the memo answers are left absent (-1) instead."""
         cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, j, m, nb, p, q, s, lo, hi, mid
         cdef int64_t start, end, r
         cdef int32_t a, w
@@ -1129,9 +1124,6 @@ cdef class KeyTable:
                         r = q + memo_row[t]
                         j += 1
                         if start <= r < end:
-                            if none_pending:
-                                out[q * n_tmpl + t] = -1
-                                continue
                             w = words[r * n_cols + memo_col[t]]
                             if pending != NULL and not pending[w]:
                                 out[q * n_tmpl + t] = -1

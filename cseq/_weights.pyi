@@ -60,9 +60,6 @@ class AveragedParams:
 def build_state_index(tok_ptr: NDArray[np.int64], attr_ids: NDArray[np.int32],
                       labels: NDArray[np.int32], n_attrs: int,
                       n_labels: int) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
-def attribute_row_sums(ix: ChainIndex, params: NDArray[np.float64], attrs: NDArray[np.int32],
-                       group: NDArray[np.int32], n_groups: int,
-                       n_jobs: int = 1) -> NDArray[np.float64]: ...
 def score_corpus_emissions(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
                            t0: int, t1: int) -> NDArray[np.float64]: ...
 def path_feature_counts(ix: ChainIndex, cv: CorpusView, paths: NDArray[np.int32],

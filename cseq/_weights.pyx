@@ -20,7 +20,6 @@ language processing. PhD thesis, USC (lazy averaging, section 2.1.1).
 """
 
 cimport cython
-from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
@@ -524,51 +523,3 @@ def path_feature_counts(ChainIndex ix, CorpusView cv, const label_t[::1] paths,
                                   scale, &sink)
     return out_np
 
-
-def attribute_row_sums(ChainIndex ix, const weight_t[::1] params,
-                       const attr_t[:, ::1] attrs not None, const int[::1] group not None,
-                       int n_groups, int n_jobs=1):
-    """Sums of attributes' state-weight rows, per row of ``attrs`` and group of its columns.
-
-    ``out[r, g, y] = sum of W[attrs[r, j], y] over the columns j with
-    group[j] == g and attrs[r, j] >= 0`` (a negative id adds nothing), each
-    attribute with value 1, added in column order; ``n_jobs`` threads.
-
-    Returns
-    -------
-    ndarray of float64, shape (n_rows, n_groups, n_labels)
-    """
-    cdef Py_ssize_t n_rows = attrs.shape[0], n_cols = attrs.shape[1], r, j
-    cdef int L = ix.layout.n_labels
-    if group.shape[0] != n_cols:
-        raise ValueError("attribute_row_sums: group must have one entry per column of attrs")
-    if params.shape[0] != ix.layout.n_params:
-        raise ValueError("attribute_row_sums: params do not match the index")
-    if n_jobs < 1:
-        raise ValueError("attribute_row_sums: n_jobs must be >= 1")
-    for j in range(n_cols):
-        if not 0 <= group[j] < n_groups:
-            raise ValueError("attribute_row_sums: group out of range")
-    for r in range(n_rows):
-        for j in range(n_cols):
-            if attrs[r, j] >= ix.index.n_attrs:
-                raise ValueError(f"attribute_row_sums: attribute id {attrs[r, j]} is not in "
-                                 f"the model ({ix.index.n_attrs} attributes)")
-    out_np = np.zeros((n_rows, max(n_groups, 0), L), dtype=np.float64)
-    if n_rows == 0 or n_cols == 0 or n_groups <= 0:
-        return out_np
-    cdef weight_t[:, :, ::1] out = out_np
-    cdef const weight_t* w = &params[0]
-    cdef const index_t* ptr = ix.index.attr_ptr
-    cdef const label_t* lab = ix.index.attr_labels
-    cdef weight_t* row
-    cdef index_t k
-    cdef attr_t a
-    for r in prange(n_rows, nogil=True, schedule="static", num_threads=n_jobs):
-        for j in range(n_cols):
-            a = attrs[r, j]
-            if a >= 0:
-                row = &out[r, group[j], 0]
-                for k in range(ptr[a], ptr[a + 1]):
-                    row[lab[k]] += w[k]
-    return out_np

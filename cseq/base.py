@@ -496,7 +496,7 @@ class ChainEstimator:
             return work(corpus, block, ids)
         return self._map_blocks(X, n_jobs, decoded, word_rows=plain)
 
-    def _word_rows(self, chunks, n_jobs: int):
+    def _word_rows(self, chunks):
         """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
 
         None when the featurizer memoizes nothing, or when the rows would
@@ -509,7 +509,7 @@ class ChainEstimator:
         ids, group, groups = memo
         if len(groups) * len(ids) * self.model_.n_labels * 8 > _WORD_ROWS_BYTES:
             return None
-        return self.model_.word_rows(ids, group, len(groups), n_jobs), groups
+        return self.model_.word_rows(ids, group, len(groups)), groups
 
     def _map_blocks(self, X, n_jobs, work, *, word_rows: bool = False) -> list:
         """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
@@ -558,7 +558,7 @@ class ChainEstimator:
         chunks = self.featurizer_.transform_chunks(
             X, n_jobs=n_jobs, max_tokens=None,
             min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
-        rows = self._word_rows(chunks, n_jobs) if word_rows else None
+        rows = self._word_rows(chunks) if word_rows else None
 
         def run(k: int):
             if rows is None:

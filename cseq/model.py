@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from cseq import _decode, _forward_backward, _weights
-from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq._dtypes import ATTR, INDEX, LABEL, VALUE, WEIGHT
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.inference import mask_set
 from cseq.sequences import Sequences
@@ -258,22 +258,37 @@ class LinearChain:
                          allowed_end, n=corpus.n_tokens)
         return masks
 
-    def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int,
-                  n_jobs: int = 1) -> np.ndarray:
+    def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
         """Summed state-weight rows of sets of attributes, for :meth:`decode`'s ``word_rows``.
 
-        ``attrs`` (int32, (n_words, k)) holds attribute ids (negative: none)
+        ``attrs`` (int, (n_words, k)) holds attribute ids (negative: none)
         and ``group`` (k,) the group of each column; ``out[w, g]`` is the sum
         of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
-        emission a token gets from those attributes, each of value 1.
+        emission a token gets from those attributes, each of value 1.  The
+        emission scorer computes it, each (word, group) a token of its own.
 
         Returns
         -------
         ndarray of float64, shape (n_words, n_groups, n_labels)
         """
-        return _weights.attribute_row_sums(
-            self.index, self.params, np.ascontiguousarray(attrs, dtype=np.int32),
-            np.ascontiguousarray(group, dtype=np.int32), int(n_groups), resolve_n_jobs(n_jobs))
+        attrs, group = np.asarray(attrs), np.asarray(group, dtype=np.int64)
+        n_words, k = attrs.shape
+        if group.shape != (k,) or (k and not (0 <= group.min() and group.max() < n_groups)):
+            raise InputError(f"word_rows: group must give each of the {k} columns a group "
+                             f"in 0..{n_groups - 1}")
+        order = np.argsort(group, kind="stable")  # columns by group, in order within one
+        ids = attrs[:, order]
+        keep = ids >= 0
+        # Token w * n_groups + g holds the kept ids of word w's columns of group g.
+        counts = np.stack([keep[:, group[order] == g].sum(axis=1) for g in range(n_groups)],
+                          axis=1).reshape(-1)
+        tok_ptr = np.zeros(len(counts) + 1, dtype=INDEX)
+        np.cumsum(counts, out=tok_ptr[1:])
+        attr_ids = np.ascontiguousarray(ids[keep], dtype=ATTR)
+        corpus = Sequences(np.array([0, len(counts)], dtype=INDEX), tok_ptr, attr_ids,
+                           np.ones(len(attr_ids), dtype=VALUE), None)
+        return self.emissions(corpus, 0, len(counts)).reshape(n_words, n_groups,
+                                                              self.n_labels)
 
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
                allowed_transitions=None, allowed_start=None, allowed_end=None,

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _weights
 from cseq import base as _base
+from cseq.exceptions import InputError
 from cseq.model import LinearChain
 
 from budget import examples
@@ -38,39 +38,35 @@ def _dense_state(model) -> np.ndarray:
 
 @examples(60)
 @given(data=corpora(max_labels=4), seed=st.integers(0, 2**16), n_rows=st.integers(0, 6),
-       n_cols=st.integers(0, 5), n_groups=st.integers(1, 3), n_jobs=st.integers(1, 2))
-def test_attribute_row_sums_are_sums_of_dense_rows(data, seed, n_rows, n_cols, n_groups, n_jobs):
+       n_cols=st.integers(0, 5), n_groups=st.integers(1, 3))
+def test_word_rows_are_sums_of_dense_rows(data, seed, n_rows, n_cols, n_groups):
     X, y = data
     _, _, model = pack(X, y)
     model.params = random_params(model, seed, 1.0)
     rng = np.random.default_rng(seed)
     attrs = rng.integers(-2, model.n_attributes, size=(n_rows, n_cols)).astype(np.int32)
     group = rng.integers(0, n_groups, size=n_cols).astype(np.int32)
-    got = model.word_rows(attrs, group, n_groups, n_jobs)
-    W = np.vstack([_dense_state(model), np.zeros((1, model.n_labels))])  # row -1: nothing
+    got = model.word_rows(attrs, group, n_groups)
+    W = _dense_state(model)
     want = np.zeros((n_rows, n_groups, model.n_labels))
     for r in range(n_rows):
         for j in range(n_cols):
-            want[r, group[j]] += W[attrs[r, j]] if attrs[r, j] >= 0 else W[-1]
+            if attrs[r, j] >= 0:
+                want[r, group[j]] += W[attrs[r, j]]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_attribute_row_sums_refuses_bad_arguments():
+def test_word_rows_refuse_bad_arguments():
     _, _, model = pack([[["a"], ["b"]], [["c"]]], [["X", "Y"], ["X"]])
     ok = np.zeros((2, 2), dtype=np.int32)
     group = np.zeros(2, dtype=np.int32)
-    f = _weights.attribute_row_sums
-    with pytest.raises(ValueError, match="one entry per column"):
-        f(model.index, model.params, ok, group[:1], 1)
-    with pytest.raises(ValueError, match="group out of range"):
-        f(model.index, model.params, ok, np.array([0, 1], dtype=np.int32), 1)
-    with pytest.raises(ValueError, match="is not in the model"):
-        f(model.index, model.params, ok + model.n_attributes, group, 1)
-    with pytest.raises(ValueError, match="params do not match"):
-        f(model.index, model.params[:-1], ok, group, 1)
-    with pytest.raises(ValueError, match="n_jobs"):
-        f(model.index, model.params, ok, group, 1, 0)
+    with pytest.raises(InputError, match="group must give each"):
+        model.word_rows(ok, group[:1], 1)
+    with pytest.raises(InputError, match="group must give each"):
+        model.word_rows(ok, np.array([0, 1], dtype=np.int32), 1)
+    with pytest.raises(InputError, match="attributes"):
+        model.word_rows(ok + model.n_attributes, group, 1)
 
 
 @st.composite
