@@ -315,6 +315,13 @@ def test_lookup_tokens_many_sequences_and_threads():
         got = f._table.lookup_tokens(*args, data.words, data.word_slots, f._memo_col, n_jobs,
                                      f._memo_row)
         assert np.array_equal(got, want)
+    # Packed: each thread looks its chunks up into rows of its own, reused.
+    wm = f._table.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                            data.word_slots, f._memo_col, f._memo_row)
+    for n_jobs in (1, 2, 3):
+        attr, ptr = f._table.lookup_packed(*args, data.words, wm, n_jobs)
+        assert np.array_equal(attr, want[want >= 0])
+        assert np.array_equal(np.diff(ptr), (want >= 0).sum(axis=1))
     # Training with the memo: ids and counts as add() of the keys gives them.
     t = _templates.KeyTable()
     assert np.array_equal(t.add_tokens(*args, data.words, data.word_slots, f._fit_memo_col),
