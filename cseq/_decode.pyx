@@ -23,6 +23,7 @@ import numpy as np
 
 from cseq._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
 from cseq._openmp cimport CSEQ_OPENMP_ENABLED
+from cseq._prefetch cimport cseq_prefetch
 from cseq._masks import NoAllowedPath
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, all_finite, chain_of,
@@ -39,50 +40,96 @@ cdef extern from *:
        cur[b * L + j] = max over i of prev[i * nb + b] + trans[(i * nb + b) * L + j],
        bp[b * L + j] = the lowest such i (as a double, so every lane has one
        width); the same compares and selects as the scalar loop in
-       _max_step, so the same result.  The blocks are visited inside the
-       loop over i, so a second-order step runs nb independent updates
-       between two that depend on each other. */
-    #include <string.h>
+       _max_step, so the same result.  Each block's best scores and
+       back-pointers are kept in registers across the loop on i, so a step
+       loads one row of transitions per i and stores once. */
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-    typedef double cseq_v4d __attribute__((vector_size(32)));
-    typedef long long cseq_v4i __attribute__((vector_size(32)));
+    #include <immintrin.h>
+    /* One vector of 4 labels at step i: s = p + trans; where s > c (the
+       new path better), c = s and b = i.  K a full load, KM masked. */
+    #define CSEQ_VSTEP(c, b, ld) do { \
+            __m256d s_ = _mm256_add_pd(vp, ld); \
+            __m256d m_ = _mm256_cmp_pd(s_, c, _CMP_GT_OQ); \
+            c = _mm256_blendv_pd(c, s_, m_); \
+            b = _mm256_blendv_pd(b, vf, m_); } while (0)
+    #define CSEQ_K(v) _mm256_loadu_pd(tr + 4 * (v))
+    #define CSEQ_KM(v) _mm256_maskload_pd(tr + 4 * (v), tail)
     __attribute__((target("avx2")))
     static void cseq_viterbi_max_avx2(const double* prev, const double* trans, int L,
                                       int nb, double* cur, double* bp) {
-        int i, j, k;
+        /* Labels j in groups of up to 20 (5 vectors), whose best scores and
+           back-pointers stay in registers over the whole loop on i; the
+           group's last vector loads and stores with a mask, so no lane
+           reads past a row.  At most 20 labels: one group; more: groups of
+           16, then the rest (at most 20). */
+        int k, i, j, w, nv, r;
+        __m256d vp, vf, c0, c1, c2, c3, c4, b0, b1, b2, b3, b4, z = _mm256_setzero_pd();
+        __m256i tail;
+        const double* tr;
         for (k = 0; k < nb; k++) {
-            const double* trow = trans + (size_t) k * L;
-            for (j = 0; j < L; j++) {
-                cur[(size_t) k * L + j] = prev[k] + trow[j];
-                bp[(size_t) k * L + j] = 0.0;
-            }
-        }
-        for (i = 1; i < L; i++) {
-            double fi = (double) i;
-            cseq_v4d vf = {fi, fi, fi, fi};
-            for (k = 0; k < nb; k++) {
-                const double* trow = trans + ((size_t) i * nb + k) * L;
-                double* crow = cur + (size_t) k * L;
-                double* brow = bp + (size_t) k * L;
-                double p = prev[(size_t) i * nb + k];
-                cseq_v4d vp = {p, p, p, p}, t, c, b, s;
-                cseq_v4i m, rc, rb;
-                for (j = 0; j + 4 <= L; j += 4) {
-                    memcpy(&t, trow + j, sizeof t);
-                    memcpy(&c, crow + j, sizeof c);
-                    memcpy(&b, brow + j, sizeof b);
-                    s = vp + t;
-                    m = s > c;               /* all ones where the new path is better */
-                    rc = ((cseq_v4i) s & m) | ((cseq_v4i) c & ~m);
-                    rb = ((cseq_v4i) vf & m) | ((cseq_v4i) b & ~m);
-                    memcpy(crow + j, &rc, sizeof rc);
-                    memcpy(brow + j, &rb, sizeof rb);
+            double* crow = cur + (size_t) k * L;
+            double* brow = bp + (size_t) k * L;
+            for (j = 0; j < L; j += w) {
+                w = L - j <= 20 ? L - j : 16;
+                nv = (w + 3) / 4;
+                r = w - 4 * (nv - 1);  /* lanes of the last vector, 1..4 */
+                tail = _mm256_set_epi64x(r > 3 ? -1 : 0, r > 2 ? -1 : 0, r > 1 ? -1 : 0, -1);
+                tr = trans + (size_t) k * L + j;
+                vp = _mm256_set1_pd(prev[k]);
+                c0 = c1 = c2 = c3 = c4 = z;
+                b0 = b1 = b2 = b3 = b4 = z;
+                switch (nv) {
+                case 5: c4 = _mm256_add_pd(vp, CSEQ_KM(4)); c3 = _mm256_add_pd(vp, CSEQ_K(3));
+                        c2 = _mm256_add_pd(vp, CSEQ_K(2)); c1 = _mm256_add_pd(vp, CSEQ_K(1));
+                        c0 = _mm256_add_pd(vp, CSEQ_K(0)); break;
+                case 4: c3 = _mm256_add_pd(vp, CSEQ_KM(3)); c2 = _mm256_add_pd(vp, CSEQ_K(2));
+                        c1 = _mm256_add_pd(vp, CSEQ_K(1)); c0 = _mm256_add_pd(vp, CSEQ_K(0));
+                        break;
+                case 3: c2 = _mm256_add_pd(vp, CSEQ_KM(2)); c1 = _mm256_add_pd(vp, CSEQ_K(1));
+                        c0 = _mm256_add_pd(vp, CSEQ_K(0)); break;
+                case 2: c1 = _mm256_add_pd(vp, CSEQ_KM(1)); c0 = _mm256_add_pd(vp, CSEQ_K(0));
+                        break;
+                default: c0 = _mm256_add_pd(vp, CSEQ_KM(0));
                 }
-                for (; j < L; j++) {
-                    double sj = p + trow[j];
-                    int better = sj > crow[j];
-                    crow[j] = better ? sj : crow[j];
-                    brow[j] = better ? fi : brow[j];
+                for (i = 1; i < L; i++) {
+                    vp = _mm256_set1_pd(prev[(size_t) i * nb + k]);
+                    vf = _mm256_set1_pd((double) i);
+                    tr = trans + ((size_t) i * nb + k) * L + j;
+                    switch (nv) {
+                    case 5: CSEQ_VSTEP(c4, b4, CSEQ_KM(4)); CSEQ_VSTEP(c3, b3, CSEQ_K(3));
+                            CSEQ_VSTEP(c2, b2, CSEQ_K(2)); CSEQ_VSTEP(c1, b1, CSEQ_K(1));
+                            CSEQ_VSTEP(c0, b0, CSEQ_K(0)); break;
+                    case 4: CSEQ_VSTEP(c3, b3, CSEQ_KM(3)); CSEQ_VSTEP(c2, b2, CSEQ_K(2));
+                            CSEQ_VSTEP(c1, b1, CSEQ_K(1)); CSEQ_VSTEP(c0, b0, CSEQ_K(0));
+                            break;
+                    case 3: CSEQ_VSTEP(c2, b2, CSEQ_KM(2)); CSEQ_VSTEP(c1, b1, CSEQ_K(1));
+                            CSEQ_VSTEP(c0, b0, CSEQ_K(0)); break;
+                    case 2: CSEQ_VSTEP(c1, b1, CSEQ_KM(1)); CSEQ_VSTEP(c0, b0, CSEQ_K(0));
+                            break;
+                    default: CSEQ_VSTEP(c0, b0, CSEQ_KM(0));
+                    }
+                }
+                switch (nv) {
+                case 5: _mm256_storeu_pd(crow + j + 12, c3); _mm256_storeu_pd(brow + j + 12, b3);
+                        _mm256_maskstore_pd(crow + j + 16, tail, c4);
+                        _mm256_maskstore_pd(brow + j + 16, tail, b4);
+                        _mm256_storeu_pd(crow + j + 8, c2); _mm256_storeu_pd(brow + j + 8, b2);
+                        _mm256_storeu_pd(crow + j + 4, c1); _mm256_storeu_pd(brow + j + 4, b1);
+                        _mm256_storeu_pd(crow + j, c0); _mm256_storeu_pd(brow + j, b0); break;
+                case 4: _mm256_maskstore_pd(crow + j + 12, tail, c3);
+                        _mm256_maskstore_pd(brow + j + 12, tail, b3);
+                        _mm256_storeu_pd(crow + j + 8, c2); _mm256_storeu_pd(brow + j + 8, b2);
+                        _mm256_storeu_pd(crow + j + 4, c1); _mm256_storeu_pd(brow + j + 4, b1);
+                        _mm256_storeu_pd(crow + j, c0); _mm256_storeu_pd(brow + j, b0); break;
+                case 3: _mm256_maskstore_pd(crow + j + 8, tail, c2);
+                        _mm256_maskstore_pd(brow + j + 8, tail, b2);
+                        _mm256_storeu_pd(crow + j + 4, c1); _mm256_storeu_pd(brow + j + 4, b1);
+                        _mm256_storeu_pd(crow + j, c0); _mm256_storeu_pd(brow + j, b0); break;
+                case 2: _mm256_maskstore_pd(crow + j + 4, tail, c1);
+                        _mm256_maskstore_pd(brow + j + 4, tail, b1);
+                        _mm256_storeu_pd(crow + j, c0); _mm256_storeu_pd(brow + j, b0); break;
+                default: _mm256_maskstore_pd(crow + j, tail, c0);
+                         _mm256_maskstore_pd(brow + j, tail, b0);
                 }
             }
         }
@@ -353,6 +400,11 @@ cdef struct WordRows:
     int n_groups
 
 
+cdef enum:
+    # Tokens ahead whose word rows add_word_rows prefetches.
+    WR_AHEAD = 2
+
+
 cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
                         weight_t* em) noexcept nogil:
     """Add the word rows of tokens ``t0:t0 + n`` (one sequence) to ``em`` (n x L)."""
@@ -362,6 +414,17 @@ cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
     cdef const weight_t* src
     for t in range(n):
         row = em + t * L
+        # The rows of the token WR_AHEAD on (each of another word, in a
+        # table of megabytes) are loaded while this token's are added.
+        if t + WR_AHEAD < n:
+            for g in range(wr.n_groups):
+                r = t + WR_AHEAD + wr.offset[g]
+                if 0 <= r < n:
+                    src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]]
+                                     * wr.n_groups + g) * L
+                    for y in range(0, L, 8):
+                        cseq_prefetch(src + y)
+                    cseq_prefetch(src + L - 1)
         for g in range(wr.n_groups):
             r = t + wr.offset[g]
             if 0 <= r < n:

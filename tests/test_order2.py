@@ -142,7 +142,7 @@ def test_zero_trigrams_decode_as_first_order(n, L, data):
     np.testing.assert_allclose(lz2[2], lz1[2], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("L", [3, 5, 17])
+@pytest.mark.parametrize("L", [3, 5, 17, 22])
 def test_avx2_and_scalar_second_order_steps_agree_exactly(L):
     rng = np.random.default_rng(L)
     for _ in range(10):
