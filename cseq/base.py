@@ -37,7 +37,7 @@ from cseq.features import (
 )
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
-from cseq.sequences import Sequences, relabel
+from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, loads, save
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
@@ -620,8 +620,7 @@ class ChainEstimator:
         labels = np.asarray(self.classes_, dtype=object)
 
         def work(corpus, block, ids):
-            names = labels[ids]
-            return [names[a:b].tolist() for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
+            return label_lists(labels, ids, corpus.seq_ptr)
         return [seq for block in self._map_decoded(X, n_jobs, work) for seq in block]
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
@@ -681,9 +680,7 @@ class ChainEstimator:
         def dev_accuracy(model: LinearChain) -> float:
             pred = self._decode(model, corpus)
             if gold_names is not None:
-                flat = names[pred]
-                ptr = corpus.seq_ptr
-                labels = [flat[a:b].tolist() for a, b in zip(ptr[:-1], ptr[1:])]
+                labels = label_lists(names, pred, corpus.seq_ptr)
                 self._dev_extra = {"dev_f1": chunk_f1(gold_names, labels, scheme)}
             return float(np.mean(pred == gold)) if len(gold) else 0.0
         return dev_accuracy

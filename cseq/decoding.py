@@ -34,7 +34,7 @@ from cseq.exceptions import InputError, InputTypeError
 from cseq.inference import as_mask_array, forward_backward, viterbi, viterbi_nbest
 from cseq.metrics import SCHEMES, _split_label, detect_scheme
 from cseq.model import LinearChain, not_finite
-from cseq.sequences import Sequences
+from cseq.sequences import Sequences, label_lists
 
 __all__ = ["scheme_constraints", "NBest", "dense_chains", "predict", "predict_marginals",
            "predict_nbest"]
@@ -258,8 +258,7 @@ def predict(est: Any, X: Sequence[Any], constraints: Any, fixed: Any,
         rows = allowed_rows(est, fixed, corpus, block)
         if kind == "chain":
             ids = est.model_.decode(corpus, allowed=rows, **masks)
-            return [labels[ids[a:b]].tolist()
-                    for a, b in zip(corpus.seq_ptr[:-1], corpus.seq_ptr[1:])]
+            return label_lists(labels, ids, corpus.seq_ptr)
         paths = _per_sequence(dense_chains(est, corpus), rows, corpus, masks,
                               lambda c, kw: viterbi(*c[:4], transitions2=c[4], **kw)[0])
         return [[] if p is None else labels[p].tolist() for p in paths]

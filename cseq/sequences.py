@@ -15,7 +15,7 @@ from cseq._dtypes import ATTR, INDEX, LABEL, VALUE
 from cseq._weights import CorpusView
 from cseq.exceptions import InputError
 
-__all__ = ["Sequences", "relabel"]
+__all__ = ["Sequences", "label_lists", "relabel"]
 
 
 def relabel(raw: np.ndarray, new_id: np.ndarray) -> np.ndarray:
@@ -23,6 +23,17 @@ def relabel(raw: np.ndarray, new_id: np.ndarray) -> np.ndarray:
     out = new_id[np.maximum(raw, 0)].astype(LABEL)
     out[raw < 0] = -1
     return np.ascontiguousarray(out)
+
+
+def label_lists(names: np.ndarray, ids: np.ndarray, seq_ptr: np.ndarray) -> list[list]:
+    """``names[ids]`` (one entry per token) cut into one list per sequence at ``seq_ptr``.
+
+    The cutting is done on Python lists, which slice much faster than one
+    small numpy array per sequence turned into a list.
+    """
+    flat = names[ids].tolist()
+    ptr = seq_ptr.tolist()
+    return [flat[a:b] for a, b in zip(ptr[:-1], ptr[1:])]
 
 
 @dataclass(frozen=True, eq=False)
