@@ -18,23 +18,14 @@ import argparse
 import io
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import cseq
 from cseq._streams import open_reader, write_items
 from cseq.conll import _open_lines, read_conllu
+from featurize import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
-
-
-def _best(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
@@ -61,9 +52,9 @@ def main() -> None:
         labels = [["NOUN"] * len(it.x) for it in got if it.x is not None]
         n = sum(map(len, labels))
         figures = {
-            "lines": _best(lines, args.repeat),
-            "items (cseq tag's reading)": _best(items, args.repeat),
-            "write_items, CoNLL": _best(
+            "lines": best_of(lines, args.repeat),
+            "items (cseq tag's reading)": best_of(items, args.repeat),
+            "write_items, CoNLL": best_of(
                 lambda: write_items(io.StringIO(), got, labels, None, "conll", None),
                 args.repeat),
         }
