@@ -1,0 +1,146 @@
+"""python-crfsuite's item formats, read into cseq's per-token features.
+
+python-crfsuite (and so sklearn-crfsuite) takes one *item* per token and
+turns it into CRFsuite attributes, each a name and a float value, by these
+rules (``pycrfsuite.ItemSequence``):
+
+- a dict ``{key: value}``: a ``str`` (or ``bytes``) value ``v`` is the
+  attribute ``"key:v"`` with value 1; a number is the value of the attribute
+  ``key`` (``True`` is 1, ``False`` 0); a dict, list or set value is read by
+  these rules and every attribute it gives is prefixed with ``"key:"``;
+- any other item (a list, tuple or set of strings): each string is an
+  attribute with value 1.
+
+Attributes with value 0 (``False``, ``0``, ``0.0``) are left out: they add
+nothing to any score nor to any gradient, and CRFsuite drops the weights they
+would have (always 0) when it saves a model, so the trained model is the
+same.  An attribute that occurs twice in one item counts twice, as in
+CRFsuite (the values add up).
+
+Two inputs python-crfsuite accepts are refused here with
+:class:`~cseq.InputTypeError` because they are almost always mistakes: a bare
+string as an item (python-crfsuite reads ``"dog"`` as the three attributes
+``d``, ``o``, ``g``), and a key that is not a string.
+
+>>> item_attributes({"w": "the", "title": False, "len": 3, "pos": {"tag": "DT", "x": 0.5}})
+['w:the', ('len', 3.0), 'pos:tag:DT', ('pos:x', 0.5)]
+>>> convert([[{"w": "the", "title": True}, ["bias", "w:dog"]], [{"n": 2, "m": ["a", "b"]}]])
+[[['w:the', 'title'], ['bias', 'w:dog']], [{'n': 2.0, 'm:a': 1.0, 'm:b': 1.0}]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cseq.exceptions import InputTypeError
+
+__all__ = ["item_attributes", "convert"]
+
+_NESTED = (dict, list, set)
+
+
+def _name(key: Any, where: str) -> str:
+    """An attribute name from a dict key or a list element (str, or UTF-8 bytes)."""
+    if type(key) is str:
+        return key
+    if isinstance(key, bytes):
+        try:
+            return key.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputTypeError(f"{where}: attribute name {key!r} is not UTF-8") from None
+    if isinstance(key, str):
+        return str(key)
+    raise InputTypeError(f"{where}: attribute names must be strings, got "
+                         f"{type(key).__name__} {key!r}")
+
+
+def _read(item: Any, prefix: str, out: list, where: str) -> None:
+    """Append the attributes of ``item`` (names with ``prefix``) to ``out``.
+
+    ``out`` receives a name for an attribute of value 1 and a ``(name,
+    value)`` pair otherwise.
+    """
+    if type(item) is dict:
+        for key, value in item.items():
+            name = prefix + _name(key, where)
+            kind = type(value)
+            if kind is str:
+                out.append(f"{name}:{value}")
+            elif kind is bool:
+                if value:
+                    out.append(name)
+            elif kind is float or kind is int:
+                if value == 1:
+                    out.append(name)
+                elif value != 0:
+                    out.append((name, float(value)))
+            elif isinstance(value, _NESTED):
+                _read(value, name + ":", out, where)
+            elif isinstance(value, bytes):
+                out.append(f"{name}:{_name(value, where)}")
+            else:
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    raise InputTypeError(
+                        f"{where}: the value of {name!r} must be a string, a number, a bool, "
+                        f"a dict, a list or a set, got {type(value).__name__}") from None
+                if number == 1:
+                    out.append(name)
+                elif number != 0:
+                    out.append((name, number))
+        return
+    if isinstance(item, (str, bytes)):
+        raise InputTypeError(
+            f"{where}: an item must be a dict or a list of attribute strings, got the string "
+            f"{item!r} (python-crfsuite would read each character as an attribute; "
+            "write [the string] for one attribute)")
+    try:
+        keys = iter(item)
+    except TypeError:
+        raise InputTypeError(f"{where}: an item must be a dict or a list of attribute strings, "
+                             f"got {type(item).__name__}") from None
+    for key in keys:
+        out.append(prefix + _name(key, where))
+
+
+def item_attributes(item: Any, where: str = "item") -> list:
+    """The CRFsuite attributes of one item: names (value 1) and ``(name, value)`` pairs.
+
+    ``where`` names the item in error messages (e.g. ``"X[3][7]"``).
+    """
+    out: list = []
+    _read(item, "", out, where)
+    return out
+
+
+def convert(X: Sequence[Any]) -> list[list[Any]]:
+    """``X`` in python-crfsuite's item formats as cseq tokens, one list per sequence.
+
+    A token is the list of its attribute names when every value is 1, else a
+    dict ``{name: value}`` in which the values of a name that occurs more
+    than once add up, as the scores of a repeated attribute do in CRFsuite.
+    """
+    if isinstance(X, (str, bytes, dict)):
+        raise InputTypeError(f"X must be a list of sequences of items, got {type(X).__name__}")
+    out = []
+    for i, xseq in enumerate(X):
+        if isinstance(xseq, (str, bytes, dict)):
+            raise InputTypeError(f"X[{i}] must be a sequence of items (one per token), got "
+                                 f"{type(xseq).__name__}")
+        tokens = []
+        for j, item in enumerate(xseq):
+            attrs: list = []
+            _read(item, "", attrs, f"X[{i}][{j}]")
+            tokens.append(attrs if all(type(a) is str for a in attrs) else _summed(attrs))
+        out.append(tokens)
+    return out
+
+
+def _summed(attrs: list) -> dict[str, float]:
+    token: dict[str, float] = {}
+    for a in attrs:
+        name, value = (a, 1.0) if type(a) is str else a
+        token[name] = token.get(name, 0.0) + value
+    return token
