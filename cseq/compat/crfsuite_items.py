@@ -11,11 +11,11 @@ rules (``pycrfsuite.ItemSequence``):
 - any other item (a list, tuple or set of strings): each string is an
   attribute with value 1.
 
-Attributes with value 0 (``False``, ``0``, ``0.0``) are left out: they add
-nothing to any score nor to any gradient, and CRFsuite drops the weights they
-would have (always 0) when it saves a model, so the trained model is the
-same.  An attribute that occurs twice in one item counts twice, as in
-CRFsuite (the values add up).
+An attribute with value 0 (``False``, ``0``) is kept, with value 0: it
+scores nothing, but as in CRFsuite its occurrence with a label in training
+creates the (attribute, label) weight, which the attribute's other
+occurrences then train.  An attribute that occurs twice in one item counts
+twice, as in CRFsuite (the values add up).
 
 Two inputs python-crfsuite accepts are refused here with
 :class:`~cseq.InputTypeError` because they are almost always mistakes: a bare
@@ -23,9 +23,11 @@ string as an item (python-crfsuite reads ``"dog"`` as the three attributes
 ``d``, ``o``, ``g``), and a key that is not a string.
 
 >>> item_attributes({"w": "the", "title": False, "len": 3, "pos": {"tag": "DT", "x": 0.5}})
-['w:the', ('len', 3.0), 'pos:tag:DT', ('pos:x', 0.5)]
+['w:the', ('title', 0.0), ('len', 3.0), 'pos:tag:DT', ('pos:x', 0.5)]
 >>> convert([[{"w": "the", "title": True}, ["bias", "w:dog"]], [{"n": 2, "m": ["a", "b"]}]])
-[[['w:the', 'title'], ['bias', 'w:dog']], [{'n': 2.0, 'm:a': 1.0, 'm:b': 1.0}]]
+[[{'w:the': 1.0, 'title': 1.0}, ['bias', 'w:dog']], [{'n': 2.0, 'm:a': 1.0, 'm:b': 1.0}]]
+>>> convert([[{"w": "the", "title": False}]])
+[[{'w:the': 1.0, 'title': 0.0}]]
 """
 
 from __future__ import annotations
@@ -68,13 +70,9 @@ def _read(item: Any, prefix: str, out: list, where: str) -> None:
             if kind is str:
                 out.append(f"{name}:{value}")
             elif kind is bool:
-                if value:
-                    out.append(name)
+                out.append(name if value else (name, 0.0))
             elif kind is float or kind is int:
-                if value == 1:
-                    out.append(name)
-                elif value != 0:
-                    out.append((name, float(value)))
+                out.append(name if value == 1 else (name, float(value)))
             elif isinstance(value, _NESTED):
                 _read(value, name + ":", out, where)
             elif isinstance(value, bytes):
@@ -86,10 +84,7 @@ def _read(item: Any, prefix: str, out: list, where: str) -> None:
                     raise InputTypeError(
                         f"{where}: the value of {name!r} must be a string, a number, a bool, "
                         f"a dict, a list or a set, got {type(value).__name__}") from None
-                if number == 1:
-                    out.append(name)
-                elif number != 0:
-                    out.append((name, number))
+                out.append(name if number == 1 else (name, number))
         return
     if isinstance(item, (str, bytes)):
         raise InputTypeError(
@@ -118,9 +113,9 @@ def item_attributes(item: Any, where: str = "item") -> list:
 def convert(X: Sequence[Any]) -> list[list[Any]]:
     """``X`` in python-crfsuite's item formats as cseq tokens, one list per sequence.
 
-    A token is the list of its attribute names when every value is 1, else a
-    dict ``{name: value}`` in which the values of a name that occurs more
-    than once add up, as the scores of a repeated attribute do in CRFsuite.
+    A dict item becomes a dict ``{name: value}`` (the values of a name that
+    occurs more than once add up, as the scores of a repeated attribute do
+    in CRFsuite); a list of strings stays as it is.
     """
     if isinstance(X, (str, bytes, dict)):
         raise InputTypeError(f"X must be a list of sequences of items, got {type(X).__name__}")
@@ -129,18 +124,50 @@ def convert(X: Sequence[Any]) -> list[list[Any]]:
         if isinstance(xseq, (str, bytes, dict)):
             raise InputTypeError(f"X[{i}] must be a sequence of items (one per token), got "
                                  f"{type(xseq).__name__}")
-        tokens = []
-        for j, item in enumerate(xseq):
-            attrs: list = []
-            _read(item, "", attrs, f"X[{i}][{j}]")
-            tokens.append(attrs if all(type(a) is str for a in attrs) else _summed(attrs))
-        out.append(tokens)
+        out.append([_token(item, i, j) for j, item in enumerate(xseq)])
     return out
 
 
-def _summed(attrs: list) -> dict[str, float]:
-    token: dict[str, float] = {}
+def _token(item: Any, i: int, j: int) -> Any:
+    """One item as a cseq token; the common forms without building a list of attributes."""
+    if type(item) is dict:
+        token: dict[str, float] = {}
+        if _fill(item, "", token) == len(token):
+            return token
+    elif type(item) is list and all(type(key) is str for key in item):
+        return item
+    # Anything else, a name given twice, or an error to report with its position.
+    attrs = item_attributes(item, f"X[{i}][{j}]")
+    if type(item) is not dict and all(type(a) is str for a in attrs):
+        return attrs
+    token = {}
     for a in attrs:
         name, value = (a, 1.0) if type(a) is str else a
         token[name] = token.get(name, 0.0) + value
     return token
+
+
+def _fill(mapping: dict, prefix: str, token: dict[str, float]) -> int:
+    """Write the attributes of a dict of str keys and str, number or dict values into ``token``.
+
+    Returns how many were written (more than ``len(token)`` if a name came
+    twice), or -1 at the first key or value of another kind.
+    """
+    n = 0
+    for key, value in mapping.items():
+        if type(key) is not str:
+            return -1
+        kind = type(value)
+        if kind is str:
+            token[prefix + key + ":" + value] = 1.0
+        elif kind is bool or kind is float or kind is int:
+            token[prefix + key] = float(value)
+        elif kind is dict:
+            m = _fill(value, prefix + key + ":", token)
+            if m < 0:
+                return -1
+            n += m - 1
+        else:
+            return -1
+        n += 1
+    return n
