@@ -66,7 +66,8 @@ def check_wheel(path: Path) -> list[str]:
     required = ["cseq/__init__.py", "cseq/_version.py", "cseq/py.typed", "cseq/cli.py",
                 "cseq/data/__init__.py", "cseq/data/ewt_sample.tsv", "cseq/data/ewt_train.tsv.gz",
                 "cseq/data/LICENSE.txt",
-                "cseq/data/README.md"]
+                "cseq/data/README.md", "cseq/compat/__init__.py",
+                "cseq/compat/sklearn_crfsuite/__init__.py"]
     errors += [f"missing from wheel: {r}" for r in required if r not in names]
     for lic in ("LICENSE", "cseq/data/LICENSE.txt"):
         if not any(n.endswith(f".dist-info/licenses/{lic}") for n in names):

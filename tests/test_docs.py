@@ -97,7 +97,9 @@ def test_fence_parser():
 DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
                    "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
                    "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.features", "cseq.sequences",
-                   "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report"]
+                   "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
+                   "cseq.compat.crfsuite_items", "cseq.compat.sklearn_crfsuite.estimator",
+                   "cseq.compat.sklearn_crfsuite.metrics"]
 
 
 @pytest.mark.parametrize("name", DOCTEST_MODULES)

@@ -393,19 +393,20 @@ class CRF:
             raise InputError("Pass both X_dev and y_dev to use the holdout data")
         estimator = self._new_estimator()
         y = [list(yseq) for yseq in y]
-        dev = (convert(X_dev), [list(yseq) for yseq in y_dev]) if X_dev is not None else ()
+        dev = () if X_dev is None or y_dev is None else (convert(X_dev),
+                                                          [list(yseq) for yseq in y_dev])
         clock = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             estimator.fit(convert(X), y, *dev)
         seconds = time.perf_counter() - clock
         known = set(estimator.classes_)
-        self.classes_ = [label for label in dict.fromkeys(chain.from_iterable(y))
+        self._classes = [label for label in dict.fromkeys(chain.from_iterable(y))
                          if label in known]
         self.estimator_ = estimator
         self.training_log_ = TrainingLog.from_history(estimator.history_, seconds,
                                                       str(estimator.stop_reason_))
-        self._info = {}
+        self._info: dict[str, Any] = {}
         return self
 
     def _fitted(self) -> ChainEstimator:
@@ -433,10 +434,10 @@ class CRF:
         corpus = estimator.featurizer_.transform(convert(X))
         marginals = estimator.model_.marginals(corpus)
         # Columns in classes_ order (CRFsuite's label order), rows cut per sequence.
-        columns = [estimator.classes_.index(label) for label in self.classes_]
+        labels = self._classes
+        columns = [estimator.classes_.index(label) for label in labels]
         rows = marginals[:, columns].tolist()
         ptr = corpus.seq_ptr.tolist()
-        labels = self.classes_
         return [[dict(zip(labels, row)) for row in rows[ptr[s]:ptr[s + 1]]]
                 for s in range(len(ptr) - 1)]
 
@@ -459,6 +460,11 @@ class CRF:
             info.update({"size": len(estimator.to_bytes())} if key == "size"
                         else _model_tables(estimator))
         return info[key]
+
+    @property
+    def classes_(self) -> list[str] | None:
+        """The labels in order of first appearance in ``y``, as CRFsuite numbers them."""
+        return self._classes if getattr(self, "estimator_", None) is not None else None
 
     @property
     def state_features_(self) -> dict[tuple[str, str], float] | None:
