@@ -13,8 +13,8 @@ as a user's code would change only its import::
 Both run in this one process on the same sentences (CoNLL-2000 ``train.txt``
 minus its last 1,000 sentences for training, those 1,000 to test, as
 ``bench/run.py``), and the table gives each one's tutorial F1 (weighted
-token F1 without 'O'), span F1 (conlleval), training and prediction seconds
-and the cseq / sklearn-crfsuite ratios.  A measuring tool, not a test.
+token F1 without 'O'), span F1 (conlleval), training and prediction seconds,
+the cseq / sklearn-crfsuite ratios and how many test tokens both label alike.  A measuring tool, not a test.
 
     pip install -r bench/requirements.txt   # sklearn-crfsuite, python-crfsuite
     python bench/sklearn_crfsuite_tutorial.py [--data DIR] [--train N] [--test N]
@@ -195,7 +195,9 @@ def main(argv: list[str] | None = None) -> None:
         span = 100 * chunk_f1(r["y_test"], [list(p) for p in r["y_pred"]])
         print(f"{name:<18} {100 * r['f1']:>11.2f} {span:>8.2f} {r['fit_seconds']:>8.1f} "
               f"{r['predict_seconds']:>10.2f}")
-    print(f"\ntutorial F1 difference (cseq - sklearn-crfsuite): "
+    same = sum(a == b for p, q in zip(sk["y_pred"], cs["y_pred"]) for a, b in zip(p, q))
+    print(f"\ntokens given the same label by both: {same / n_test:.2%}")
+    print(f"tutorial F1 difference (cseq - sklearn-crfsuite): "
           f"{100 * (cs['f1'] - sk['f1']):+.2f} points")
     print(f"training time ratio cseq / sklearn-crfsuite: "
           f"{cs['fit_seconds'] / sk['fit_seconds']:.2f}")

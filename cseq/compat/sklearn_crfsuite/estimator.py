@@ -182,9 +182,10 @@ class CRF:
         Validated and ignored: cseq's L-BFGS keeps 6 corrections (CRFsuite's
         default) and has its own line search; they change how fast L-BFGS
         converges, not its optimum.
-    calibration_eta, calibration_rate, calibration_samples,
-    calibration_candidates, calibration_max_trials : optional
+    calibration_eta, calibration_rate, calibration_samples : optional
         Only their defaults: cseq's SGD calibrates its first rate its own way.
+    calibration_candidates, calibration_max_trials : optional
+        Only their defaults, likewise.
     pa_type, c, error_sensitive, averaging, variance, gamma : optional
         Parameters of ``pa`` and ``arow``.
     verbose : bool
