@@ -179,6 +179,10 @@ def test_get_set_params_clone_and_repr():
     assert repr(crf) == "CRF(all_possible_transitions=True, c1=0.1, c2=0.5)"
     with pytest.raises(cseq.InputError, match="no parameter 'max_iter'"):
         crf.set_params(max_iter=5)
+    from sklearn.model_selection import cross_val_score
+    scores = cross_val_score(sklearn_crfsuite.CRF(c2=0.1, max_iterations=10), TINY_X * 3,
+                             TINY_Y * 3, cv=3)
+    assert list(scores) == [1.0, 1.0, 1.0]
 
 
 def test_unfitted_attributes_are_none_and_predict_says_fit_first():

@@ -275,20 +275,11 @@ class CRF:
         self.trainer_cls = trainer_cls
         self.training_log_: TrainingLog | None = None
 
-    # -- parameters (scikit-learn's conventions, without importing it) --------
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters as a dict."""
-        return {name: getattr(self, name) for name in _PARAM_NAMES}
-
-    def set_params(self, **params: Any) -> CRF:
-        """Set constructor parameters; an unknown name raises InputError."""
-        for name, value in params.items():
-            if name not in _PARAM_NAMES:
-                raise InputError(f"CRF has no parameter {name!r}")
-            setattr(self, name, value)
-        return self
-
-    # The tags do not depend on the estimator: cseq's own say what scikit-learn needs.
+    # -- parameters: scikit-learn's conventions, by cseq's own estimator methods, which
+    # read _param_names and do not depend on the estimator otherwise.
+    _param_names = _PARAM_NAMES
+    get_params = ChainEstimator.get_params
+    set_params = ChainEstimator.set_params
     __sklearn_tags__ = ChainEstimator.__sklearn_tags__
 
     def __repr__(self) -> str:
