@@ -224,6 +224,15 @@ def test_every_algorithm_fits_predicts_and_gives_marginals(algorithm):
     assert all(sum(m.values()) == pytest.approx(1.0) for seq in marginals for m in seq)
 
 
+def test_labels_may_come_as_numpy_arrays_or_tuples():
+    crf = sklearn_crfsuite.CRF(c2=0.1, max_iterations=20)
+    crf.fit(TINY_X, [np.array(yseq) for yseq in TINY_Y])
+    assert crf.classes_ == ["DET", "NOUN"] and all(type(c) is str for c in crf.classes_)
+    assert crf.score(TINY_X, [tuple(yseq) for yseq in TINY_Y]) == 1.0
+    with pytest.raises(cseq.InputTypeError, match=r"y\[1\]\[0\]: labels must be str"):
+        crf.fit(TINY_X, [["DET", "NOUN"], [1, "NOUN"]])
+
+
 def test_pickle_keeps_the_model():
     crf = sklearn_crfsuite.CRF(c2=0.1, max_iterations=20).fit(TINY_X, TINY_Y)
     before = crf.state_features_

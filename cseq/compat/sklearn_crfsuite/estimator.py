@@ -384,9 +384,8 @@ class CRF:
         if (X_dev is None) != (y_dev is None):
             raise InputError("Pass both X_dev and y_dev to use the holdout data")
         estimator = self._new_estimator()
-        y = [list(yseq) for yseq in y]
-        dev = () if X_dev is None or y_dev is None else (convert(X_dev),
-                                                          [list(yseq) for yseq in y_dev])
+        y = _label_lists(y)
+        dev = () if X_dev is None or y_dev is None else (convert(X_dev), _label_lists(y_dev))
         clock = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -439,7 +438,7 @@ class CRF:
 
     def score(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> float:
         """Token accuracy (``metrics.flat_accuracy_score`` of ``predict(X)``)."""
-        return self._fitted().score(convert(X), [list(yseq) for yseq in y])
+        return self._fitted().score(convert(X), _label_lists(y))
 
     # -- the fitted model, as CRFsuite's dump shows it --------------------------
     def _table(self, key: str) -> Any:
@@ -483,6 +482,14 @@ class CRF:
     def size_(self) -> int | None:
         """Bytes of the fitted model as a cseq model file."""
         return self._table("size")
+
+
+def _label_lists(y: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """``y`` as lists of labels; a subclass of str (numpy's ``str_``) as a plain str.
+
+    Other labels go on unchanged, for cseq to refuse with their position.
+    """
+    return [[str(label) if isinstance(label, str) else label for label in yseq] for yseq in y]
 
 
 def _model_tables(estimator: ChainEstimator) -> dict[str, Any]:
