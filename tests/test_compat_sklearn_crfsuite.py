@@ -263,6 +263,21 @@ def test_predictions_agree_with_python_crfsuite(conll, tutorial_models):
 
 
 @needs_conll
+@pytest.mark.parametrize("algorithm, params", [("ap", {"max_iterations": 5}),
+                                               ("l2sgd", {"c2": 0.1, "max_iterations": 10})])
+def test_other_algorithms_are_as_accurate_as_python_crfsuites(conll, tmp_path, pycrfsuite,
+                                                              algorithm, params):
+    X, y, X_test, y_test = conll
+    crf = sklearn_crfsuite.CRF(algorithm=algorithm, **params).fit(X, y)
+    tagger = _pycrfsuite_model(pycrfsuite, X, y, tmp_path / "m.crfsuite", algorithm, **params)
+    ours = crf.score(X_test, y_test)
+    theirs = metrics.flat_accuracy_score(y_test, [tagger.tag(x) for x in X_test])
+    # Measured: ap 95.75% against 95.82%; l2sgd (10 epochs, where CRFsuite's rate
+    # calibration differs from cseq's) 95.87% against 94.64%.
+    assert ours > theirs - 0.01, (ours, theirs)
+
+
+@needs_conll
 def test_marginals_are_dicts_summing_to_one_close_to_python_crfsuite(conll, tutorial_models):
     _, _, X_test, _ = conll
     crf, tagger = tutorial_models
