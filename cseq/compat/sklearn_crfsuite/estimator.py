@@ -71,26 +71,23 @@ _MISSING_LEARNERS = {
     "arow": "AROW (adaptive regularization of weight vectors)",
 }
 
-#: Parameters cseq has no counterpart for that change only how fast training
-#: runs, not the model it converges to: accepted (validated) and ignored.
-_SPEED_ONLY = ("num_memories", "linesearch", "max_linesearch")
+#: The line searches CRFsuite's L-BFGS offers (``linesearch`` is checked, then ignored).
 _LINESEARCHES = ("MoreThuente", "Backtracking", "StrongBacktracking")
 
 #: Parameters cseq has no counterpart for that change the model: only their
 #: default is accepted.  The value says what to do instead.
-_DEFAULT_ONLY = {
+_CALIBRATION = ("cseq.CRF(algorithm='sgd') calibrates its own initial rate; to set it, use "
+                "cseq.CRF(algorithm='sgd', eta0=...)")
+_DEFAULT_ONLY: dict[str, Any] = {
     "epsilon": {"lbfgs": "cseq's L-BFGS stops when ||g|| <= 1e-5 * max(1, ||w||), CRFsuite's "
                          "default test; use delta and period to stop earlier",
                 "ap": "cseq's perceptron runs max_iterations epochs and stops early only "
                       "after an epoch without a mistake"},
     "min_freq": "cseq keeps every (attribute, label) pair seen in training; leave rare "
                 "attributes out of the feature dicts instead",
-    "calibration_eta": "cseq.CRF(algorithm='sgd') calibrates its own initial rate; to set "
-                       "it, use cseq.CRF(algorithm='sgd', eta0=...)",
+    **dict.fromkeys(("calibration_eta", "calibration_rate", "calibration_samples",
+                     "calibration_candidates", "calibration_max_trials"), _CALIBRATION),
 }
-for _name in ("calibration_rate", "calibration_samples", "calibration_candidates",
-              "calibration_max_trials"):
-    _DEFAULT_ONLY[_name] = _DEFAULT_ONLY["calibration_eta"]
 
 _PARAM_NAMES = ("algorithm", "min_freq", "all_possible_states", "all_possible_transitions",
                 "c1", "c2", "max_iterations", "num_memories", "epsilon", "period", "delta",
