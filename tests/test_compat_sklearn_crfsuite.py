@@ -80,7 +80,8 @@ ITEMS = [
     {"foo": {"bar": "ham", "spam": -0.5, "ham": {"x", "y"}}},
     ["foo", "bar"],
     ("a", "b:c"),
-    {b"raw": b"bytes", "n": np.float32(2.5), "i": np.int64(3), "z": 0, "t": np.True_},
+    {b"raw": b"bytes", "n": np.float32(2.5), "i": np.int64(3), "z": 0, "t": np.True_,
+     "s": np.str_("1.5")},
     {},
 ]
 

@@ -75,6 +75,8 @@ def _read(item: Any, prefix: str, out: list, where: str) -> None:
                 out.append(name if value == 1 else (name, float(value)))
             elif isinstance(value, _NESTED):
                 _read(value, name + ":", out, where)
+            elif isinstance(value, str):      # a subclass, e.g. numpy's str_
+                out.append(f"{name}:{value}")
             elif isinstance(value, bytes):
                 out.append(f"{name}:{_name(value, where)}")
             else:
