@@ -503,7 +503,8 @@ class _NoCorpus:
 
 
 def _begin(est: ChainEstimator, setup: _Setup, X_dev, y_dev, early: bool):
-    est.featurizer_, est.classes_, est.model_ = setup.featurizer, setup.classes, None
+    est._begin_fit(setup.featurizer, setup.classes)
+    est._partial = None
     est.history_ = []
     est.best_iteration_ = None
     est.stop_reason_ = None
