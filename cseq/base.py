@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -187,6 +189,29 @@ class ChainEstimator:
             return fitted.attributes[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    @contextmanager
+    def _training(self) -> Iterator[None]:
+        """Run one training call (``fit``, ``partial_fit``) on this estimator at a time.
+
+        A second call from another thread waits for the first to commit (so
+        every batch given to ``partial_fit`` is learned, none overwritten);
+        a call from inside a running one, in its thread (e.g. from a fit's
+        callback), raises InputError rather than waiting for itself.
+        Readers never wait: they use the snapshot they take (:mod:`cseq.fitted`).
+        """
+        lock = self.__dict__.setdefault("_training_lock", threading.Lock())  # atomic
+        me = threading.get_ident()
+        if self.__dict__.get("_training_thread") == me:
+            raise InputError(f"this {type(self).__name__} is already training in this thread: "
+                             "fit and partial_fit cannot be called from inside its fit or "
+                             "partial_fit (e.g. from a callback)")
+        with lock:
+            self._training_thread = me
+            try:
+                yield
+            finally:
+                self._training_thread = None
+
     def _begin_fit(self, featurizer: Any, classes: list[str]) -> None:
         """Start a fit: the estimator is unfitted from now on, with ``featurizer``
         and ``classes`` for the training code (``featurizer_``, ``classes_``)
@@ -338,29 +363,30 @@ class ChainEstimator:
         model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
                                               bool(self.all_states), **chain_order)
         model.check_corpus(corpus)
-        self._begin_fit(featurizer, classes)
-        self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
-        self.history_ = []
-        self.best_iteration_ = None
-        self.stop_reason_ = None
-        self._early = EarlyStopping(model, self.patience) if early else None
-        self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
-        try:
-            self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
-            if self._early is not None:
-                self._early.restore()
-                self.best_iteration_ = self._early.best_iteration
-                if self._early.stopped:
-                    self.stop_reason_ = (f"early stopping: no dev improvement in "
-                                         f"{self.patience} iterations")
-        except KeyboardInterrupt:
-            partial = self._interrupted(model)
+        with self._training():  # one fit or partial_fit at a time on this estimator
+            self._begin_fit(featurizer, classes)
+            self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
+            self.history_ = []
+            self.best_iteration_ = None
+            self.stop_reason_ = None
+            self._early = EarlyStopping(model, self.patience) if early else None
+            self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
+            try:
+                self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+                if self._early is not None:
+                    self._early.restore()
+                    self.best_iteration_ = self._early.best_iteration
+                    if self._early.stopped:
+                        self.stop_reason_ = (f"early stopping: no dev improvement in "
+                                             f"{self.patience} iterations")
+            except KeyboardInterrupt:
+                partial = self._interrupted(model)
+                self._snapshot = None
+                raise TrainingInterrupted(partial) from None
+            finally:
+                self._early = None
             self._snapshot = None
-            raise TrainingInterrupted(partial) from None
-        finally:
-            self._early = None
-        self._snapshot = None
-        self._complete(model)
+            self._complete(model)
         return self
 
     def _complete(self, model: LinearChain) -> None:

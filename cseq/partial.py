@@ -183,6 +183,13 @@ class PartialFitMixin:
         if classes is not None:
             if isinstance(classes, str) or not all(isinstance(c, str) for c in classes):
                 raise InputTypeError("classes must be a list of label strings")
+        with self._training():  # type: ignore[attr-defined]  # one batch at a time
+            self._partial_fit(X, y, classes)
+        return self
+
+    def _partial_fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]],
+                     classes: Sequence[str] | None) -> None:
+        """:meth:`partial_fit`, its arguments checked, the training lock held."""
         # The fitted state this batch continues from, taken once (cseq.fitted):
         # nothing reachable from it is changed; the result is a new snapshot,
         # published by one assignment at the end.
@@ -272,7 +279,6 @@ class PartialFitMixin:
             "_partial": state, **self._partial_attributes(state, n_iter)}))
         if self.verbose:
             print(_format_record(history[-1]), flush=True)
-        return self
 
     def _partial_attributes(self, state: TrainingState, n_iter: int) -> dict[str, Any]:
         """The learner's own fitted attributes after ``n_iter`` batches (learner-specific)."""
