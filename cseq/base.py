@@ -341,12 +341,20 @@ class ChainEstimator:
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
 
+        From its start until it returns, the estimator is unfitted (a
+        ``predict`` in another thread meanwhile raises NotFittedError, or
+        uses the model it took before); a second ``fit`` or ``partial_fit``
+        from another thread waits for this one.
+
         Raises
         ------
         TrainingInterrupted
             On Ctrl-C (a ``KeyboardInterrupt``).  This estimator stays
             unfitted; the exception's ``estimator`` holds the last completed
             iteration when the learner keeps one.
+        InputError
+            For bad data or hyperparameters, or when called from inside a
+            ``fit`` or ``partial_fit`` of the same estimator (its callback).
         """
         self._validate_params()
         early = "early_stopping" in self._param_names and self.early_stopping

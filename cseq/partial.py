@@ -162,6 +162,14 @@ class PartialFitMixin:
         one call on ``A + B``: the same updates in the same order
         (docs/learners.md, "Training in batches").
 
+        The batch is committed in one step at the end (:mod:`cseq.fitted`):
+        an error or an interrupt (``KeyboardInterrupt``, ``MemoryError``)
+        before it leaves the estimator exactly as it was.  ``predict``,
+        ``save`` and the other readers may run in other threads meanwhile and
+        see the model from before the batch or from after it, never a mix; a
+        second ``fit`` or ``partial_fit`` from another thread waits for this
+        one.
+
         Parameters
         ----------
         X, y : a batch, as for :meth:`fit`.
@@ -174,9 +182,10 @@ class PartialFitMixin:
         InputError
             If the estimator was fitted by :meth:`fit` (which keeps no
             training state), if its hyperparameters (``features``, ``order``)
-            changed since the previous call, or for a configuration that
+            changed since the previous call, for a configuration that
             cannot train in batches (``CRF(algorithm="lbfgs")``, a featurizer
-            with ``min_freq > 1``).
+            with ``min_freq > 1``), or when called from inside a ``fit`` or
+            ``partial_fit`` of the same estimator (e.g. from its callback).
         """
         self._validate_params()
         self._check_partial()
