@@ -174,6 +174,12 @@ class ChainEstimator:
         """The fitted featurizer."""
         return self._fitted_or_missing("featurizer_").featurizer
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether a fit has been committed (scikit-learn's ``check_is_fitted`` asks this:
+        the fitted attributes live in the snapshot, not in ``vars(self)``)."""
+        fitted = self._fitted
+        return fitted is not None and fitted.model is not None
+
     def _fitted_or_missing(self, name: str) -> Fitted:
         fitted = self._fitted
         if fitted is None:
