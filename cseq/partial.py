@@ -262,7 +262,7 @@ class PartialFitMixin:
                  else grow(old_model.params, old_model, self._model_class(
                      len(names), attr_ptr, attr_labels, np.zeros(layout["n_params"]),
                      order=order), perm))
-        model = self._model_class(len(names), attr_ptr, attr_labels, grown.copy(), order=order)
+        model = self._model_class(len(names), attr_ptr, attr_labels, grown, order=order)
         if state is None:
             state = TrainingState({k: np.zeros_like(grown) for k in self._partial_arrays},
                                   self._partial_start(), 0)
@@ -286,6 +286,8 @@ class PartialFitMixin:
             "history_": history, "n_iter_": n_iter, "best_iteration_": None,
             "stop_reason_": f"partial_fit: {state.n_sequences} sequences in {n_iter} batches",
             "_partial": state, **self._partial_attributes(state, n_iter)}))
+        for name in self._fitted_names:  # type: ignore[attr-defined]
+            self.__dict__.pop(name, None)  # a value a user assigned would hide the new one
         if self.verbose:
             print(_format_record(history[-1]), flush=True)
 
