@@ -153,7 +153,7 @@ class FeatureVocabulary:
         ``partial_fit`` grows a copy while readers keep using this vocabulary.
         """
         out = FeatureVocabulary()
-        out._table = _pack.StringTable.from_strings(self._table.names())
+        out._table = self._table.copy()
         return out
 
     def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
