@@ -161,8 +161,9 @@ class ChainEstimator:
     # -- the fitted state (cseq.fitted) -------------------------------------
     @property
     def model_(self) -> LinearChain | None:
-        """The fitted model (None while a fit is in progress)."""
-        return self._fitted_or_missing("model_").model
+        """The fitted model; None until a fit is committed (and while one is in progress)."""
+        fitted = self._fitted
+        return None if fitted is None else fitted.model
 
     @property
     def classes_(self) -> list[str]:

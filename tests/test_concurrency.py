@@ -268,10 +268,25 @@ def _crf_sgd():
                     features=cseq.TemplateFeaturizer("pos"))
 
 
+def _as_feature_lists(X):
+    return [[[f"w={tok[0]}", f"s={tok[0][-2:]}"] for tok in seq] for seq in X]
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_predict_racing_partial_fit_gives_the_old_or_the_new_labels(race_data, n_jobs):
     old, new, batch = _snapshots(_perceptron, race_data)
     X = race_data[2]
+    _check_predict_race(old, new, batch, X, n_jobs)
+
+
+def test_predict_racing_partial_fit_with_feature_lists(race_data):
+    (X, y), (Xb, yb), X_test = race_data
+    data = ((_as_feature_lists(X), y), (_as_feature_lists(Xb), yb), _as_feature_lists(X_test))
+    old, new, batch = _snapshots(lambda: cseq.StructuredPerceptron(random_state=0), data)
+    _check_predict_race(old, new, batch, data[2], 2)
+
+
+def _check_predict_race(old, new, batch, X, n_jobs):
     want_old = serialize.loads(old).predict(X, n_jobs=n_jobs)
     want_new = serialize.loads(new).predict(X, n_jobs=n_jobs)
     assert want_old != want_new
