@@ -577,7 +577,7 @@ class ChainEstimator:
         return copy
 
     def _check_fitted(self) -> Fitted:
-        """The fitted state (the snapshot every reader takes once, at entry); NotFittedError if none."""
+        """The fitted state: the snapshot a reader takes once, at entry (NotFittedError if none)."""
         fitted = self._fitted
         if fitted is None or fitted.model is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")

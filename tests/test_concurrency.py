@@ -225,7 +225,7 @@ def _snapshots(make, race_data):
 
 
 def _race(est, batch, call) -> list:
-    """``call()`` in a second thread, again and again, while this one runs partial_fit.
+    """``call(est)`` in a second thread, again and again, while this one runs partial_fit.
 
     The first call starts before partial_fit and at least one starts after it
     has returned; every result (or the first exception) comes back.
@@ -239,7 +239,7 @@ def _race(est, batch, call) -> list:
             while True:
                 last = committed.is_set()
                 started.set()
-                results.append(call())
+                results.append(call(est))
                 if last:
                     return
         except BaseException as exc:  # re-raised in the main thread
@@ -293,7 +293,7 @@ def _check_predict_race(old, new, batch, X, n_jobs):
     seen = set()
     for _ in range(RACE_TRIALS):
         est = serialize.loads(old)
-        for got in _race(est, batch, lambda: est.predict(X, n_jobs=n_jobs)):
+        for got in _race(est, batch, lambda e: e.predict(X, n_jobs=n_jobs)):
             assert got in (want_old, want_new), "labels of neither model"
             seen.add(got == want_new)
         assert est.to_bytes() == new
@@ -311,7 +311,7 @@ def test_predict_marginals_racing_partial_fit_are_the_old_or_the_new_ones(race_d
                                         for x, z in zip(a, b))
     for _ in range(RACE_TRIALS):
         est = serialize.loads(old)
-        for got in _race(est, batch, lambda: est.predict_marginals(X, n_jobs=n_jobs)):
+        for got in _race(est, batch, lambda e: e.predict_marginals(X, n_jobs=n_jobs)):
             assert same(got, want[0]) or same(got, want[1]), "marginals of neither model"
 
 
@@ -323,7 +323,7 @@ def test_explain_racing_partial_fit_explains_the_old_or_the_new_model(race_data)
     assert want[0] != want[1]
     for _ in range(RACE_TRIALS):
         est = serialize.loads(old)
-        for got, top in _race(est, batch, lambda: (est.explain(x), est.top_features("DET", k=5))):
+        for got, top in _race(est, batch, lambda e: (e.explain(x), e.top_features("DET", k=5))):
             assert got in want
             assert top in tops
 
@@ -377,10 +377,10 @@ def test_two_partial_fits_on_one_estimator_learn_both_batches(race_data):
         est = serialize.loads(base)
         barrier = threading.Barrier(2)
 
-        def train(b):
+        def train(est, barrier, b):
             barrier.wait()
             est.partial_fit(*b)
-        threads = [threading.Thread(target=train, args=(b,)) for b in (batch, other)]
+        threads = [threading.Thread(target=train, args=(est, barrier, b)) for b in (batch, other)]
         for t in threads:
             t.start()
         for t in threads:
