@@ -596,7 +596,8 @@ class ChainEstimator:
         Parameters
         ----------
         X : list of sequences, in the form given to :meth:`fit`.
-        n_jobs : threads to use (``-1``: all cores).  Attribute lookup and
+        n_jobs : threads to use (``-1``: all usable CPUs; a larger count is
+            clamped to them, see ``cseq.model.resolve_n_jobs``).  Attribute lookup and
             decoding run without the GIL; with several threads, reading one
             block of ``X`` overlaps decoding the others.
         constraints : {"bio", "iob2", "iob1", "bioes"} or bool array (L, L), optional

@@ -76,8 +76,10 @@ class CRF(PartialFitMixin, ChainEstimator):
         accuracy and keep the best iteration's weights (``best_iteration_``).
     patience : int, default 5
     n_jobs : int, default 1
-        Threads for the L-BFGS objective (``-1``: all cores). Results depend on
-        ``n_jobs`` only through float rounding.  SGD runs on one thread.
+        Threads for the L-BFGS objective (``-1``: all usable CPUs; a larger
+        count is clamped to them, see ``cseq.model.resolve_n_jobs``).
+        Results depend on ``n_jobs`` only through float rounding.  SGD runs on
+        one thread.
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None

@@ -56,7 +56,9 @@ class MEMM(ChainEstimator):
         accuracy and keep the best iteration's weights (``best_iteration_``).
     patience : int, default 5
     n_jobs : int, default 1
-        Threads for the objective, decoding and marginals (``-1``: all cores).
+        Threads for the objective, decoding and marginals (``-1``: all usable
+        CPUs; a larger count is clamped to them, see
+        ``cseq.model.resolve_n_jobs``).
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None

@@ -41,6 +41,7 @@ from cseq import _pack, _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
+from cseq.model import resolve_n_jobs
 from cseq.sequences import Sequences
 from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS
 from cseq.tagdict import FOLDS, TagDictionary, jackknife
@@ -729,7 +730,7 @@ class TransformChunks:
         attr, tok_ptr = f._table.lookup_packed(
             data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
             f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
-            self._memo, n_jobs, without_memo)
+            self._memo, resolve_n_jobs(n_jobs), without_memo)
         return Sequences(seq_ptr=np.ascontiguousarray(seq_ptr), tok_ptr=tok_ptr, attr_ids=attr,
                          values=np.ones(len(attr), dtype=VALUE), labels=None)
 
@@ -1384,6 +1385,7 @@ class TemplateFeaturizer:
             self._tags_interned(data)
             return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
+        n_jobs = resolve_n_jobs(n_jobs)
         chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
         return chunks.sequences(0, n_jobs=n_jobs)
 
@@ -1403,6 +1405,7 @@ class TemplateFeaturizer:
         if self.n_buckets is not None:
             return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
         self._check_fitted()
+        n_jobs = resolve_n_jobs(n_jobs)
         data = self._intern_lookup(_check_corpus(X), n_jobs)
         self._tags_hashed(data)
         memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
