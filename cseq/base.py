@@ -40,7 +40,8 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, loads, save
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
+__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_number", "plain_params",
+           "MAX_ITER_REASON"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
 #: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
@@ -58,8 +59,18 @@ _CHUNK_TOKENS = 8192
 _WORD_ROWS_BYTES = 1 << 27
 
 
+#: The hyperparameters that are flags, in whichever learner has them.
+_FLAGS = ("all_states", "average", "early_stopping", "shuffle", "verbose")
+
+
 def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
-    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``."""
+    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``.
+
+    NumPy scalars (``np.int64``, ``np.float32``: what ``np.arange`` and
+    ``np.linspace`` grids hold) pass; the estimator keeps the object it was
+    given (scikit-learn's ``clone`` requires it) and the model file holds
+    the Python number it equals (:func:`plain_params`).
+    """
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
@@ -68,6 +79,29 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False) ->
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
     elif not (math.isfinite(value) and value >= low):
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """Raise InputError unless ``value`` is a bool or a NumPy bool.
+
+    Not the truth of any object: ``average="False"`` would train as True.
+    Not 0 or 1 either, as scikit-learn's ``"boolean"`` constraint: a flag
+    spelled as a number is more likely a slip (an ``n_jobs`` or
+    ``max_iter`` in the wrong place) than a choice, and ``[False, True]``
+    is the grid that means it.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def plain_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each NumPy scalar replaced by the Python bool, int or float it equals.
+
+    What a model file's JSON header can hold; validation has checked the
+    values, so the conversion is exact (a float32 widens to the float64 it
+    equals, the value training used).
+    """
+    return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
 
 
 class EarlyStopping:
@@ -197,7 +231,16 @@ class ChainEstimator:
         return f"{type(self).__name__}({args})"
 
     def _validate_params(self) -> None:
-        raise NotImplementedError
+        """Raise InputError for a bad hyperparameter.
+
+        Here the flags and early stopping's ``patience``; a learner extends
+        it (calling this first) with its own.
+        """
+        for name in _FLAGS:
+            if name in self._param_names:
+                check_flag(name, getattr(self, name))
+        if "early_stopping" in self._param_names:
+            check_number("patience", self.patience, low=1, integer=True)
 
     # -- data -------------------------------------------------------------
     def _new_featurizer(self):
@@ -262,13 +305,8 @@ class ChainEstimator:
         """
         self._validate_params()
         early = "early_stopping" in self._param_names and self.early_stopping
-        if "early_stopping" in self._param_names:
-            if not isinstance(self.early_stopping, (bool, np.bool_)):
-                raise InputError(f"early_stopping must be True or False, got "
-                                 f"{self.early_stopping!r}")
-            check_number("patience", self.patience, low=1, integer=True)
-            if early and (X_dev is None or y_dev is None):
-                raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
+        if early and (X_dev is None or y_dev is None):
+            raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
         featurizer, corpus, classes = self._pack_training(X, y)
         # A learner with second-order chains lists `order` among its parameters.
         chain_order = {"order": int(self.order)} if "order" in self._param_names else {}
@@ -830,7 +868,7 @@ class ChainEstimator:
 
     def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The header fields and arrays that :meth:`_from_model_state` restores."""
-        params = self.get_params(deep=False)
+        params = plain_params(self.get_params(deep=False))
         features = params.pop("features", None)
         header: dict = {"params": params, "fitted": getattr(self, "model_", None) is not None}
         arrays: dict[str, np.ndarray] = {}

@@ -150,6 +150,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("c1", self.c1, low=0.0)
         check_number("c2", self.c2, low=0.0)
         if self.algorithm not in ("lbfgs", "sgd"):
@@ -164,7 +165,6 @@ class CRF(PartialFitMixin, ChainEstimator):
                 raise InputError(f"eta0 must be > 0, got {self.eta0!r}")
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)
-        check_number("patience", self.patience, low=1, integer=True)
         if self.algorithm == "sgd" and (self.c1 > 0 or not self.c2 > 0):
             raise InputError("algorithm='sgd' needs c2 > 0 and c1 == 0 (L2 only); "
                              "use algorithm='lbfgs' for L1")

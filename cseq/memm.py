@@ -107,11 +107,11 @@ class MEMM(ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("c2", self.c2, low=0.0)
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)
-        check_number("patience", self.patience, low=1, integer=True)
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):

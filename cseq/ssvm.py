@@ -155,6 +155,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("C", self.C, low=0.0)
         if not self.C > 0:
             raise InputError(f"C must be positive, got {self.C!r}")

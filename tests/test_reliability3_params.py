@@ -3,9 +3,15 @@
 Item 5: an ``n_jobs`` far above the machine's CPUs reached OpenMP unchecked
 (segfaults, libgomp ending the interpreter); every count now goes through
 ``cseq.model.resolve_n_jobs``, which clamps it to the usable CPUs.
+
+Item 6: NumPy-scalar hyperparameters trained but could not be saved or
+pickled; flags took any object's truth (``average="False"`` trained as True)
+and NaN as a flag failed only at save.
 """
 
 from __future__ import annotations
+
+import pickle
 
 import numpy as np
 import pytest
@@ -73,3 +79,65 @@ def test_cli_tag_with_a_huge_n_jobs(tmp_path):
     many = run("tag", model, train, "--labeled", "--n-jobs", str(HUGE))
     assert many.returncode == 0, many.stderr
     assert many.stdout == serial.stdout != ""
+
+
+# -- item 6: hyperparameter types -------------------------------------------------------------
+
+LEARNERS = [cseq.CRF, cseq.StructuredPerceptron, cseq.StructuredSVM, cseq.MEMM, cseq.HMM,
+            cseq.GreedyTagger]
+FLAGS = [(cls, name) for cls in LEARNERS for name in cls._param_names
+         if name in ("all_states", "average", "early_stopping", "shuffle", "verbose")]
+
+
+def _fit(est):
+    return est.fit(SENTS if isinstance(est, cseq.HMM) else FEATS, TAGS)
+
+
+@pytest.mark.parametrize("est", [
+    cseq.CRF(c2=np.float32(0.25), max_iter=np.int64(5), tol=np.float64(1e-4),
+             period=np.int32(3), n_jobs=np.int64(2), all_states=np.bool_(True)),
+    cseq.CRF(algorithm="sgd", c2=np.float64(0.1), max_iter=np.int16(3), eta0=np.float32(0.5),
+             random_state=np.uint8(7)),
+    cseq.StructuredPerceptron(max_iter=np.int64(3), average=np.bool_(False),
+                              shuffle=np.bool_(True), random_state=np.int64(1)),
+    cseq.StructuredSVM(C=np.float16(0.5), max_iter=np.int64(2),
+                       cost={"A": {"B": np.float32(2.0)}}),
+    cseq.MEMM(c2=np.float64(0.1), max_iter=np.int8(4), early_stopping=np.bool_(False),
+              patience=np.int64(2)),
+    cseq.HMM(alpha=np.float64(0.1), suffix_length=np.int64(3), rare_threshold=np.int64(2)),
+    cseq.GreedyTagger(max_iter=np.int64(2), tag_dict_min_count=np.int64(1),
+                      tag_dict_min_share=np.float32(0.5)),
+], ids=lambda est: type(est).__name__)
+def test_numpy_scalar_hyperparameters_save_pickle_and_load(est, tmp_path):
+    given = est.get_params(deep=False)
+    _fit(est)
+    assert est.get_params(deep=False) == given  # fit keeps the objects the user gave
+    est.save(tmp_path / "m.cseq")
+    for back in (cseq.load(tmp_path / "m.cseq"), pickle.loads(pickle.dumps(est))):
+        params = back.get_params(deep=False)
+        assert params == given
+        assert not any(isinstance(v, np.generic) for v in params.values())
+        assert back.predict(FEATS[:5] if not isinstance(est, cseq.HMM) else SENTS[:5]) \
+            == est.predict(FEATS[:5] if not isinstance(est, cseq.HMM) else SENTS[:5])
+
+
+def test_parallel_grid_search_over_numpy_grids():
+    sklearn = pytest.importorskip("sklearn.model_selection")
+    grid = sklearn.GridSearchCV(
+        cseq.CRF(features=cseq.TemplateFeaturizer("pos")),
+        {"c2": np.linspace(0.1, 1.0, 2), "max_iter": np.arange(3, 5),
+         "all_states": np.array([False, True]), "features__min_freq": np.arange(1, 3)},
+        cv=2, n_jobs=2, error_score="raise")
+    grid.fit(SENTS[:40], TAGS[:40])
+    best = grid.best_estimator_
+    back = pickle.loads(pickle.dumps(best))
+    assert cseq.serialize.loads(best.to_bytes()).predict(SENTS) == back.predict(SENTS) \
+        == best.predict(SENTS)
+
+
+@pytest.mark.parametrize("cls,name", FLAGS, ids=[f"{c.__name__}-{n}" for c, n in FLAGS])
+@pytest.mark.parametrize("bad", ["False", 0, 1, None, float("nan"), np.float32("nan")],
+                         ids=["str", "0", "1", "None", "nan", "nan32"])
+def test_flags_take_only_bools(cls, name, bad):
+    with pytest.raises(cseq.InputError, match=f"{name} must be True or False"):
+        _fit(cls(**{name: bad}))
