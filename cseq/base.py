@@ -41,7 +41,7 @@ from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, loads, save
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_number", "plain_params",
-           "MAX_ITER_REASON"]
+           "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
 #: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
@@ -63,8 +63,19 @@ _WORD_ROWS_BYTES = 1 << 27
 _FLAGS = ("all_states", "average", "early_stopping", "shuffle", "verbose")
 
 
-def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
+#: Largest regularisation weight (``c1``, ``c2``, the SSVM's ``C``).  Beyond it
+#: the objective leaves float64 for ordinary data: the SSVM's loss grows as
+#: ``C**2`` (``C = 1e155`` gave an infinite loss), ``2 * c2`` overflows near
+#: 1e308.  At 1e100 the optimum is already all but 0 (``c1``, ``c2``) or the
+#: hard-margin one (``C``), so nothing is lost.
+MAX_REGULARIZATION = 1e100
+
+
+def check_number(name: str, value: Any, *, low: float, integer: bool = False,
+                 high: float | None = None) -> None:
     """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``.
+
+    ``high`` is an upper bound for a float (an int's is ``2**31 - 1``).
 
     NumPy scalars (``np.int64``, ``np.float32``: what ``np.arange`` and
     ``np.linspace`` grids hold) pass; the estimator keeps the object it was
@@ -79,6 +90,8 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False) ->
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
     elif not (math.isfinite(value) and value >= low):
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
+    elif high is not None and value > high:
+        raise InputError(f"{name} must be at most {high:g}, got {value!r}")
 
 
 def check_flag(name: str, value: Any) -> None:
@@ -476,8 +489,9 @@ class ChainEstimator:
             return stop or self._stalled(losses)
 
         start = np.zeros_like(model.params) if x0 is None else x0
+        # The L2 term c2 * ||theta||^2 bounds the curvature from below.
         result = lbfgs(evaluate, start, max_iter=int(self.max_iter),
-                       callback=on_iteration, l1=float(l1))
+                       callback=on_iteration, l1=float(l1), curvature=2.0 * objective.c2)
         if result.nit == 0 and "line search failed" in result.message:
             biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
             raise ConvergenceError(

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from cseq import _memm, decoding
-from cseq.base import ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
@@ -40,7 +40,8 @@ class MEMM(ChainEstimator):
     Parameters
     ----------
     c2 : float, default 1.0
-        L2 regularisation strength (``c2 * ||w||^2``, as for :class:`CRF`).
+        L2 regularisation strength (``c2 * ||w||^2``, as for :class:`CRF`), at
+        most 1e100.
     max_iter : int, default 100
         Maximum L-BFGS iterations.
     tol : float, default 1e-5
@@ -108,7 +109,7 @@ class MEMM(ChainEstimator):
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        check_number("c2", self.c2, low=0.0)
+        check_number("c2", self.c2, low=0.0, high=MAX_REGULARIZATION)
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)

@@ -148,13 +148,22 @@ class LinearChain:
                 raise InputError("the state index of a model is built from a labeled corpus")
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
+        params = cls.zero_params(len(attr_labels), n_labels, order)
+        return cls(n_labels, attr_ptr, attr_labels, params, order=order)
+
+    @classmethod
+    def zero_params(cls, n_state: int, n_labels: int, order: int) -> np.ndarray:
+        """Zeros for the parameters of this layout: where ``fit`` and ``partial_fit`` allocate.
+
+        Raises InputError, not a bare MemoryError, when they do not fit in
+        memory (an order-2 chain has L**3 trigram weights: 2,000 labels
+        need 64 GB).
+        """
         try:
-            layout = cls._layout_of(len(attr_labels), n_labels, order)
-            params = np.zeros(layout["n_params"], dtype=WEIGHT)
+            return np.zeros(cls._layout_of(n_state, n_labels, order)["n_params"], dtype=WEIGHT)
         except (ValueError, MemoryError) as exc:
             raise InputError(f"cannot build a model of order {order} with {n_labels} labels: "
                              f"{exc or 'out of memory'}") from None
-        return cls(n_labels, attr_ptr, attr_labels, params, order=order)
 
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:

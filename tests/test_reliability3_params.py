@@ -7,6 +7,9 @@ Item 5: an ``n_jobs`` far above the machine's CPUs reached OpenMP unchecked
 Item 6: NumPy-scalar hyperparameters trained but could not be saved or
 pickled; flags took any object's truth (``average="False"`` trained as True)
 and NaN as a flag failed only at save.
+
+Item 12: numeric edges, each now either trained to a defined result or
+refused at validation with a stated bound.
 """
 
 from __future__ import annotations
@@ -141,3 +144,70 @@ def test_parallel_grid_search_over_numpy_grids():
 def test_flags_take_only_bools(cls, name, bad):
     with pytest.raises(cseq.InputError, match=f"{name} must be True or False"):
         _fit(cls(**{name: bad}))
+
+
+# -- item 12: numeric edges ---------------------------------------------------------------
+
+def test_crf_with_a_huge_l2_weight_trains_to_about_zero():
+    # c2 = 1e100 used to fail its first line search ("largest feature value
+    # 1: scale feature values down"): the unit first step overshot the
+    # optimum, about 1e-100, by more than 40 shrinks could undo.
+    for est in (cseq.CRF(c2=1e100, max_iter=20), cseq.CRF(c1=1.0, c2=1e100, max_iter=20),
+                cseq.MEMM(c2=1e100, max_iter=20)):
+        _fit(est)
+        w = est.model_.params
+        assert np.isfinite(w).all() and np.abs(w).max() < 1e-90
+        cseq.serialize.loads(est.to_bytes())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: cseq.StructuredSVM(C=1e155),
+    lambda: cseq.CRF(c2=1e101),
+    lambda: cseq.CRF(c1=1e200),
+    lambda: cseq.MEMM(c2=1e300),
+    lambda: cseq.CRF(algorithm="sgd", c2=5e-324),
+    lambda: cseq.CRF(algorithm="sgd", c2=1e-101),
+    lambda: cseq.CRF(algorithm="sgd", eta0=5e-324),
+    lambda: cseq.CRF(algorithm="sgd", eta0=1.7e308),
+], ids=["ssvm-C", "crf-c2", "crf-c1", "memm-c2", "sgd-c2-denormal", "sgd-c2-tiny",
+        "sgd-eta0-denormal", "sgd-eta0-huge"])
+def test_regularisation_and_rates_outside_their_stated_bounds_are_refused(make):
+    est = make()
+    with pytest.raises(cseq.InputError, match="at most 1e\\+100|in \\[1e-100, 1e100\\]"):
+        _fit(est)
+    with pytest.raises(cseq.InputError):
+        est.partial_fit(FEATS, TAGS) if hasattr(est, "partial_fit") else _fit(est)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: cseq.StructuredSVM(C=1e100, max_iter=2),
+    lambda: cseq.CRF(algorithm="sgd", c2=1e-100, max_iter=2),
+    lambda: cseq.CRF(algorithm="sgd", c2=1e100, eta0=1e100, max_iter=2),
+    lambda: cseq.CRF(algorithm="sgd", c2=1e-100, eta0=1e-100, max_iter=2),
+], ids=["ssvm-C-max", "sgd-c2-min", "sgd-both-max", "sgd-both-min"])
+def test_the_bounds_themselves_train_and_save(make):
+    est = _fit(make())
+    assert all(np.isfinite(r["loss"]) for r in est.history_)
+    assert cseq.serialize.loads(est.to_bytes()).predict(FEATS) == est.predict(FEATS)
+
+
+def test_n_buckets_has_a_stated_maximum():
+    from cseq.templates import MAX_BUCKETS
+    assert MAX_BUCKETS == 2**24
+    cseq.TemplateFeaturizer("pos", n_buckets=MAX_BUCKETS)
+    for bad in (MAX_BUCKETS + 1, 2**31 - 1):
+        with pytest.raises(cseq.InputError, match="n_buckets must be in \\[1, 2\\*\\*24\\]"):
+            cseq.TemplateFeaturizer("pos", n_buckets=bad)
+
+
+def test_order2_partial_fit_with_too_many_labels_is_an_input_error_as_in_fit():
+    # The issue's 2,000 labels need 64 GB of trigram weights; 20,000 need
+    # 64 TB, more than any machine has, so the test cannot start training.
+    # fit said so; partial_fit raised a bare MemoryError.
+    X = [[[f"w={i}"]] for i in range(20_000)]
+    y = [[f"L{i}"] for i in range(20_000)]
+    for call in (lambda est: est.fit(X, y), lambda est: est.partial_fit(X, y)):
+        est = cseq.StructuredPerceptron(order=2, max_iter=1)
+        with pytest.raises(cseq.InputError, match="order 2 with 20000 labels"):
+            call(est)
+        assert getattr(est, "model_", None) is None
