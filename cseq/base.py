@@ -85,12 +85,14 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False,
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
+    # Compared as a Python number: a float32 compared with 1e100 would be
+    # cast to float32 (NumPy 2's rules) and overflow.
     if integer:
-        if not low <= value <= 2**31 - 1:
+        if not low <= int(value) <= 2**31 - 1:
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not (math.isfinite(value) and value >= low):
+    elif not (math.isfinite(value) and float(value) >= low):
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
-    elif high is not None and value > high:
+    elif high is not None and float(value) > high:
         raise InputError(f"{name} must be at most {high:g}, got {value!r}")
 
 

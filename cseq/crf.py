@@ -179,7 +179,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         if self.algorithm == "sgd":
             for name in ("c2", "eta0"):
                 value = getattr(self, name)
-                if value is not None and not _SGD_RANGE[0] <= value <= _SGD_RANGE[1]:
+                if value is not None and not _SGD_RANGE[0] <= float(value) <= _SGD_RANGE[1]:
                     raise InputError(f"algorithm='sgd' needs {name} in [1e-100, 1e100] (its "
                                      f"step sizes must be finite and positive), got {value!r}")
         resolve_n_jobs(self.n_jobs)
