@@ -41,7 +41,7 @@ Transactions on Information Theory 51(7).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,15 +71,19 @@ SPAN_SCHEMES = ("iob2", "bioes")
 class _Posterior:
     """What one sequence's probabilities are computed from.
 
-    ``marg`` (n, L) and the sequence's entropy; ``pair`` (n - 1, L, L) and
-    ``triple`` (n - 2, L, L, L, second order) only when span probabilities
-    are asked for (they read them), else None: per position they take
-    O(n L^2) (O(n L^3)) memory, where the marginals and the entropy need
-    O(n L) (:func:`_global_posterior`, :func:`_local_posterior`).
+    ``marg`` (n, L) and the sequence's entropy, in O(n L) memory
+    (:func:`_global_posterior`, :func:`_local_posterior`).  Span
+    probabilities also read the posterior's transitions: ``cond(t, i)`` is
+    ``P(y_{t+1} = . | y_t = i)`` (L,), made when asked from O(n L) state
+    (a first-order chain's backward messages, a MEMM's scores); a
+    second-order chain has ``pair`` (n - 1, L, L) and ``triple``
+    (n - 2, L, L, L) instead, its per-position marginals.  All three are
+    None when no span is asked for.
     """
 
     marg: np.ndarray
     entropy: float
+    cond: Callable[[int, int], np.ndarray] | None = None
     pair: np.ndarray | None = None
     triple: np.ndarray | None = None
 
@@ -104,23 +108,34 @@ def _global_posterior(em, tr, st, en, t2, seq: int | None = None, *, pairs: bool
     InputError when log Z or the marginals overflow, naming sequence ``seq``
     of a corpus (None: the chain given to a function of the array API).
 
-    With ``pairs``, the per-position pair (and trigram) marginals too;
-    without, they are only summed over the positions
-    (``forward_backward_sums``), in O(n L) memory.  ``masked``, the
+    The pair (and trigram) marginals are summed over the positions as
+    forward-backward goes (``forward_backward_sums``), in O(n L) memory.
+    With ``pairs`` (span probabilities), also the posterior's transitions:
+    from the backward messages at first order (O(n L)), from per-position
+    pair and trigram marginals at second order.  ``masked``, the
     ``(emissions, transitions)`` with -inf where constraints disallow
     (``inference._constrain``), makes it the posterior of the distribution
     restricted to the allowed paths.
     """
     em_run, tr_run = (em, tr) if masked is None else masked
-    run = _forward_backward.forward_backward_array if pairs \
-        else _forward_backward.forward_backward_sums
-    result = run(em_run, tr_run, st, en, t2)
+    if pairs and t2 is not None:
+        result = _forward_backward.forward_backward_array(em_run, tr_run, st, en, t2)
+    else:
+        result = _forward_backward.forward_backward_sums(em_run, tr_run, st, en, t2,
+                                                         with_beta=pairs)
+    log_beta = result[-1] if pairs and t2 is None else None
+    if log_beta is not None:
+        result = result[:-1]  # -inf where a label cannot reach the end: not a failure
     if not (math.isfinite(result[0]) and all(np.isfinite(r).all() for r in result[1:])):
         if seq is not None:
             raise not_finite(seq, "log Z")
         raise InputError("scores overflow: log Z or the marginals are not finite "
                          "(finite inputs whose sums exceed the float64 range)")
-    return result[0], _posterior_of(result, em, tr, st, en, t2)
+    post = _posterior_of(result, em, tr, st, en, t2)
+    if log_beta is not None:
+        post.cond = lambda t, i: np.exp(_log_softmax_rows(tr_run[i], em_run[t + 1]
+                                                          + log_beta[t + 1]))
+    return result[0], post
 
 
 def _posterior_of(result: tuple, em, tr, st, en, t2) -> _Posterior:
@@ -144,7 +159,7 @@ def _posterior_of(result: tuple, em, tr, st, en, t2) -> _Posterior:
     expected += float((pair_sum * tr).sum())
     if triple is not None:
         expected += float(((triple.sum(axis=0) if per_position else triple) * t2).sum())
-    return _Posterior(marg, max(log_z - expected, 0.0), pair if per_position else None,
+    return _Posterior(marg, max(log_z - expected, 0.0), None, pair if per_position else None,
                       triple if per_position else None)
 
 
@@ -166,18 +181,17 @@ def _log_softmax_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _local_posterior(em: np.ndarray, tr: np.ndarray, st: np.ndarray, path: np.ndarray | None,
-                     seq: int, pairs: bool = False) -> tuple[_Posterior, float]:
+                     seq: int) -> tuple[_Posterior, float]:
     """A MEMM's posterior and ``log P(path)`` (0.0 without a path).
 
     ``P(y_0 = j) = softmax(em[0] + start)`` and ``P(y_t = j | y_{t-1} = p) =
     softmax_j(em[t, j] + tr[p, j])``, as ``_memm.local_distributions``
     makes them, here a block of positions at a time, so that memory is
-    O(n L) (with ``pairs``, the per-position pair marginals too: O(n L^2)).
+    O(n L); the posterior's transitions are these local distributions.
     The entropy is ``H(y_0) + sum_t sum_p P(y_{t-1} = p) H(y_t | y_{t-1} = p)``.
     """
     n, L = em.shape
     marg = np.empty((n, L))
-    pair = np.empty((n - 1, L, L)) if pairs else None
     log_first = _log_softmax_rows(em[0], st)
     if not np.isfinite(log_first).all():
         raise not_finite(seq, "local log Z")
@@ -196,12 +210,12 @@ def _local_posterior(em: np.ndarray, tr: np.ndarray, st: np.ndarray, path: np.nd
             t = t0 + k
             h += float(marg[t - 1] @ row_h[k])
             marg[t] = marg[t - 1] @ cond[k]
-            if pair is not None:
-                pair[t - 1] = marg[t - 1][:, None] * cond[k]
         if path is not None:
             ts = np.arange(t1 - t0)
             log_p += float(log_cond[ts, path[t0 - 1:t1 - 1], path[t0:t1]].sum())
-    return _Posterior(marg, max(h, 0.0), pair), min(log_p, 0.0)
+    post = _Posterior(marg, max(h, 0.0),
+                      lambda t, i: np.exp(_log_softmax_rows(em[t + 1], tr[i])))
+    return post, min(log_p, 0.0)
 
 
 def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
@@ -210,10 +224,9 @@ def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
     if post.triple is None or m == 1:
         p = float(post.marg[begin, run[0]])
         for k in range(1, m):
-            d = float(post.marg[begin + k - 1, run[k - 1]])
-            if p <= 0.0 or d <= 0.0:
+            if p <= 0.0:
                 return 0.0
-            p *= float(post.pair[begin + k - 1, run[k - 1], run[k]]) / d
+            p *= float(post.cond(begin + k - 1, run[k - 1])[run[k]])
         return p
     p = float(post.pair[begin, run[0], run[1]])
     for k in range(2, m):
@@ -376,8 +389,8 @@ def _posteriors(est: Any, corpus: Sequences, kind: str, *, pairs: bool = False,
                 paths: np.ndarray | None = None) -> list[tuple[_Posterior | None, float]]:
     """The posterior of every sequence of ``corpus`` (None for an empty one) and ``log P(path)``.
 
-    ``pairs``: with the per-position pair marginals (span probabilities read
-    them; O(n L^2) memory), else in O(n L).  ``paths`` (label ids of every
+    ``pairs``: with the posterior's transitions, which span probabilities
+    read (:class:`_Posterior`).  ``paths`` (label ids of every
     token, or None: log-probabilities 0.0) are the labelings whose
     log-probabilities are wanted.
     """
@@ -399,7 +412,7 @@ def _posteriors(est: Any, corpus: Sequences, kind: str, *, pairs: bool = False,
             out.append((post, 0.0 if path is None
                         else min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)))
         else:
-            out.append(_local_posterior(em, tr, st, path, s, pairs))
+            out.append(_local_posterior(em, tr, st, path, s))
     return out
 
 
@@ -528,8 +541,8 @@ def _analyse(est: Any, corpus: Sequences, block: slice | None, kind: str, masks:
              fixed: Any, pairs: bool) -> list[tuple[np.ndarray, _Posterior | None, float]]:
     """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``.
 
-    The posterior holds the per-position pair marginals only with ``pairs``
-    (for span probabilities), so that without it memory is O(n L).
+    The posterior holds its transitions only with ``pairs`` (for span
+    probabilities; :class:`_Posterior`).
 
     Without constraints, the estimator's decoder and the model's posterior.
     With them (``masks`` from :func:`_constraints`, ``fixed`` as for

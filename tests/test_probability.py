@@ -119,6 +119,18 @@ def test_forward_backward_sums_match_enumeration(chain):
         np.testing.assert_allclose(
             got[3], brute_triple_marginals(E, T, start, end, T2).sum(axis=0), rtol=0,
             atol=n * atol)
+        return
+    # with_beta: the posterior's transitions P(y_{t+1} | y_t) from the
+    # backward messages (what span probabilities read), against enumeration.
+    log_z, marg, pair_sum, log_beta = _forward_backward.forward_backward_sums(
+        E, T, start, end, None, True)
+    assert log_beta.shape == (n, L) and (log_z, marg.tolist()) == (got[0], got[1].tolist())
+    pairs = brute_pair_marginals(E, T, start, end)
+    for t in range(n - 1):
+        z = T + E[t + 1] + log_beta[t + 1]
+        cond = np.exp(z - z.max(axis=1, keepdims=True))
+        cond /= cond.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(marg[t][:, None] * cond, pairs[t], rtol=0, atol=atol)
 
 
 @examples(120)
@@ -611,24 +623,36 @@ def _numpy_peak(call) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("make", [lambda: cseq.CRF(max_iter=5),
-                                  lambda: cseq.CRF(max_iter=3, order=2),
-                                  lambda: cseq.MEMM(max_iter=5)], ids=["crf", "crf-order2", "memm"])
-@pytest.mark.parametrize("method", ["predict_confidence", "sequence_entropy", "annotate"])
-def test_confidence_and_entropy_memory_grows_as_n_times_L(make, method):
+_LEARNERS = {"crf": lambda: cseq.CRF(max_iter=5), "crf-order2": lambda: cseq.CRF(max_iter=3, order=2),
+             "memm": lambda: cseq.MEMM(max_iter=5)}
+_CALLS = {
+    "predict_confidence": lambda est, X: est.predict_confidence(X),
+    "sequence_entropy": lambda est, X: est.sequence_entropy(X),
+    "annotate": lambda est, X: probability.annotate(est, X, spans=False),
+    "annotate-spans": lambda est, X: probability.annotate(est, X),
+}
+
+
+@pytest.mark.parametrize("learner,method", [
+    (learner, method) for learner in _LEARNERS for method in _CALLS
+    # Second-order spans read per-position pair and trigram marginals.
+    if (learner, method) != ("crf-order2", "annotate-spans")])
+def test_confidence_and_entropy_memory_grows_as_n_times_L(learner, method):
     # Issue 27, item 10: 6.2 KB per token at L = 19 (the (n - 1, L, L) pair
     # marginals; (n - 2, L, L, L) at second order, the MEMM's local
     # distributions too), so one long sequence (a file without blank lines
     # under `cseq tag --marginals`) needed gigabytes.  Now a few (n, L)
-    # arrays: the growth per token is measured between two lengths.
+    # arrays (spans: the backward messages): the growth per token is
+    # measured between two lengths.
     L = 12
     rng = np.random.default_rng(0)
     X = [[[f"w={int(w)}"] for w in rng.integers(0, 40, 8)] for _ in range(60)]
-    y = [[f"T{int(t[0][2:]) % L}" for t in x] for x in X]
-    est = make().fit(X, y)
+    y = [[f"{'BI'[int(t[0][2:]) % 2]}-T{int(t[0][2:]) % L // 2}" for t in x] for x in X]
+    est = _LEARNERS[learner]().fit(X, y)
     assert est.model_.n_labels == L
-    call = (lambda Z: probability.annotate(est, Z, spans=False)) if method == "annotate" \
-        else getattr(est, method)
+
+    def call(Z):
+        return _CALLS[method](est, Z)
     words = np.random.default_rng(1).integers(0, 40, 3000)
     short, long = [[[f"w={int(w)}"] for w in words[:1000]]], [[[f"w={int(w)}"] for w in words]]
     call(short)
