@@ -329,15 +329,26 @@ def _options_of(learner: Learner) -> str:
     return ", ".join(opt for dest, opt in _LEARNER_OPTIONS.items() if dest in learner.options)
 
 
-def _check_output_path(path: str) -> None:
-    """Fail before training if the model file cannot be written."""
+def _check_output_path(path: str, what: str, inputs: list[str | None]) -> None:
+    """Fail before any work if ``path`` cannot be written or is one of ``inputs``.
+
+    Outputs are written to a temporary file beside the target and renamed
+    (:func:`cseq._files.replacing`), so the target's directory must be
+    writable; an existing FIFO or device is written in place instead.
+    """
+    from cseq._files import refuse_inputs
+    if path == "-":
+        return
+    refuse_inputs(path, inputs, what)
     if os.path.isdir(path):
-        raise InputError(f"cannot write the model to {path}: it is a directory")
-    directory = os.path.dirname(os.path.abspath(path))
+        raise InputError(f"cannot write {what} to {path}: it is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        return
+    directory = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(directory):
-        raise InputError(f"cannot write the model to {path}: no directory {directory}")
+        raise InputError(f"cannot write {what} to {path}: no directory {directory}")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write the model to {path}: {directory} is not writable")
+        raise InputError(f"cannot write {what} to {path}: {directory} is not writable")
 
 
 @contextmanager
@@ -361,7 +372,10 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    _check_output_path(args.output)
+    from cseq.templates import PRESETS
+    # --resume MODEL -o MODEL is allowed: the model is read whole before the file is replaced.
+    template_file = args.template if args.template not in PRESETS else None
+    _check_output_path(args.output, "the model", [args.train, args.dev, template_file])
     templates = _templates(args.template) if args.template is not None else None
     X, y, fmt = _read_labeled(args.train, args)
     if args.unknown_label is not None:
@@ -502,6 +516,8 @@ def _load(path: str) -> Any:
 
 def _cmd_tag(args: argparse.Namespace) -> int:
     from cseq._streams import check_labels, open_output, open_reader
+    if args.output is not None:
+        _check_output_path(args.output, "the output", [args.input, args.model])
     est = _load(args.model)
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
@@ -628,6 +644,8 @@ def _name(path: str) -> str:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from cseq.metrics import chunk_scores, classification_report, detect_scheme
+    if args.report:
+        _check_output_path(args.report, "the report", [args.model, args.test])
     est = _load(args.model)
     X, y, fmt = _read_labeled(args.test, args)
     _check_columns(est, len(X[0][0]), f"{_name(args.test)}", fmt, True)
@@ -703,10 +721,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     import cseq
-    if args.output:
-        _check_output_path(args.output)
     from cseq.conll import read_conll
     from cseq.data import train_path
+    if args.output:
+        _check_output_path(args.output, "the model", [str(train_path())])
     from cseq.templates import TemplateFeaturizer
     X, y = read_conll(train_path(), sep="\t")
     n_train = len(X) * 4 // 5
@@ -759,6 +777,13 @@ def _n_jobs(text: str) -> int:
     return value
 
 
+def _separator(text: str) -> str:
+    if not text or "\n" in text or "\r" in text:
+        raise argparse.ArgumentTypeError(f"a column separator is one or more characters, not "
+                                         f"empty and without line ends, got {text!r}")
+    return text
+
+
 def _cluster_options(p: argparse.ArgumentParser, what: str) -> None:
     """--scheduler / --local-workers: run on a Dask cluster (cseq.distributed)."""
     where = p.add_mutually_exclusive_group()
@@ -796,7 +821,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="the model's input columns, comma-separated: CoNLL, indices "
                        "among the columns left after the label (default: all); CoNLL-U, "
                        "names (default: form)")
-        q.add_argument("--sep", default=None,
+        q.add_argument("--sep", type=_separator, default=None,
                        help="CoNLL column separator (default: any whitespace)")
         if labeled:
             q.add_argument("--labeled", action="store_true",
@@ -932,10 +957,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether the command prints its results: every one but ``cseq tag -o FILE``."""
+    return not (args.command == "tag" and args.output not in (None, "-"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
+        if sys.stdout is None and _writes_stdout(args):
+            # `cseq ... >&-`: what the command prints would be lost.
+            raise InputError("standard output is closed" + (
+                ": give an output file with -o" if args.command == "tag" else ""))
         return int(args.func(args))
     except BrokenPipeError:
         # The reader went away (`cseq eval ... | head`): stop quietly, as Unix tools do.
