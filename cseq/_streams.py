@@ -100,8 +100,12 @@ class Reader:
         self.name = name
         head = list(itertools.islice(lines, _SNIFF_LINES))
         if fmt == "auto":
-            guess = sniff_format([line for _, line in head], sep=sep,
-                                 n_columns=n_columns if allow_text else None)
+            try:
+                guess = sniff_format([line for _, line in head], sep=sep,
+                                     n_columns=n_columns if allow_text else None, strict=True)
+            except InputError as exc:  # not sure: the user says which, no silent garbage
+                choices = "conll, conllu or text" if allow_text else "conll or conllu"
+                raise InputError(f"{name}: {exc}: say which with --format {choices}") from None
             fmt = "conll" if guess is None or (guess == "text" and not allow_text) else guess
         self.format = fmt
         self.sep = sep

@@ -389,6 +389,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if templates is None and LEARNERS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
+    _check_labels_vary(y, args)
     progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
@@ -407,6 +408,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         progress.close()
     _show_warnings(caught)
     seconds = time.perf_counter() - t
+    _check_attributes(est, args)
     est.save(args.output)
     best = getattr(est, "best_iteration_", None)
     kept = f", the best dev score's iteration {best} kept" if best is not None else ""
@@ -443,6 +445,8 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
         if not hasattr(est, "partial_fit") or getattr(est, "algorithm", "sgd") != "sgd":
             raise InputError("--resumable trains one pass at a time: --algorithm perceptron, "
                              f"ssvm or crf-sgd, not {args.algorithm}")
+        # Not for --resume: a batch of one label may continue a model that has more.
+        _check_labels_vary(y, args)
     passes = args.max_iter if args.max_iter is not None else est.max_iter
     progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
@@ -464,6 +468,7 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
     finally:
         progress.close()
     _show_warnings(caught)
+    _check_attributes(est, args)
     est.save(args.output)
     print(f"trained {type(est).__name__} on {sum(map(len, X))} tokens in "
           f"{time.perf_counter() - t:.1f}s ({passes} passes by partial_fit, "
@@ -471,6 +476,31 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
           + (f"; dev {_summary(est, X_dev, y_dev, 1)}" if X_dev is not None else ""))
     print(f"model written to {args.output}; cseq train --resume {args.output} continues it")
     return 0
+
+
+# Degenerate models: one label, or no attribute, label every token alike.  Data
+# that gives one is nearly always the wrong file, --format or --label-column,
+# so it is refused unless --allow-degenerate says it is meant (a placeholder
+# model, a test of a pipeline).
+_DEGENERATE = "pass --allow-degenerate to train such a model anyway"
+
+
+def _check_labels_vary(y: list[Any], args: argparse.Namespace) -> None:
+    """Refuse training labels of fewer than two values (unless --allow-degenerate)."""
+    labels = sorted({lab for seq in y for lab in seq if lab is not None})
+    if len(labels) < 2 and not args.allow_degenerate:
+        which = f"one label, {labels[0]!r}" if labels else "no known label"
+        raise InputError(f"{_name(args.train)}: the training data has {which}: a model of it "
+                         "gives every token that label; check --label-column and --format, "
+                         f"or {_DEGENERATE}")
+
+
+def _check_attributes(est: Any, args: argparse.Namespace) -> None:
+    """Refuse to save a trained model without attributes (unless --allow-degenerate)."""
+    if est.featurizer_.n_attributes == 0 and not args.allow_degenerate:
+        raise InputError(f"training on {_name(args.train)} gave no attribute (--min-freq "
+                         f"{args.min_freq} may drop every one): the model would label every "
+                         f"token alike; nothing saved; {_DEGENERATE}")
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -884,6 +914,11 @@ def _parser() -> argparse.ArgumentParser:
                    "bring new labels and attributes")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
+    t.add_argument("--allow-degenerate", action="store_true",
+                   help="train and save a model even if the data has one label or gives no "
+                   "attribute (such a model labels every token alike); without it such data "
+                   "is refused, as it nearly always means the wrong file, --format or "
+                   "--label-column")
     _cluster_options(t, "train")
     shown = t.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress")
