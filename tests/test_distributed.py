@@ -171,7 +171,7 @@ def test_fit_and_tag_files_end_in_a_cluster_error_when_workers_keep_dying(client
     model = cseq.StructuredPerceptron(max_iter=1).fit(X, y)
     data = tmp_path / "a.txt"
     data.write_text("a D\n\n")
-    monkeypatch.setattr(client, "gather", _DyingClient().gather)
+    monkeypatch.setattr(type(client), "gather", _DyingClient.gather)
     for call in (lambda: cd.fit(cseq.StructuredPerceptron(max_iter=1), X, y, client=client),
                  lambda: cd.predict(model, X, client=client),
                  lambda: cd.tag_files(model, [data], tmp_path / "out", client=client)):
