@@ -63,14 +63,13 @@ def replacing(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator
         Bytes (True) or UTF-8 text with LF line ends (False).
     """
     path = os.fspath(path)
-    text = {} if binary else {"encoding": "utf-8", "newline": "\n"}
-    how = "wb" if binary else "w"
+    how, encoding, newline = ("wb", None, None) if binary else ("w", "utf-8", "\n")
     try:
         regular = stat.S_ISREG(os.stat(path).st_mode)
     except FileNotFoundError:
         regular = True
     if not regular:  # by its own name: /dev/stdout resolves to no path when it is a pipe
-        with open(path, how, **text) as f:
+        with open(path, how, encoding=encoding, newline=newline) as f:
             yield f
         return
     target = os.path.realpath(path)
@@ -79,7 +78,7 @@ def replacing(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator
     try:
         if hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
-        with os.fdopen(fd, how, **text) as f:
+        with os.fdopen(fd, how, encoding=encoding, newline=newline) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

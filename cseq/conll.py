@@ -264,7 +264,8 @@ def _each_line(f: Iterable[Any], name: str, encoding: str,
 
 def _refuse_model_file(start: bytes | str, name: str) -> None:
     """Name a cseq model file given as data, rather than fail to decode its bytes."""
-    if start.startswith(MAGIC if isinstance(start, bytes) else MAGIC.decode("ascii")):
+    if (start.startswith(MAGIC) if isinstance(start, bytes)
+            else start.startswith(MAGIC.decode("ascii"))):
         raise InputError(f"{name} is a cseq model file, not data (CoNLL, CoNLL-U or text)")
 
 
