@@ -280,8 +280,6 @@ def open_output(path: str | None) -> Iterator[IO[str]]:
     Ctrl-C an existing file is left as it was.
     """
     if path is None or path == "-":
-        if sys.stdout is None:
-            raise InputError("standard output is closed: give an output file with -o")
         yield sys.stdout
         sys.stdout.flush()
     else:

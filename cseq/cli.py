@@ -843,7 +843,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="input format; auto (default) tells CoNLL-U (10 TAB-separated "
                        "columns, integer IDs) from CoNLL (one token per line, columns) "
                        + ("and plain text (one sentence per line) " if text else "")
-                       + "by the content")
+                       + "by the content, and stops with an error when the content does not "
+                       "settle it (JSON, or rows the model cannot read)")
         q.add_argument("--label-column", "--label", dest="label_column", metavar="COL",
                        help="the label column: CoNLL, its index (default -1, the last); "
                        "CoNLL-U, upos (default) or xpos")

@@ -14,7 +14,8 @@ Sources may be a path (``str`` or :class:`os.PathLike`; a name ending in
 ``.gz`` is decompressed), or an open file object in text or binary mode.
 Paths and binary files are decoded here, line by line, so that a decoding
 error names its line; a UTF-8 byte-order mark at the start of the file is
-dropped, and CRLF line ends are accepted.
+dropped, and CRLF line ends are accepted.  A cseq model file given as a
+source is refused by its magic bytes, by name, not as undecodable text.
 """
 
 from __future__ import annotations

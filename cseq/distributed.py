@@ -905,6 +905,12 @@ def predict(model: ChainEstimator, X, *, client: Client,
     -------
     list of list of str for a list (order kept), a ``dask.bag.Bag`` (lazy,
     same partitions) for a Bag.
+
+    Raises
+    ------
+    ClusterError
+        For a list, if Dask gives up on a task because the workers running it
+        keep dying (a Bag raises Dask's own error when it is computed).
     """
     if not isinstance(model, ChainEstimator):
         raise InputTypeError(f"model must be a cseq estimator, got {type(model).__name__}")
