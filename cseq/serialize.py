@@ -37,7 +37,7 @@ import numpy as np
 
 from cseq.exceptions import InputTypeError, ModelFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "read_file_bytes"]
 
 MAGIC = b"CSEQMDL\x00"
 FORMAT_VERSION = 1
@@ -280,10 +280,28 @@ def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Any:
     OSError
         The file cannot be read.
     """
+    return loads(read_file_bytes(path))
+
+
+def read_file_bytes(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> bytes:
+    """The bytes of the model file at ``path``, which must be a regular file.
+
+    Shared by :func:`load` and the readers of other libraries' model files
+    (:mod:`cseq.compat`).
+
+    Raises
+    ------
+    InputTypeError
+        ``path`` is not a str, bytes or os.PathLike.
+    ModelFormatError
+        ``path`` is not a regular file (a device or pipe could stream forever:
+        ``/dev/zero``).
+    OSError
+        The file cannot be read.
+    """
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InputTypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     with open(path, "rb") as f:
-        # A device or pipe could stream forever (/dev/zero): only files load.
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise ModelFormatError(f"{os.fsdecode(path)} is not a regular file")
-        return loads(f.read())
+        return f.read()
