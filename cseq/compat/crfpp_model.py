@@ -59,7 +59,7 @@ from cseq.features import encode_strings
 from cseq.serialize import read_file_bytes
 from cseq.templates import HASH_SCHEME, STATE_FORMAT, TemplateFeaturizer
 
-__all__ = ["from_crfpp"]
+__all__ = ["from_crfpp", "crfpp_from_bytes"]
 
 #: CRF++'s macro: ``%x[row,col]``, the row with an optional minus sign only.
 _CRFPP_MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
@@ -191,12 +191,18 @@ def from_crfpp(path: str | os.PathLike[str], *, cost_factor: float = 1.0,
     OSError
         If the file cannot be read.
     """
+    return crfpp_from_bytes(read_file_bytes(path), cost_factor=cost_factor, encoding=encoding,
+                            source=f"imported from the CRF++ model {os.fsdecode(path)}")
+
+
+def crfpp_from_bytes(raw: bytes, *, cost_factor: float = 1.0, encoding: str = "utf-8",
+                     source: str = "imported from a CRF++ model") -> CRF:
+    """:func:`from_crfpp` of a text model's bytes; ``source`` becomes ``stop_reason_``."""
     if isinstance(cost_factor, bool) or not isinstance(cost_factor, (int, float, np.number)) \
             or not (math.isfinite(cost_factor) and cost_factor > 0):
         raise InputError(f"cost_factor must be a positive finite number, got {cost_factor!r}")
     if not isinstance(encoding, str):
         raise InputTypeError(f"encoding must be a str, got {type(encoding).__name__}")
-    raw = read_file_bytes(path)
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
@@ -259,8 +265,7 @@ def from_crfpp(path: str | os.PathLike[str], *, cost_factor: float = 1.0,
         if n_attr else np.zeros(0, dtype=WEIGHT)
     return fitted_crf((meta, arrays), TemplateFeaturizer(meta["templates"]), list(labels),
                       np.arange(n_attr + 1, dtype=INDEX) * L,
-                      np.tile(np.arange(L, dtype=LABEL), n_attr), state, transitions,
-                      f"imported from the CRF++ model {os.fsdecode(path)}")
+                      np.tile(np.arange(L, dtype=LABEL), n_attr), state, transitions, source)
 
 
 def _featurizer(text: str, features: dict[str, int], xsize: int) -> tuple[dict, dict[str, np.ndarray], list[int]]:

@@ -42,7 +42,7 @@ from cseq.exceptions import ModelFormatError
 from cseq.features import encode_strings
 from cseq.serialize import read_file_bytes
 
-__all__ = ["from_crfsuite", "read_crfsuite", "fitted_crf"]
+__all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf"]
 
 _HEADER = struct.Struct("<4sI4s9I")
 _CHUNK = struct.Struct("<4sII")
@@ -207,7 +207,13 @@ def from_crfsuite(path: str | os.PathLike[str]) -> CRF:
     >>> crf.predict([[{"w": "the"}, {"w": "dog"}]])        # doctest: +SKIP
     [['DET', 'NOUN']]
     """
-    labels, attributes, features = read_crfsuite(read_file_bytes(path))
+    return crfsuite_from_bytes(read_file_bytes(path),
+                               f"imported from the CRFsuite model {os.fsdecode(path)}")
+
+
+def crfsuite_from_bytes(data: bytes, source: str = "imported from a CRFsuite model") -> CRF:
+    """:func:`from_crfsuite` of a model file's bytes; ``source`` becomes ``stop_reason_``."""
+    labels, attributes, features = read_crfsuite(data)
     L = len(labels)
     state = features[features["type"] == _STATE]
     order = np.lexsort((state["dst"], state["src"]))
@@ -220,5 +226,4 @@ def from_crfsuite(path: str | os.PathLike[str]) -> CRF:
     transitions[trans["src"], trans["dst"]] = trans["weight"]
     vocabulary = CRFsuiteVocabulary()
     return fitted_crf(({"kind": vocabulary.kind}, encode_strings(attributes)), vocabulary, labels,
-                      attr_ptr, state["dst"].astype(LABEL), state["weight"], transitions,
-                      f"imported from the CRFsuite model {os.fsdecode(path)}")
+                      attr_ptr, state["dst"].astype(LABEL), state["weight"], transitions, source)
