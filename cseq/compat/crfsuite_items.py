@@ -203,3 +203,6 @@ class CRFsuiteVocabulary(FeatureVocabulary):
     def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X`` (python-crfsuite items), dropping attributes not in the vocabulary."""
         return super().transform(convert(X), n_jobs=n_jobs)
+
+    def __repr__(self) -> str:
+        return "CRFsuiteVocabulary()"
