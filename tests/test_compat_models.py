@@ -24,6 +24,7 @@ import pytest
 
 import cseq
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
+from cseq.compat.crfpp_model import crfpp_from_bytes
 from cseq.compat.crfsuite_model import crfsuite_from_bytes, read_crfsuite
 from cseq.serialize import loads
 from cseq.templates import expand
@@ -480,3 +481,30 @@ def test_crfpp_reader_encoding(tmp_path):
     est = cseq.from_crfpp(tmp_path / "latin1.txt", encoding="latin-1")
     assert "U00:\u00c4" in est.featurizer_.attribute_names()
     assert not math.isnan(est.predict_marginals([[("\u00c4", "DT")]])[0].sum())
+
+
+def _crfpp_text(labels, templates, features, weights, xsize=2):
+    return ("version: 100\ncost-factor: 1\nmaxid: {}\nxsize: {}\n\n{}\n\n{}\n\n{}\n\n{}\n".format(
+        len(weights), xsize, "\n".join(labels), "\n".join(templates),
+        "\n".join(f"{fid} {name}" for fid, name in features),
+        "\n".join(map(str, weights)))).encode()
+
+
+def test_crfpp_reader_bounds_the_label_pair_table():
+    """5,000 labels in 30 KB would make a 25M-weight transition table: refused, not allocated."""
+    labels = [f"L{i}" for i in range(5000)]
+    data = _crfpp_text(labels, ["U0:%x[0,0]"], [(0, "U0:a")], [0.5] * 5000)
+    with pytest.raises(cseq.ModelFormatError, match="out of proportion"):
+        crfpp_from_bytes(data)
+    assert crfpp_from_bytes(_crfpp_text(labels[:50], ["U0:%x[0,0]"], [(0, "U0:a")],
+                                        [0.5] * 50)).classes_ == labels[:50]
+
+
+def test_crfpp_reader_bounds_the_splitting_of_feature_strings():
+    """Strings full of a template's separators cannot make the reader take exponential time."""
+    template = ["U0:%x[0,0]/%x[0,1]/%x[1,0]#%x[1,1]"]
+    data = _crfpp_text(["A", "B"], template, [(0, "U0:" + "a/" * 3000 + "a")], [0.1, 0.2])
+    with pytest.raises(cseq.ModelFormatError, match="too many sets of template values"):
+        crfpp_from_bytes(data)
+    data = _crfpp_text(["A", "B"], template, [(0, "U0:a/b/c#d")], [0.1, 0.2])
+    assert crfpp_from_bytes(data).featurizer_.attribute_names() == ["U0:a/b/c#d"]

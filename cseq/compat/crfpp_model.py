@@ -52,7 +52,7 @@ import numpy as np
 
 from cseq import _templates, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
-from cseq.compat.crfsuite_model import fitted_crf
+from cseq.compat.crfsuite_model import check_label_pairs, fitted_crf
 from cseq.crf import CRF
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features import encode_strings
@@ -65,9 +65,12 @@ __all__ = ["from_crfpp", "crfpp_from_bytes"]
 _CRFPP_MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
 #: CRF++ pads at most 8 rows beyond either end (``_B-1`` .. ``_B-8``).
 _MAX_ROW = 8
-#: The most ways one feature string may split into the values of one template;
-#: CoNLL values rarely hold a template's separator, so real models need a few.
-_MAX_SPLITS = 10_000
+#: The work allowed to split the feature strings into template values: this many
+#: steps per string, plus a constant.  A real model takes about one step per string
+#: and template (values rarely hold a template's separator); the bound keeps a
+#: crafted file from taking exponential time or making more attributes than
+#: a small multiple of the weights it holds.
+_STEPS_PER_STRING, _STEPS_EXTRA = 16, 100_000
 #: CRF++ splits a line into columns at spaces and tabs: no value holds one.
 _BLANKS = re.compile(r"[ \t]")
 
@@ -119,35 +122,49 @@ def _check_template(line: str, xsize: int) -> None:
                        f"reads rows -{_MAX_ROW}..{_MAX_ROW} and columns 0..{xsize - 1}")
 
 
-def _splits(body: str, seps: tuple[str, ...], limit: list[int]) -> list[tuple[str, ...]]:
-    """Every way to cut ``body`` into ``len(seps) + 1`` CRF++ values around ``seps``.
+def _spend(budget: list[int]) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _bad("the feature strings split into too many sets of template values (values "
+                   "full of the templates' separators); this file is not a real model")
 
-    A value is non-empty and holds no space or tab (CRF++ columns cannot).
-    ``limit`` is a one-element budget of results left, shared by the calls.
+
+def _splits(body: str, pos: int, blank: int, seps: tuple[str, ...],
+            budget: list[int]) -> list[tuple[str, ...]]:
+    """Every way to cut ``body[pos:]`` into ``len(seps) + 1`` CRF++ values around ``seps``.
+
+    A value is non-empty and holds no space or tab (CRF++ columns cannot):
+    ``blank`` is the position of the first blank at or after ``pos`` (or
+    ``len(body)``).  ``budget`` is a one-element count of steps left, shared
+    by all calls: every value tried and every result spends one.
     """
     if not seps:
-        if not body or _BLANKS.search(body):
+        if pos == len(body) or blank < len(body):
             return []
-        limit[0] -= 1
-        if limit[0] < 0:
-            raise _bad(f"a feature string splits more than {_MAX_SPLITS} ways into its "
-                       "template's values")
-        return [(body,)]
+        _spend(budget)
+        return [(body[pos:],)]
     out = []
-    sep, start = seps[0], 1
+    sep, start = seps[0], pos + 1
     while True:
         j = body.find(sep, start)
-        if j < 0:
+        if j < 0 or j > blank:       # no more separators, or the value would hold a blank
             break
-        value = body[:j]
-        if _BLANKS.search(value):
-            break                    # every longer value holds the same blank
-        out.extend((value,) + rest for rest in _splits(body[j + len(sep):], seps[1:], limit))
+        _spend(budget)
+        rest_at = j + len(sep)
+        next_blank = blank if blank >= rest_at else _first_blank(body, rest_at)
+        out.extend((body[pos:j],) + rest
+                   for rest in _splits(body, rest_at, next_blank, seps[1:], budget))
         start = j + 1
     return out
 
 
-def _template_values(feature: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+def _first_blank(text: str, pos: int) -> int:
+    m = _BLANKS.search(text, pos)
+    return m.start() if m else len(text)
+
+
+def _template_values(feature: str, parts: tuple[str, ...],
+                     budget: list[int]) -> list[tuple[str, ...]]:
     """The values a template with literal ``parts`` could read to print ``feature``."""
     head, tail = parts[0], parts[-1]
     if len(parts) == 1:
@@ -155,7 +172,8 @@ def _template_values(feature: str, parts: tuple[str, ...]) -> list[tuple[str, ..
     if not (feature.startswith(head) and feature.endswith(tail)
             and len(feature) >= len(head) + len(tail)):
         return []
-    return _splits(feature[len(head):len(feature) - len(tail)], parts[1:-1], [_MAX_SPLITS])
+    body = feature[len(head):len(feature) - len(tail)]
+    return _splits(body, 0, _first_blank(body, 0), parts[1:-1], budget)
 
 
 def from_crfpp(path: str | os.PathLike[str], *, cost_factor: float = 1.0,
@@ -218,6 +236,7 @@ def crfpp_from_bytes(raw: bytes, *, cost_factor: float = 1.0, encoding: str = "u
     L = len(labels)
     if not 1 <= L <= _weights.MAX_LABELS or len(set(labels)) != L:
         raise _bad(f"the labels must be 1 to {_weights.MAX_LABELS} distinct strings")
+    check_label_pairs(L, len(raw), _bad)
     if xsize < 1:
         raise _bad("xsize must be at least 1")
     if len(weight_lines) != maxid:
@@ -290,12 +309,13 @@ def _featurizer(text: str, features: dict[str, int], xsize: int) -> tuple[dict, 
     name_template: list[int] = []
     name_cells: list[int] = []
     rows: list[int] = []
+    budget = [_STEPS_PER_STRING * len(features) + _STEPS_EXTRA]
     for name, fid in features.items():
         if name[:1] != "U":
             continue
         for size, heads in by_head.items():
             for i in heads.get(name[:size], ()):
-                for values in _template_values(name, templates[i].parts):
+                for values in _template_values(name, templates[i].parts, budget):
                     name_template.append(i)
                     name_cells.extend(strings.setdefault(v, len(strings)) for v in values)
                     rows.append(fid)

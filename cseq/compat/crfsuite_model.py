@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +44,8 @@ from cseq.exceptions import ModelFormatError
 from cseq.features import encode_strings
 from cseq.serialize import read_file_bytes
 
-__all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf"]
+__all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf",
+           "check_label_pairs"]
 
 _HEADER = struct.Struct("<4sI4s9I")
 _CHUNK = struct.Struct("<4sII")
@@ -54,8 +57,26 @@ _FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight",
 _STATE, _TRANSITION = 0, 1
 
 
+#: The label-pair table (L * L weights) an imported model may have beyond 64
+#: weights per byte of its file: a file naming many labels in few bytes would
+#: otherwise make the loader allocate without bound.
+_FREE_LABEL_PAIRS = 1 << 24
+
+
 def _bad(msg: str) -> ModelFormatError:
     return ModelFormatError(f"CRFsuite model: {msg}")
+
+
+def check_label_pairs(n_labels: int, n_bytes: int, bad: Callable[[str], ModelFormatError]) -> None:
+    """Refuse ``n_labels`` whose transition table is out of proportion to a file of ``n_bytes``.
+
+    cseq's chain keeps a dense L x L transition table.  A real model of
+    thousands of labels is megabytes of weights; ``bad`` makes the error for
+    a file that names more labels than its size can explain.
+    """
+    if n_labels * n_labels > max(_FREE_LABEL_PAIRS, 64 * n_bytes):
+        raise bad(f"{n_labels} labels in {n_bytes} bytes: the {n_labels}x{n_labels} label-pair "
+                  "table would be out of proportion to the file")
 
 
 def _cqdb_strings(data: bytes, start: int, count: int, what: str) -> list[str]:
@@ -127,6 +148,7 @@ def read_crfsuite(data: bytes) -> tuple[list[str], list[str], np.ndarray]:
         raise _bad(f"the header says {size} bytes, the file has {len(data)} (truncated?)")
     if not 1 <= n_labels <= _weights.MAX_LABELS:
         raise _bad(f"{n_labels} labels (cseq takes 1 to {_weights.MAX_LABELS})")
+    check_label_pairs(n_labels, len(data), _bad)
     labels = _cqdb_strings(data, off_labels, n_labels, "label")
     attributes = _cqdb_strings(data, off_attrs, n_attrs, "attribute")
     if not _HEADER.size <= off_features <= len(data) - _CHUNK.size:
@@ -153,7 +175,7 @@ def read_crfsuite(data: bytes) -> tuple[list[str], list[str], np.ndarray]:
     return labels, attributes, features
 
 
-def fitted_crf(featurizer_state: tuple[dict, dict[str, np.ndarray]], features: object,
+def fitted_crf(featurizer_state: tuple[dict, dict[str, np.ndarray]], features: Any,
                classes: list[str], attr_ptr: np.ndarray, attr_labels: np.ndarray,
                state_weights: np.ndarray, transitions: np.ndarray, source: str) -> CRF:
     """A fitted :class:`cseq.CRF` from a featurizer's state and the model's weights.
@@ -169,7 +191,7 @@ def fitted_crf(featurizer_state: tuple[dict, dict[str, np.ndarray]], features: o
     params = np.concatenate([np.asarray(state_weights, dtype=WEIGHT),
                              np.asarray(transitions, dtype=WEIGHT).reshape(L * L),
                              np.zeros(2 * L, dtype=WEIGHT)])
-    header = {"params": {}, "features": features.get_config(), "fitted": True,  # type: ignore[attr-defined]
+    header = {"params": {}, "features": features.get_config(), "fitted": True,
               "featurizer": meta, "classes": list(classes),
               "training": {"n_iter": 0, "history": [], "stop_reason": source,
                            "n_evaluations": 0}}
