@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,7 @@ def _splits(body: str, pos: int, blank: int, seps: tuple[str, ...],
             return []
         _spend(budget)
         return [(body[pos:],)]
-    out = []
+    out: list[tuple[str, ...]] = []
     sep, start = seps[0], pos + 1
     while True:
         j = body.find(sep, start)
@@ -327,9 +328,10 @@ def _featurizer(text: str, features: dict[str, int], xsize: int) -> tuple[dict, 
     if len(np.unique(keys)) != len(keys):
         raise _bad("two feature strings have the same cseq attribute key (a 64-bit hash "
                    "collision); this model cannot be imported")
-    meta = {"kind": "templates", "format": STATE_FORMAT, "hash": HASH_SCHEME,
-            "templates": text, "min_freq": 1, "n_buckets": None,
-            "bigram": probe.templates.bigram, "n_columns": xsize, "n_attributes": len(rows)}
-    arrays = {"keys": keys, "name_template": tmpl, "name_cells": cells,
-              "strings": table["blob"], "string_ptr": table["offsets"]}
+    meta: dict[str, Any] = {"kind": "templates", "format": STATE_FORMAT, "hash": HASH_SCHEME,
+                            "templates": text, "min_freq": 1, "n_buckets": None,
+                            "bigram": probe.templates.bigram, "n_columns": xsize,
+                            "n_attributes": len(rows)}
+    arrays: dict[str, np.ndarray] = {"keys": keys, "name_template": tmpl, "name_cells": cells,
+                                     "strings": table["blob"], "string_ptr": table["offsets"]}
     return meta, arrays, rows

@@ -195,9 +195,10 @@ def fitted_crf(featurizer_state: tuple[dict, dict[str, np.ndarray]], features: A
               "featurizer": meta, "classes": list(classes),
               "training": {"n_iter": 0, "history": [], "stop_reason": source,
                            "n_evaluations": 0}}
-    model = {"attr_ptr": np.ascontiguousarray(attr_ptr, dtype=INDEX),
-             "attr_labels": np.ascontiguousarray(attr_labels, dtype=LABEL),
-             "params": np.ascontiguousarray(params)}
+    model: dict[str, np.ndarray] = {"attr_ptr": np.ascontiguousarray(attr_ptr, dtype=INDEX),
+                                    "attr_labels": np.ascontiguousarray(attr_labels,
+                                                                        dtype=LABEL),
+                                    "params": np.ascontiguousarray(params)}
     return CRF._from_model_state(header, {**{f"featurizer/{k}": v for k, v in arrays.items()},
                                           **{f"model/{k}": v for k, v in model.items()}})
 
