@@ -246,6 +246,35 @@ cdef class StringTable:
     def __len__(self):
         return self._n
 
+    def copy(self):
+        """An independent copy: strings added to either table later are not in the other.
+
+        Copies the slots, the entry offsets and the used arena (memory speed),
+        so that an owner can grow a copy while readers keep looking strings up
+        in this table (``partial_fit``'s copy-on-write, :mod:`cseq.partial`).
+        """
+        cdef StringTable out = StringTable.__new__(StringTable, 0, self._max_ids)
+        cdef int64_t slots = <int64_t> self._mask + 1
+        cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
+        cdef uint8_t* arena = <uint8_t*> malloc(self._arena_cap)
+        cdef int64_t* entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
+        if table == NULL or arena == NULL or entry == NULL:
+            free(table)
+            free(arena)
+            free(entry)
+            raise MemoryError()
+        memcpy(table, self._slots, slots * sizeof(Slot))
+        memcpy(arena, self._arena, self._arena_size)
+        memcpy(entry, self._entry, self._n * sizeof(int64_t))
+        free(out._slots)
+        free(out._arena)
+        free(out._entry)
+        out._slots, out._arena, out._entry = table, arena, entry
+        out._mask, out._limit = self._mask, self._limit
+        out._arena_size, out._arena_cap = self._arena_size, self._arena_cap
+        out._n, out._entry_cap = self._n, self._entry_cap
+        return out
+
     @property
     def max_ids(self):
         """Most distinct strings the table accepts (``2**31 - 1`` unless set lower)."""

@@ -713,6 +713,39 @@ cdef class KeyTable:
     def __len__(self):
         return self._size
 
+    def copy(self):
+        """An independent copy: keys added to either table later are not in the other.
+
+        Copies the slots and the used part of the per-id arrays (memory
+        speed), so that an owner can grow a copy while readers keep probing
+        this table (``partial_fit``'s copy-on-write, :mod:`cseq.partial`).
+        """
+        cdef KeyTable out = KeyTable.__new__(KeyTable, 0, self._max_ids)
+        cdef Py_ssize_t n = self._size, limit = self._limit
+        out._slots_arr = self._slots_arr.copy()
+        out._keys_arr = np.empty(limit, dtype=np.uint64)
+        out._counts_arr = np.empty(limit, dtype=np.int64)
+        out._first_tok_arr = np.empty(limit, dtype=np.int64)
+        out._first_tmpl_arr = np.empty(limit, dtype=np.int32)
+        out._keys_arr[:n] = self._keys_arr[:n]
+        out._counts_arr[:n] = self._counts_arr[:n]
+        out._first_tok_arr[:n] = self._first_tok_arr[:n]
+        out._first_tmpl_arr[:n] = self._first_tmpl_arr[:n]
+        cdef uint64_t[::1] sk = out._slots_arr
+        cdef uint64_t[::1] keys = out._keys_arr
+        cdef int64_t[::1] counts = out._counts_arr
+        cdef int64_t[::1] first_tok = out._first_tok_arr
+        cdef int32_t[::1] first_tmpl = out._first_tmpl_arr
+        out._slots = <KSlot*> &sk[0]
+        out._keys = &keys[0]
+        out._counts = &counts[0]
+        out._first_tok = &first_tok[0]
+        out._first_tmpl = &first_tmpl[0]
+        out._mask = self._mask
+        out._limit = limit
+        out._size = n
+        return out
+
     @classmethod
     def from_keys(cls, keys, Py_ssize_t max_ids=MAX_IDS):
         """Build a table whose id ``i`` is ``keys[i]`` (keys must be distinct)."""

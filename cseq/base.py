@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ from cseq.explain import Explanation
 from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
                              ModelFormatError, NotFittedError, TrainingInterrupted)
 from cseq.metrics import chunk_f1, detect_scheme
+from cseq.fitted import Fitted
 from cseq.features import (
     FeatureVocabulary,
     featurizer_from_config,
@@ -38,7 +42,7 @@ from cseq.features import (
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
-from cseq.serialize import dumps, loads, save
+from cseq.serialize import dumps, loads, write_atomic
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
 
@@ -144,6 +148,97 @@ class ChainEstimator:
     #: log Z)``), ``"local"`` (MEMM: a product of local distributions) or None
     #: (no probabilities; see :mod:`cseq.probability`).
     _probabilities: str | None = None
+    #: The fitted attributes that belong to one fitted state (besides
+    #: ``model_``, ``classes_``, ``featurizer_``): the training code sets them
+    #: as plain attributes, :meth:`_commit` moves them into the snapshot with
+    #: the model, and they are read from there (``__getattr__``).
+    _fitted_names: tuple[str, ...] = ("history_", "n_iter_", "stop_reason_", "best_iteration_",
+                                      "n_evaluations_", "_partial")
+    #: The fitted state (:class:`cseq.fitted.Fitted`), replaced whole, never
+    #: mutated; None until the first fit starts.
+    _fitted: Fitted | None = None
+
+    # -- the fitted state (cseq.fitted) -------------------------------------
+    @property
+    def model_(self) -> LinearChain | None:
+        """The fitted model; None until a fit is committed (and while one is in progress)."""
+        fitted = self._fitted
+        return None if fitted is None else fitted.model
+
+    @property
+    def classes_(self) -> list[str]:
+        """The labels, sorted: label id ``i`` is ``classes_[i]``."""
+        return self._fitted_or_missing("classes_").classes
+
+    @property
+    def featurizer_(self) -> Any:
+        """The fitted featurizer."""
+        return self._fitted_or_missing("featurizer_").featurizer
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether a fit has been committed (scikit-learn's ``check_is_fitted`` asks this:
+        the fitted attributes live in the snapshot, not in ``vars(self)``)."""
+        fitted = self._fitted
+        return fitted is not None and fitted.model is not None
+
+    def _fitted_or_missing(self, name: str) -> Fitted:
+        fitted = self._fitted
+        if fitted is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r} "
+                                 "(it is not fitted)")
+        return fitted
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only when the usual lookup fails: the fitted attributes
+        # (``_fitted_names``) of a committed fit live in its snapshot.
+        fitted = self._fitted
+        if fitted is not None and name in fitted.attributes:
+            return fitted.attributes[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @contextmanager
+    def _training(self) -> Iterator[None]:
+        """Run one training call (``fit``, ``partial_fit``) on this estimator at a time.
+
+        A second call from another thread waits for the first to commit (so
+        every batch given to ``partial_fit`` is learned, none overwritten);
+        a call from inside a running one, in its thread (e.g. from a fit's
+        callback), raises InputError rather than waiting for itself.
+        Readers never wait: they use the snapshot they take (:mod:`cseq.fitted`).
+        """
+        lock = self.__dict__.setdefault("_training_lock", threading.Lock())  # atomic
+        me = threading.get_ident()
+        if self.__dict__.get("_training_thread") == me:
+            raise InputError(f"this {type(self).__name__} is already training in this thread: "
+                             "fit and partial_fit cannot be called from inside its fit or "
+                             "partial_fit (e.g. from a callback)")
+        with lock:
+            self._training_thread = me
+            try:
+                yield
+            finally:
+                self._training_thread = None
+
+    def _begin_fit(self, featurizer: Any, classes: list[str]) -> None:
+        """Start a fit: the estimator is unfitted from now on, with ``featurizer``
+        and ``classes`` for the training code (``featurizer_``, ``classes_``)
+        and none of the previous fit's attributes."""
+        self._fitted = Fitted(featurizer, classes, None)
+        for name in self._fitted_names:
+            self.__dict__.pop(name, None)
+
+    def _commit(self, model: LinearChain) -> None:
+        """Publish the fit in progress with ``model`` as the fitted state, in one step.
+
+        The fitted attributes the training code set (``_fitted_names``) go
+        into the snapshot; an interrupt before the assignment leaves the
+        estimator unfitted, as the fit found it after :meth:`_begin_fit`.
+        """
+        building = self._fitted
+        attributes = {name: self.__dict__.pop(name) for name in self._fitted_names
+                      if name in self.__dict__}
+        self._fitted = Fitted(building.featurizer, building.classes, model,
+                              MappingProxyType(attributes))
 
     # -- parameters -------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -253,12 +348,20 @@ class ChainEstimator:
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
 
+        From its start until it returns, the estimator is unfitted (a
+        ``predict`` in another thread meanwhile raises NotFittedError, or
+        uses the model it took before); a second ``fit`` or ``partial_fit``
+        from another thread waits for this one.
+
         Raises
         ------
         TrainingInterrupted
             On Ctrl-C (a ``KeyboardInterrupt``).  This estimator stays
             unfitted; the exception's ``estimator`` holds the last completed
             iteration when the learner keeps one.
+        InputError
+            For bad data or hyperparameters, or when called from inside a
+            ``fit`` or ``partial_fit`` of the same estimator (its callback).
         """
         self._validate_params()
         early = "early_stopping" in self._param_names and self.early_stopping
@@ -275,29 +378,30 @@ class ChainEstimator:
         model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
                                               bool(self.all_states), **chain_order)
         model.check_corpus(corpus)
-        self.featurizer_, self.classes_, self.model_ = featurizer, classes, None
-        self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
-        self.history_ = []
-        self.best_iteration_ = None
-        self.stop_reason_ = None
-        self._early = EarlyStopping(model, self.patience) if early else None
-        self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
-        try:
-            self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
-            if self._early is not None:
-                self._early.restore()
-                self.best_iteration_ = self._early.best_iteration
-                if self._early.stopped:
-                    self.stop_reason_ = (f"early stopping: no dev improvement in "
-                                         f"{self.patience} iterations")
-        except KeyboardInterrupt:
-            partial = self._interrupted(model)
+        with self._training():  # one fit or partial_fit at a time on this estimator
+            self._begin_fit(featurizer, classes)
+            self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
+            self.history_ = []
+            self.best_iteration_ = None
+            self.stop_reason_ = None
+            self._early = EarlyStopping(model, self.patience) if early else None
+            self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
+            try:
+                self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
+                if self._early is not None:
+                    self._early.restore()
+                    self.best_iteration_ = self._early.best_iteration
+                    if self._early.stopped:
+                        self.stop_reason_ = (f"early stopping: no dev improvement in "
+                                             f"{self.patience} iterations")
+            except KeyboardInterrupt:
+                partial = self._interrupted(model)
+                self._snapshot = None
+                raise TrainingInterrupted(partial) from None
+            finally:
+                self._early = None
             self._snapshot = None
-            raise TrainingInterrupted(partial) from None
-        finally:
-            self._early = None
-        self._snapshot = None
-        self._complete(model)
+            self._complete(model)
         return self
 
     def _complete(self, model: LinearChain) -> None:
@@ -305,7 +409,7 @@ class ChainEstimator:
         weights, keep the finished model, warn if ``max_iter`` stopped it."""
         if not np.isfinite(model.params).all():
             raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
-        self.model_ = self._finish(model)
+        self._commit(self._finish(model))
         if getattr(self, "stop_reason_", None) == MAX_ITER_REASON:
             warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before "
                           f"its convergence test (tol={getattr(self, 'tol', None)!r}) was met; "
@@ -464,19 +568,22 @@ class ChainEstimator:
             return None
         model.params = np.ascontiguousarray(params, dtype=np.float64)
         copy = type(self)(**self.get_params(deep=False))
-        copy.featurizer_, copy.classes_, copy.model_ = self.featurizer_, self.classes_, model
+        copy._begin_fit(self.featurizer_, self.classes_)
         copy.history_ = list(self.history_)
         copy.n_iter_ = len(copy.history_)
         for name, value in fitted.items():
             setattr(copy, name, value)
-        copy.model_ = copy._finish(model)  # as a completed fit keeps it (e.g. pruned)
+        copy._commit(copy._finish(model))  # as a completed fit keeps it (e.g. pruned)
         return copy
 
-    def _check_fitted(self) -> None:
-        if getattr(self, "model_", None) is None:
+    def _check_fitted(self) -> Fitted:
+        """The fitted state: the snapshot a reader takes once, at entry (NotFittedError if none)."""
+        fitted = self._fitted
+        if fitted is None or fitted.model is None:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        return fitted
 
-    def _map_decoded(self, X, n_jobs, work) -> list:
+    def _map_decoded(self, fitted: Fitted, X, n_jobs, work) -> list:
         """``[work(corpus, block, ids), ...]``: :meth:`_map_blocks` with each block's labels.
 
         ``ids`` are :meth:`_decode`'s label ids for ``corpus``.  For plain
@@ -487,16 +594,17 @@ class ChainEstimator:
         lacks those attributes.  The labels are those of the plain path up
         to the order of floating-point additions.
         """
-        plain = type(self)._decode is ChainEstimator._decode \
-            and type(self.model_) is LinearChain
+        model = fitted.model
+        plain = type(self)._decode is ChainEstimator._decode and type(model) is LinearChain
 
         def decoded(corpus, block, rows=None):
-            ids = self._decode(self.model_, corpus) if rows is None \
-                else self.model_.decode(corpus, word_rows=rows)
+            ids = self._decode(model, corpus) if rows is None \
+                else model.decode(corpus, word_rows=rows)
             return work(corpus, block, ids)
-        return self._map_blocks(X, n_jobs, decoded, word_rows=plain)
+        return self._map_blocks(fitted, X, n_jobs, decoded, word_rows=plain)
 
-    def _word_rows(self, chunks):
+    @staticmethod
+    def _word_rows(model: LinearChain, chunks):
         """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
 
         None when the featurizer memoizes nothing, or when the rows would
@@ -507,13 +615,17 @@ class ChainEstimator:
         if memo is None:
             return None
         ids, group, groups = memo
-        if len(groups) * len(ids) * self.model_.n_labels * 8 > _WORD_ROWS_BYTES:
+        if len(groups) * len(ids) * model.n_labels * 8 > _WORD_ROWS_BYTES:
             return None
-        return self.model_.word_rows(ids, group, len(groups)), groups
+        return model.word_rows(ids, group, len(groups)), groups
 
-    def _map_blocks(self, X, n_jobs, work, *, word_rows: bool = False) -> list:
+    def _map_blocks(self, fitted: Fitted, X, n_jobs, work, *, word_rows: bool = False) -> list:
         """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
 
+        ``fitted`` is the snapshot the caller took (:meth:`_check_fitted`):
+        ``X`` is featurized by its featurizer, and ``work`` must read its
+        model and labels, never the estimator's, so that a ``partial_fit``
+        committing meanwhile changes nothing of the result.
         ``corpus`` is the featurized ``X[block]`` (``block`` a slice), or all
         of ``X`` when ``block`` is None.  With one thread all of ``X`` is one
         block.  With more, the blocks go to ``n_jobs``
@@ -523,11 +635,10 @@ class ChainEstimator:
         Results do not depend on the blocks.  An error in a block is raised
         again from one pass over all of ``X``, so its indices refer to ``X``.
         """
-        self._check_fitted()
         n_jobs = resolve_n_jobs(n_jobs)
-        transform = self.featurizer_.transform
-        if hasattr(self.featurizer_, "transform_chunks"):
-            return self._map_chunks(X, n_jobs, work, word_rows)
+        transform = fitted.featurizer.transform
+        if hasattr(fitted.featurizer, "transform_chunks"):
+            return self._map_chunks(fitted, X, n_jobs, work, word_rows)
         n_blocks = 1
         if n_jobs > 1 and (type(X) is list or type(X) is tuple):
             n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
@@ -544,7 +655,7 @@ class ChainEstimator:
         except CSeqError:
             return [work(transform(X), None)]
 
-    def _map_chunks(self, X, n_jobs, work, word_rows: bool = False) -> list:
+    def _map_chunks(self, fitted: Fitted, X, n_jobs, work, word_rows: bool = False) -> list:
         """:meth:`_map_blocks` for a featurizer that interns ``X`` once (``transform_chunks``).
 
         The word-level work is done once for all of ``X``; the chunks of
@@ -555,10 +666,10 @@ class ChainEstimator:
         (rows, words, groups))`` gets chunks without their memo attributes
         and the word rows that stand for them, when there are any.
         """
-        chunks = self.featurizer_.transform_chunks(
+        chunks = fitted.featurizer.transform_chunks(
             X, n_jobs=n_jobs, max_tokens=None,
             min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
-        rows = self._word_rows(chunks) if word_rows else None
+        rows = self._word_rows(fitted.model, chunks) if word_rows else None
 
         def run(k: int):
             if rows is None:
@@ -573,7 +684,7 @@ class ChainEstimator:
         except CSeqError:
             if len(chunks) == 1:
                 raise
-            return [work(self.featurizer_.transform(X), None)]
+            return [work(fitted.featurizer.transform(X), None)]
 
     def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
         bounds = corpus.seq_ptr
@@ -614,14 +725,14 @@ class ChainEstimator:
             (``cseq.decoding``); an InputError names a sequence they leave
             without any.
         """
-        self._check_fitted()
+        fitted = self._check_fitted()
         if constraints is not None or fixed is not None:
-            return decoding.predict(self, X, constraints, fixed, n_jobs)
-        labels = np.asarray(self.classes_, dtype=object)
+            return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
+        labels = np.asarray(fitted.classes, dtype=object)
 
         def work(corpus, block, ids):
             return label_lists(labels, ids, corpus.seq_ptr)
-        return [seq for block in self._map_decoded(X, n_jobs, work) for seq in block]
+        return [seq for block in self._map_decoded(fitted, X, n_jobs, work) for seq in block]
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
                       fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
@@ -633,7 +744,7 @@ class ChainEstimator:
         MEMM, their ``log_probs`` (``log P(y | x)``).  ``constraints`` and
         ``fixed`` as for :meth:`predict`.  The greedy tagger refuses.
         """
-        return decoding.predict_nbest(self, X, k, constraints, fixed, n_jobs)
+        return decoding.predict_nbest(self, self._check_fitted(), X, k, constraints, fixed, n_jobs)
 
     def score(self, X: Sequence[Any], y: Sequence[Sequence[str]], *, n_jobs: int = 1) -> float:
         """Token accuracy of :meth:`predict` on ``X`` against ``y``.
@@ -641,8 +752,8 @@ class ChainEstimator:
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
         when there are no tokens.
         """
-        self._check_fitted()
-        label_ids = {name: i for i, name in enumerate(self.classes_)}
+        fitted = self._check_fitted()
+        label_ids = {name: i for i, name in enumerate(fitted.classes)}
         if not (isinstance(X, (list, tuple)) and isinstance(y, (list, tuple))
                 and len(y) == len(X)):
             n_jobs = 1  # one block: the error will name indices of the whole X
@@ -650,7 +761,7 @@ class ChainEstimator:
         def work(corpus, block, ids):
             gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
             return int(np.sum(ids == gold)), len(gold)
-        counts = self._map_decoded(X, n_jobs, work)
+        counts = self._map_decoded(fitted, X, n_jobs, work)
         total = sum(n for _, n in counts)
         return sum(c for c, _ in counts) / total if total else 0.0
 
@@ -740,12 +851,13 @@ class ChainEstimator:
         """``predict_marginals`` of the globally normalised chains (CRF, HMM):
         forward-backward on ``model_``, or under constraints the restricted
         distribution's marginals (:func:`cseq.decoding.predict_marginals`)."""
+        fitted = self._check_fitted()
         if constraints is not None or fixed is not None:
-            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
+            return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
 
         def work(corpus, block):
-            return self._split(self.model_.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+            return self._split(fitted.model.marginals(corpus), corpus)
+        return [m for block in self._map_blocks(fitted, X, n_jobs, work) for m in block]
 
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                           n_jobs: int = 1) -> np.ndarray:
@@ -808,52 +920,62 @@ class ChainEstimator:
             If the estimator is not fitted (or its fit was interrupted): such
             a file could not tag anything.
         """
-        if getattr(self, "model_", None) is None:
+        state = self._model_state()  # one snapshot, checked and written
+        if not state[0]["fitted"]:
             raise NotFittedError(f"cannot save this {type(self).__name__}: it is not fitted "
                                  "(fit it first; an interrupted fit leaves it unfitted)")
-        save(self, path)
+        write_atomic(dumps(self, state), path)
 
     def to_bytes(self) -> bytes:
-        """The model file's bytes."""
+        """The model file's bytes (of one snapshot of the fitted state)."""
         return dumps(self)
 
     def __reduce__(self):
         return (loads, (self.to_bytes(),))
 
-    def _training_state(self) -> dict:
-        """Learner-specific training information for the model header (JSON-able)."""
+    def _training_state(self, fitted: Fitted) -> dict:
+        """Learner-specific training information of ``fitted`` for the model header (JSON-able)."""
         return {}
 
     def _restore_training(self, training: dict) -> None:
         """Inverse of :meth:`_training_state`; ModelFormatError if ``training`` is bad."""
 
-    def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """The header fields and arrays that :meth:`_from_model_state` restores."""
+    def _model_state(self, fitted: Fitted | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        """The header fields and arrays that :meth:`_from_model_state` restores.
+
+        They describe the snapshot ``fitted``; None takes the estimator's
+        current one (once: an override takes it first and passes it on, so
+        that every part of the file comes from the same fitted state).
+        """
+        if fitted is None:
+            fitted = self._fitted
         params = self.get_params(deep=False)
         features = params.pop("features", None)
-        header: dict = {"params": params, "fitted": getattr(self, "model_", None) is not None}
+        model = fitted.model if fitted is not None else None
+        header: dict = {"params": params, "fitted": model is not None}
         arrays: dict[str, np.ndarray] = {}
         if features is not None:
             header["features"] = features.get_config()
-        if header["fitted"]:
-            meta, farrays = self.featurizer_.get_state()
+        if model is not None:
+            fitted_attributes = fitted.attributes
+            meta, farrays = fitted.featurizer.get_state()
             header["featurizer"] = meta
-            header["classes"] = list(self.classes_)
+            header["classes"] = list(fitted.classes)
             # Wall-clock seconds are left out so that the same training gives
             # byte-identical files.
             history = [{k: v for k, v in rec.items() if k != "seconds"}
-                       for rec in self.history_]
-            header["training"] = {"n_iter": int(self.n_iter_), "history": history,
-                                  **self._training_state()}
-            if getattr(self, "stop_reason_", None) is not None:
-                header["training"]["stop_reason"] = str(self.stop_reason_)
-            if getattr(self, "best_iteration_", None) is not None:
-                header["training"]["best_iteration"] = int(self.best_iteration_)
+                       for rec in fitted_attributes["history_"]]
+            header["training"] = {"n_iter": int(fitted_attributes["n_iter_"]), "history": history,
+                                  **self._training_state(fitted)}
+            if fitted_attributes.get("stop_reason_") is not None:
+                header["training"]["stop_reason"] = str(fitted_attributes["stop_reason_"])
+            if fitted_attributes.get("best_iteration_") is not None:
+                header["training"]["best_iteration"] = int(fitted_attributes["best_iteration_"])
             arrays.update({f"featurizer/{k}": v for k, v in farrays.items()})
-            arrays.update({f"model/{k}": v for k, v in self.model_.arrays().items()})
-            if self.model_.order != 1:
+            arrays.update({f"model/{k}": v for k, v in model.arrays().items()})
+            if model.order != 1:
                 # Absent means 1, so first-order files are unchanged.
-                header["order"] = int(self.model_.order)
+                header["order"] = int(model.order)
         return header, arrays
 
     @classmethod
@@ -879,7 +1001,6 @@ class ChainEstimator:
         if "features" in header:
             est.features = featurizer_from_config(header["features"])
         if header.get("fitted") is not True:
-            est.model_ = None
             return est
         labels = header.get("classes")
         if (not isinstance(labels, list) or not labels
@@ -899,7 +1020,7 @@ class ChainEstimator:
         model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"), order=order)
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
-        est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
+        est._begin_fit(featurizer, labels)
         est.n_iter_ = training["n_iter"]
         best = training.get("best_iteration")
         if best is not None and type(best) is not int:
@@ -912,6 +1033,7 @@ class ChainEstimator:
         history = training.get("history", [])
         est.history_ = history if isinstance(history, list) else []
         est._restore_training(training)
+        est._commit(model)
         return est
 
 

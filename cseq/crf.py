@@ -124,6 +124,7 @@ class CRF(PartialFitMixin, ChainEstimator):
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
     _probabilities = "global"  # see cseq.probability
+    _fitted_names = ChainEstimator._fitted_names + ("n_pruned_", "eta0_")
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",
                  max_iter: int = 100, order: int = 1, tol: float = 1e-5, period: int = 10,
@@ -270,10 +271,11 @@ class CRF(PartialFitMixin, ChainEstimator):
             np.int64), lam, 1.0 / (lam * sc["eta0"]), sc["t"])
         sc["rng"] = rng_state(rng)
         model.params = w.copy()
-        done = len(self.history_) if getattr(self, "model_", None) is not None else 0
-        self.eta0_, self.n_pruned_, self.n_evaluations_ = sc["eta0"], 0, done + 1
         return {"loss": loss + float(self.c2) * corpus.n_sequences / state.n_sequences
                 * dot(w, w)}
+
+    def _partial_attributes(self, state, n_iter):
+        return {"eta0_": state.scalars["eta0"], "n_pruned_": 0, "n_evaluations_": n_iter}
 
     def _finish(self, model):
         """Prune the state weights that are exactly 0 (and attributes left without any)."""
@@ -286,11 +288,12 @@ class CRF(PartialFitMixin, ChainEstimator):
         """Label marginals of each token: a list of (n_i, L) arrays, columns in ``classes_`` order."""
         return self._chain_marginals(X, n_jobs, constraints, fixed)
 
-    def _training_state(self) -> dict:
-        state = {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_),
-                 "n_pruned": int(self.n_pruned_)}
-        if self.eta0_ is not None:
-            state["eta0"] = float(self.eta0_)
+    def _training_state(self, fitted):
+        a = fitted.attributes
+        state = {"stop_reason": a["stop_reason_"], "n_evaluations": int(a["n_evaluations_"]),
+                 "n_pruned": int(a["n_pruned_"])}
+        if a["eta0_"] is not None:
+            state["eta0"] = float(a["eta0_"])
         return state
 
     def _restore_training(self, training: dict) -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from cseq import _memm
 from cseq._masks import NoAllowedPath
 from cseq.exceptions import InputError, InputTypeError
+from cseq.fitted import Fitted
 from cseq.inference import as_mask_array, forward_backward, viterbi, viterbi_nbest
 from cseq.metrics import SCHEMES, _split_label, detect_scheme
 from cseq.model import LinearChain, not_finite
@@ -121,12 +122,12 @@ def scheme_constraints(labels: Sequence[str], scheme: str = "bio"
     return trans, start, end
 
 
-def _kind(est: Any) -> str:
-    """``"chain"`` (Viterbi on the weights), ``"local"`` (MEMM); InputError for the greedy tagger."""
-    est._check_fitted()
+def _kind(est: Any, model: LinearChain) -> str:
+    """``"chain"`` (Viterbi on the weights of ``model``), ``"local"`` (MEMM); InputError for
+    the greedy tagger."""
     if getattr(est, "_probabilities", None) == "local":
         return "local"
-    if type(est)._decode is not _base_decode() or type(est.model_).decode is not LinearChain.decode:
+    if type(est)._decode is not _base_decode() or type(model).decode is not LinearChain.decode:
         raise InputError(f"{type(est).__name__} does not decode a chain score: constraints and "
                          "n-best lists need a CRF, perceptron, SSVM, HMM or MEMM")
     return "chain"
@@ -137,13 +138,14 @@ def _base_decode():
     return ChainEstimator._decode
 
 
-def transition_masks(est: Any, constraints: Any) -> dict[str, np.ndarray | None]:
-    """``allowed_transitions``, ``allowed_start``, ``allowed_end`` for ``constraints`` (or Nones)."""
-    L = len(est.classes_)
+def transition_masks(classes: Sequence[str], constraints: Any) -> dict[str, np.ndarray | None]:
+    """``allowed_transitions``, ``allowed_start``, ``allowed_end`` for ``constraints`` (or Nones)
+    over the labels ``classes``."""
+    L = len(classes)
     if constraints is None:
         return {"allowed_transitions": None, "allowed_start": None, "allowed_end": None}
     if isinstance(constraints, str):
-        trans, start, end = scheme_constraints([str(c) for c in est.classes_], constraints)
+        trans, start, end = scheme_constraints([str(c) for c in classes], constraints)
         return {"allowed_transitions": trans, "allowed_start": start, "allowed_end": end}
     trans = as_mask_array(constraints, "constraints", (L, L)).astype(bool)
     return {"allowed_transitions": trans, "allowed_start": None, "allowed_end": None}
@@ -164,8 +166,10 @@ def _label_sets(value: Any, ids: dict, where: str) -> list[int]:
     return out
 
 
-def allowed_rows(est: Any, fixed: Any, corpus: Sequences, block: slice | None) -> np.ndarray | None:
-    """The (n_tokens, L) allowed-label rows of ``fixed`` for the sequences of ``corpus``."""
+def allowed_rows(classes: Sequence[str], fixed: Any, corpus: Sequences,
+                 block: slice | None) -> np.ndarray | None:
+    """The (n_tokens, L) allowed-label rows of ``fixed`` for the sequences of ``corpus``
+    (labels ``classes``)."""
     if fixed is None:
         return None
     if isinstance(fixed, (str, bytes, dict)) or not hasattr(fixed, "__len__"):
@@ -174,7 +178,7 @@ def allowed_rows(est: Any, fixed: Any, corpus: Sequences, block: slice | None) -
     part = fixed if block is None else fixed[block]
     if len(part) != corpus.n_sequences:
         raise InputError(f"fixed has {len(fixed)} entries for {corpus.n_sequences} sequences")
-    ids = {name: i for i, name in enumerate(est.classes_)}
+    ids = {name: i for i, name in enumerate(classes)}
     rows = np.ones((corpus.n_tokens, len(ids)), dtype=bool)
     first = 0 if block is None else (block.start or 0)
     for s, entry in enumerate(part):
@@ -194,17 +198,16 @@ def allowed_rows(est: Any, fixed: Any, corpus: Sequences, block: slice | None) -
     return rows
 
 
-def dense_chains(est: Any, corpus: Sequences) -> list[tuple | None]:
+def dense_chains(est: Any, model: LinearChain, corpus: Sequences) -> list[tuple | None]:
     """Per sequence, ``(emissions, transitions, start, end, transitions2)`` whose path score
-    is what the estimator's decoder maximizes (None for an empty sequence).
+    is what the estimator's decoder maximizes with ``model`` (None for an empty sequence).
 
     For a MEMM, ``log P(y | x)`` plus a constant: ``log P(y | x) = start[y_0]
     + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t] - log Z_0 - sum_{t >= 1} log
     Z_t(y_{t-1})``, so ``log Z_t(p)`` is taken from the emission of ``p`` at
     ``t - 1`` and ``log Z_0`` is the log partition function of the chain.
     """
-    kind = _kind(est)
-    model = est.model_
+    kind = _kind(est, model)
     model.check_corpus(corpus)
     em_all = model.emissions(corpus, 0, corpus.n_tokens)
     T, st, en, T2 = model.transitions, model.start, model.end, model.trans2
@@ -245,45 +248,47 @@ def _per_sequence(chains, rows, corpus, masks, call):
     return out
 
 
-def predict(est: Any, X: Sequence[Any], constraints: Any, fixed: Any,
+def predict(est: Any, fitted: Fitted, X: Sequence[Any], constraints: Any, fixed: Any,
             n_jobs: int) -> list[list[str]]:
-    """``est.predict`` with constraints (see the module docstring)."""
-    kind = _kind(est)
-    masks = transition_masks(est, constraints)
-    labels = np.asarray(est.classes_, dtype=object)
+    """``est.predict`` with constraints (see the module docstring), by the snapshot ``fitted``."""
+    model, classes = fitted.model, fitted.classes
+    kind = _kind(est, model)
+    masks = transition_masks(classes, constraints)
+    labels = np.asarray(classes, dtype=object)
     if fixed is not None and not isinstance(X, (list, tuple)):
         n_jobs = 1
 
     def work(corpus: Sequences, block: slice | None) -> list[list[str]]:
-        rows = allowed_rows(est, fixed, corpus, block)
+        rows = allowed_rows(classes, fixed, corpus, block)
         if kind == "chain":
-            ids = est.model_.decode(corpus, allowed=rows, **masks)
+            ids = model.decode(corpus, allowed=rows, **masks)
             return label_lists(labels, ids, corpus.seq_ptr)
-        paths = _per_sequence(dense_chains(est, corpus), rows, corpus, masks,
+        paths = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks,
                               lambda c, kw: viterbi(*c[:4], transitions2=c[4], **kw)[0])
         return [[] if p is None else labels[p].tolist() for p in paths]
-    return [seq for part in est._map_blocks(X, n_jobs, work) for seq in part]
+    return [seq for part in est._map_blocks(fitted, X, n_jobs, work) for seq in part]
 
 
-def predict_marginals(est: Any, X: Sequence[Any], constraints: Any, fixed: Any,
+def predict_marginals(est: Any, fitted: Fitted, X: Sequence[Any], constraints: Any, fixed: Any,
                       n_jobs: int) -> list[np.ndarray]:
     """``est.predict_marginals`` with constraints: the marginals of ``P(y | x)``
     restricted to the allowed labelings (disallowed labels get exactly 0)."""
-    kind = _kind(est)
-    masks = transition_masks(est, constraints)
-    L = len(est.classes_)
+    model, classes = fitted.model, fitted.classes
+    kind = _kind(est, model)
+    masks = transition_masks(classes, constraints)
+    L = len(classes)
     if fixed is not None and not isinstance(X, (list, tuple)):
         n_jobs = 1
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
-        rows = allowed_rows(est, fixed, corpus, block)
+        rows = allowed_rows(classes, fixed, corpus, block)
         if kind == "chain":
-            m = est.model_.marginals(corpus, allowed=rows, **masks)
+            m = model.marginals(corpus, allowed=rows, **masks)
             return est._split(m, corpus)
-        marg = _per_sequence(dense_chains(est, corpus), rows, corpus, masks,
+        marg = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks,
                              lambda c, kw: forward_backward(*c[:4], transitions2=c[4], **kw)[1])
         return [np.zeros((0, L)) if m is None else m for m in marg]
-    return [m for part in est._map_blocks(X, n_jobs, work) for m in part]
+    return [m for part in est._map_blocks(fitted, X, n_jobs, work) for m in part]
 
 
 @dataclass
@@ -308,14 +313,15 @@ class NBest:
     log_probs: np.ndarray | None
 
 
-def predict_nbest(est: Any, X: Sequence[Any], k: int, constraints: Any, fixed: Any,
-                  n_jobs: int) -> list[NBest]:
+def predict_nbest(est: Any, fitted: Fitted, X: Sequence[Any], k: int, constraints: Any,
+                  fixed: Any, n_jobs: int) -> list[NBest]:
     """``est.predict_nbest``: the ``k`` best labelings of each sequence, exactly."""
-    _kind(est)
+    model, classes = fitted.model, fitted.classes
+    _kind(est, model)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive int, got {k!r}")
-    masks = transition_masks(est, constraints)
-    labels = np.asarray(est.classes_, dtype=object)
+    masks = transition_masks(classes, constraints)
+    labels = np.asarray(classes, dtype=object)
     probabilistic = getattr(est, "_probabilities", None) in ("global", "local")
     if fixed is not None and not isinstance(X, (list, tuple)):
         n_jobs = 1
@@ -330,8 +336,8 @@ def predict_nbest(est: Any, X: Sequence[Any], k: int, constraints: Any, fixed: A
         return NBest([labels[p].tolist() for p in paths], scores, log_probs)
 
     def work(corpus: Sequences, block: slice | None) -> list[NBest]:
-        rows = allowed_rows(est, fixed, corpus, block)
-        found = _per_sequence(dense_chains(est, corpus), rows, corpus, masks, one)
+        rows = allowed_rows(classes, fixed, corpus, block)
+        found = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks, one)
         empty = NBest([[]], np.zeros(1), np.zeros(1) if probabilistic else None)
         return [empty if r is None else r for r in found]
-    return [r for part in est._map_blocks(X, n_jobs, work) for r in part]
+    return [r for part in est._map_blocks(fitted, X, n_jobs, work) for r in part]

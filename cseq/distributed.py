@@ -503,7 +503,8 @@ class _NoCorpus:
 
 
 def _begin(est: ChainEstimator, setup: _Setup, X_dev, y_dev, early: bool):
-    est.featurizer_, est.classes_, est.model_ = setup.featurizer, setup.classes, None
+    est._begin_fit(setup.featurizer, setup.classes)
+    est._partial = None
     est.history_ = []
     est.best_iteration_ = None
     est.stop_reason_ = None
@@ -806,24 +807,25 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     if warm_start is not None and not isinstance(est, CRF):
         raise InputError("warm_start='perceptron' applies to the CRF")
     setup = _Setup(est, client, X, y, npartitions)
-    dev = _begin(est, setup, X_dev, y_dev, bool(est.early_stopping))
-    model = setup.model
-    try:
-        if isinstance(est, CRF):
-            _fit_crf(est, client, setup, dev, callback, warm_start)
-        elif isinstance(est, StructuredSVM):
-            _fit_ssvm(est, client, setup, dev, callback)
-        else:
-            _fit_perceptron(est, client, setup, dev, callback)
-        _end(est, model)
-    except KeyboardInterrupt:
-        partial = est._interrupted(model)
-        est._snapshot = None
-        raise TrainingInterrupted(partial) from None
-    finally:
-        est._early = None
-        est._snapshot = None
-    est._complete(model)
+    with est._training():  # one fit or partial_fit at a time on this estimator
+        dev = _begin(est, setup, X_dev, y_dev, bool(est.early_stopping))
+        model = setup.model
+        try:
+            if isinstance(est, CRF):
+                _fit_crf(est, client, setup, dev, callback, warm_start)
+            elif isinstance(est, StructuredSVM):
+                _fit_ssvm(est, client, setup, dev, callback)
+            else:
+                _fit_perceptron(est, client, setup, dev, callback)
+            _end(est, model)
+        except KeyboardInterrupt:
+            partial = est._interrupted(model)
+            est._snapshot = None
+            raise TrainingInterrupted(partial) from None
+        finally:
+            est._early = None
+            est._snapshot = None
+        est._complete(model)
     return est
 
 

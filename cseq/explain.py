@@ -135,9 +135,9 @@ def _weight_lookup(model: LinearChain, attr: int, label: int) -> float:
     return float(model.state_weights[lo + hits[0]]) if len(hits) else 0.0
 
 
-def _names(est: Any) -> list[str] | None:
+def _names(featurizer: Any) -> list[str] | None:
     try:
-        return list(est.featurizer_.attribute_names())
+        return list(featurizer.attribute_names())
     except (CSeqError, AttributeError):
         return None
 
@@ -171,11 +171,11 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
     if not getattr(est, "_linear_scores", True):
         raise InputError(f"{type(est).__name__} does not decode by maximizing a sum of weights; "
                          "explain reads the perceptron, CRF, StructuredSVM and HMM")
-    est._check_fitted()
-    model: LinearChain = est.model_
+    fitted = est._check_fitted()  # one snapshot for the whole explanation (cseq.fitted)
+    model: LinearChain = fitted.model
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InputError(f"k must be a non-negative int, got {k!r}")
-    corpus = est.featurizer_.transform([x])
+    corpus = fitted.featurizer.transform([x])
     n = corpus.n_tokens
     if n == 0:
         return Explanation(tokens=[], score=0.0)
@@ -183,8 +183,8 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
     tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
     path, best = viterbi(em, tr, st, en, transitions2=t2)
     mm = max_marginals(em, tr, st, en, t2)
-    names = _names(est)
-    classes = est.classes_
+    names = _names(fitted.featurizer)
+    classes = fitted.classes
     L = model.n_labels
     tokens = []
     for t in range(n):
@@ -220,14 +220,14 @@ def top_features(est: Any, label: str | None = None,
     InputError
         If ``label`` is not one of the model's labels or ``k`` is negative.
     """
-    est._check_fitted()
-    model = est.model_
+    fitted = est._check_fitted()
+    model = fitted.model
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InputError(f"k must be a non-negative int, got {k!r}")
-    classes = [str(c) for c in est.classes_]
+    classes = [str(c) for c in fitted.classes]
     if label is not None and label not in classes:
         raise InputError(f"unknown label {label!r}; the model's labels are {classes}")
-    names = _names(est)
+    names = _names(fitted.featurizer)
     w, lab = model.state_weights, model.attr_labels
     attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
 
@@ -247,7 +247,7 @@ def transition_table(est: Any) -> dict[str, dict[str, float]]:
     A dict of dicts; ``pandas.DataFrame.from_dict(table, orient="index")``
     has the previous label as rows.
     """
-    est._check_fitted()
-    tr = est.model_.transitions
-    classes = [str(c) for c in est.classes_]
+    fitted = est._check_fitted()
+    tr = fitted.model.transitions
+    classes = [str(c) for c in fitted.classes]
     return {a: {b: float(tr[i, j]) for j, b in enumerate(classes)} for i, a in enumerate(classes)}

@@ -147,6 +147,15 @@ class FeatureVocabulary:
         """Add the attributes of ``X`` not yet known (appended: known ids stay) and pack it."""
         return self.fit_transform(X)
 
+    def copy(self) -> FeatureVocabulary:
+        """An independent copy: what :meth:`partial_fit_transform` adds to it is not in this one.
+
+        ``partial_fit`` grows a copy while readers keep using this vocabulary.
+        """
+        out = FeatureVocabulary()
+        out._table = self._table.copy()
+        return out
+
     def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X``, dropping attributes not in the vocabulary.
 

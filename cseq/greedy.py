@@ -243,5 +243,4 @@ class GreedyTagger(ChainEstimator):
 
     @property
     def tag_dict_size_(self) -> int:
-        self._check_fitted()
-        return len(self.model_.tag_attrs)
+        return len(self._check_fitted().model.tag_attrs)

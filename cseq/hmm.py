@@ -373,6 +373,7 @@ class HMM(ChainEstimator):
 
     _param_names = ("alpha", "suffix_length", "rare_threshold", "word", "verbose")
     _probabilities = "global"  # see cseq.probability
+    _fitted_names = ChainEstimator._fitted_names + ("theta_",)
     # Every (attribute, label) pair has a weight: an HMM emits every word
     # from every label with some probability.
     all_states = True
@@ -453,8 +454,8 @@ class HMM(ChainEstimator):
         """Posterior label marginals ``P(y_t | x)`` by forward-backward: (n_i, L) arrays."""
         return self._chain_marginals(X, n_jobs, constraints, fixed)
 
-    def _training_state(self) -> dict:
-        return {"theta": self.theta_}
+    def _training_state(self, fitted) -> dict:
+        return {"theta": fitted.attributes["theta_"]}
 
     def _restore_training(self, training: dict) -> None:
         theta = training.get("theta")

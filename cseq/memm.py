@@ -131,26 +131,29 @@ class MEMM(ChainEstimator):
         ``P(y_t = j | x)``, columns in ``classes_`` order, computed exactly by
         the forward recursion of the locally normalised chain.
         """
+        fitted = self._check_fitted()
         if constraints is not None or fixed is not None:
             # The restricted distribution's marginals (see cseq.decoding).
-            return decoding.predict_marginals(self, X, constraints, fixed, n_jobs)
+            return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
+        model = fitted.model
 
         def work(corpus, block):
-            self.model_.check_corpus(corpus)
+            model.check_corpus(corpus)
             try:
-                m = _memm.memm_marginals(self.model_.index, self.model_.params, corpus.view(),
+                m = _memm.memm_marginals(model.index, model.params, corpus.view(),
                                          work_chunks(corpus.seq_ptr, 1), 1)
             except FloatingPointError as exc:
                 raise not_finite(exc.args[0], "local log Z") from None
             return self._split(m, corpus)
-        return [m for block in self._map_blocks(X, n_jobs, work) for m in block]
+        return [m for block in self._map_blocks(fitted, X, n_jobs, work) for m in block]
 
     def sequence_log_proba(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> np.ndarray:
         """The same as :meth:`sequence_log_prob` (the name this method had first)."""
         return self.sequence_log_prob(X, y)
 
-    def _training_state(self) -> dict:
-        return {"stop_reason": self.stop_reason_, "n_evaluations": int(self.n_evaluations_)}
+    def _training_state(self, fitted) -> dict:
+        a = fitted.attributes
+        return {"stop_reason": a["stop_reason_"], "n_evaluations": int(a["n_evaluations_"])}
 
     def _restore_training(self, training: dict) -> None:
         if "stop_reason" in training:

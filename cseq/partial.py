@@ -22,6 +22,7 @@ import copy
 import math
 import time
 from collections.abc import Sequence
+from types import MappingProxyType
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,10 @@ import numpy as np
 
 from cseq import _pack, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq.base import _format_record
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
+from cseq.fitted import Fitted
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, relabel
 
@@ -159,6 +162,14 @@ class PartialFitMixin:
         one call on ``A + B``: the same updates in the same order
         (docs/learners.md, "Training in batches").
 
+        The batch is committed in one step at the end (:mod:`cseq.fitted`):
+        an error or an interrupt (``KeyboardInterrupt``, ``MemoryError``)
+        before it leaves the estimator exactly as it was.  ``predict``,
+        ``save`` and the other readers may run in other threads meanwhile and
+        see the model from before the batch or from after it, never a mix; a
+        second ``fit`` or ``partial_fit`` from another thread waits for this
+        one.
+
         Parameters
         ----------
         X, y : a batch, as for :meth:`fit`.
@@ -171,23 +182,35 @@ class PartialFitMixin:
         InputError
             If the estimator was fitted by :meth:`fit` (which keeps no
             training state), if its hyperparameters (``features``, ``order``)
-            changed since the previous call, or for a configuration that
+            changed since the previous call, for a configuration that
             cannot train in batches (``CRF(algorithm="lbfgs")``, a featurizer
-            with ``min_freq > 1``).
+            with ``min_freq > 1``), or when called from inside a ``fit`` or
+            ``partial_fit`` of the same estimator (e.g. from its callback).
         """
         self._validate_params()
         self._check_partial()
         if classes is not None:
             if isinstance(classes, str) or not all(isinstance(c, str) for c in classes):
                 raise InputTypeError("classes must be a list of label strings")
-        state: TrainingState | None = getattr(self, "_partial", None)
-        fitted = getattr(self, "model_", None) is not None
+        with self._training():  # type: ignore[attr-defined]  # one batch at a time
+            self._partial_fit(X, y, classes)
+        return self
+
+    def _partial_fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]],
+                     classes: Sequence[str] | None) -> None:
+        """:meth:`partial_fit`, its arguments checked, the training lock held."""
+        # The fitted state this batch continues from, taken once (cseq.fitted):
+        # nothing reachable from it is changed; the result is a new snapshot,
+        # published by one assignment at the end.
+        old: Fitted | None = self._fitted  # type: ignore[attr-defined]
+        fitted = old is not None and old.model is not None
+        state: TrainingState | None = old.attributes.get("_partial") if fitted else None
         if fitted and state is None:
             raise InputError(f"this {type(self).__name__} was fitted by fit(), which keeps no "
                              "training state to continue from; start with partial_fit on an "
                              "unfitted estimator (or call fit again)")
         if fitted:
-            featurizer, old_model = self.featurizer_, self.model_
+            featurizer, old_model = old.featurizer, old.model
             wanted = (FeatureVocabulary() if self.features is None else self.features).get_config()
             if featurizer.get_config() != wanted:
                 raise InputError("features changed since the previous partial_fit "
@@ -196,18 +219,21 @@ class PartialFitMixin:
             if old_model.order != int(getattr(self, "order", 1)):
                 raise InputError(f"order changed since the previous partial_fit "
                                  f"({old_model.order} -> {self.order})")
-            # Check X and y before the vocabulary grows, so a bad batch changes nothing.
+            # Check X and y before the vocabulary grows, so a bad batch costs no copy.
             seq_ptr = featurizer.transform(X).seq_ptr
-            label_ids = {name: i for i, name in enumerate(self.classes_)}
+            label_ids = {name: i for i, name in enumerate(old.classes)}
         else:
             featurizer, old_model = self._new_featurizer(), None
             label_ids = {}
             state = None
-        if not hasattr(featurizer, "partial_fit_transform"):
+        if not (hasattr(featurizer, "partial_fit_transform") and hasattr(featurizer, "copy")):
             raise InputError(f"the featurizer {type(featurizer).__name__} cannot learn in "
-                             "batches (it has no partial_fit_transform)")
+                             "batches (it needs partial_fit_transform and copy)")
         if fitted:
             _pack.pack_labels(y, seq_ptr, dict(label_ids), True, self._partial_labels)
+            # Copy-on-write: readers of the published snapshot keep using its
+            # featurizer while this batch grows the copy.
+            featurizer = featurizer.copy()
         n_old = len(label_ids)
         for name in classes or ():
             label_ids.setdefault(name, len(label_ids))
@@ -236,45 +262,38 @@ class PartialFitMixin:
                  else grow(old_model.params, old_model, self._model_class(
                      len(names), attr_ptr, attr_labels, np.zeros(layout["n_params"]),
                      order=order), perm))
-        model = self._model_class(len(names), attr_ptr, attr_labels, grown.copy(), order=order)
+        model = self._model_class(len(names), attr_ptr, attr_labels, grown, order=order)
         if state is None:
             state = TrainingState({k: np.zeros_like(grown) for k in self._partial_arrays},
                                   self._partial_start(), 0)
-            before = None
-        else:
-            before = TrainingState({k: grow(v, old_model, model, perm)
-                                    for k, v in state.arrays.items()},
-                                   copy.deepcopy(state.scalars), state.n_sequences)
-            state = TrainingState({k: v.copy() for k, v in before.arrays.items()},
+        else:  # new arrays and scalars: the published state stays as it is
+            state = TrainingState({k: grow(v, old_model, model, perm)
+                                   for k, v in state.arrays.items()},
                                   copy.deepcopy(state.scalars), state.n_sequences)
         state.n_sequences += corpus.n_sequences
         clock = time.perf_counter()
-        try:
-            record = self._partial_pass(corpus, model, state, names)
-            if not (all(np.isfinite(v).all() for v in state.arrays.values())
-                    and np.isfinite(model.params).all()):
-                raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
-        except BaseException:
-            if before is not None:
-                # The featurizer has grown: keep the estimator consistent with
-                # it, as if the batch had brought its labels and attributes
-                # (at weight 0) and no update.
-                self.featurizer_, self.classes_, self._partial = featurizer, names, before
-                self.model_ = self._model_class(len(names), attr_ptr, attr_labels, grown,
-                                                order=order)
-            raise
-        if not fitted:
-            self.history_ = []
-        record = {"iteration": len(self.history_) + 1, **record,
-                  "seconds": time.perf_counter() - clock}
-        self.featurizer_, self.classes_, self.model_, self._partial = (featurizer, names, model,
-                                                                      state)
-        self.n_iter_ = len(self.history_) + 1
-        self.best_iteration_ = None
-        self.stop_reason_ = (f"partial_fit: {state.n_sequences} sequences in "
-                             f"{self.n_iter_} batches")
-        self._report(record, None)
-        return self
+        record = self._partial_pass(corpus, model, state, names)
+        if not (all(np.isfinite(v).all() for v in state.arrays.values())
+                and np.isfinite(model.params).all()):
+            raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
+        history = list(old.attributes["history_"]) if fitted else []
+        history.append({"iteration": len(history) + 1, **record,
+                        "seconds": time.perf_counter() - clock})
+        n_iter = len(history)
+        # The commit: one assignment publishes the featurizer, labels, model
+        # and training state of this batch together.
+        self._fitted = Fitted(featurizer, names, model, MappingProxyType({
+            "history_": history, "n_iter_": n_iter, "best_iteration_": None,
+            "stop_reason_": f"partial_fit: {state.n_sequences} sequences in {n_iter} batches",
+            "_partial": state, **self._partial_attributes(state, n_iter)}))
+        for name in self._fitted_names:  # type: ignore[attr-defined]
+            self.__dict__.pop(name, None)  # a value a user assigned would hide the new one
+        if self.verbose:
+            print(_format_record(history[-1]), flush=True)
+
+    def _partial_attributes(self, state: TrainingState, n_iter: int) -> dict[str, Any]:
+        """The learner's own fitted attributes after ``n_iter`` batches (learner-specific)."""
+        return {}
 
     def _partial_start(self) -> dict:
         """The scalars of a fresh training state (learner-specific)."""
@@ -286,10 +305,12 @@ class PartialFitMixin:
         raise NotImplementedError
 
     # -- persistence: the training state in the model file ---------------------
-    def _model_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        header, arrays = super()._model_state()  # type: ignore[misc]
-        state = getattr(self, "_partial", None)
-        if header.get("fitted") and state is not None:
+    def _model_state(self, fitted: Fitted | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        if fitted is None:
+            fitted = self._fitted  # type: ignore[attr-defined]
+        header, arrays = super()._model_state(fitted)  # type: ignore[misc]
+        state = fitted.attributes.get("_partial") if header.get("fitted") else None
+        if state is not None:
             header["training"]["partial"] = {"n_sequences": state.n_sequences, **state.scalars}
             arrays.update({f"training/{k}": v for k, v in state.arrays.items()})
         return header, arrays
@@ -302,20 +323,21 @@ class PartialFitMixin:
     @classmethod
     def _from_model_state(cls, header: dict, arrays: dict[str, np.ndarray]):
         est = super()._from_model_state(header, arrays)  # type: ignore[misc]
-        est._partial = None
-        if getattr(est, "model_", None) is not None:
-            est._restore_partial(header["training"],
-                                 {k[9:]: v for k, v in arrays.items() if k.startswith("training/")})
+        if est._fitted is not None:
+            # Not yet published: completing the snapshot is the load's last step.
+            est._fitted = est._fitted.with_attributes(_partial=est._restore_partial(
+                header["training"],
+                {k[9:]: v for k, v in arrays.items() if k.startswith("training/")}))
         return est
 
-    def _restore_partial(self, training: dict, arrays: dict[str, np.ndarray]) -> None:
-        """Rebuild the training state from the header entry and arrays; ModelFormatError if bad."""
-        self._partial = None
+    def _restore_partial(self, training: dict,
+                         arrays: dict[str, np.ndarray]) -> TrainingState | None:
+        """The training state of the header entry and arrays; ModelFormatError if bad."""
         entry = training.get("partial")
         if entry is None:
             if arrays:
                 raise ModelFormatError("model file has training arrays but no training state")
-            return
+            return None
         bad = ModelFormatError("model header has a bad training state")
         if not isinstance(entry, dict) or set(arrays) != set(self._partial_arrays):
             raise bad
@@ -329,8 +351,8 @@ class PartialFitMixin:
                                        "float64 weights")
         scalars = {k: v for k, v in entry.items() if k != "n_sequences"}
         self._check_partial_scalars(scalars)
-        self._partial = TrainingState({k: np.ascontiguousarray(v) for k, v in arrays.items()},
-                                      scalars, n_seq)
+        return TrainingState({k: np.ascontiguousarray(v) for k, v in arrays.items()},
+                             scalars, n_seq)
 
     def _check_partial_scalars(self, scalars: dict) -> None:
         """ModelFormatError unless ``scalars`` is what ``_partial_start`` gives (learner-specific)."""

@@ -50,9 +50,10 @@ from numpy.typing import ArrayLike
 
 from cseq import _forward_backward, _memm
 from cseq.exceptions import InputError
+from cseq.fitted import Fitted
 from cseq.inference import _chain_arrays, forward_backward
 from cseq.metrics import chunks, detect_scheme
-from cseq.model import not_finite, work_chunks
+from cseq.model import LinearChain, not_finite, work_chunks
 from cseq.sequences import Sequences
 
 __all__ = ["path_log_prob", "chain_entropy", "span_probability", "Tagged", "annotate",
@@ -294,19 +295,18 @@ def _check_run(begin: Any, labels: Any, next_not: Any, n: int,
 # estimators
 
 
-def _kind(est: Any) -> str:
-    """``"global"`` (CRF, HMM) or ``"local"`` (MEMM); InputError for other models."""
+def _kind(est: Any) -> tuple[str, Fitted]:
+    """``"global"`` (CRF, HMM) or ``"local"`` (MEMM), and the fitted state every later step
+    reads (:mod:`cseq.fitted`); InputError for other models."""
     kind = getattr(est, "_probabilities", None)
     if kind not in ("global", "local"):
         raise InputError(f"{type(est).__name__} models define no probabilities; sequence and "
                          "span probabilities come from a CRF, an HMM or a MEMM")
-    est._check_fitted()
-    return kind
+    return kind, est._check_fitted()
 
 
-def _posteriors(est: Any, corpus: Sequences, kind: str) -> list[_Posterior | None]:
-    """The posterior of every sequence of ``corpus`` (None for an empty one)."""
-    model = est.model_
+def _posteriors(model: LinearChain, corpus: Sequences, kind: str) -> list[_Posterior | None]:
+    """The posterior of every sequence of ``corpus`` under ``model`` (None for an empty one)."""
     model.check_corpus(corpus)
     out: list[_Posterior | None] = []
     ptr = corpus.seq_ptr
@@ -330,8 +330,8 @@ def _posteriors(est: Any, corpus: Sequences, kind: str) -> list[_Posterior | Non
     return out
 
 
-def _label_ids(est: Any) -> dict[str, int]:
-    return {str(name): i for i, name in enumerate(est.classes_)}
+def _label_ids(classes: Sequence[str]) -> dict[str, int]:
+    return {str(name): i for i, name in enumerate(classes)}
 
 
 def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
@@ -341,9 +341,9 @@ def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
     Raises InputError for a model without probabilities or a label the model
     does not know.
     """
-    kind = _kind(est)
-    ids = _label_ids(est)
-    model = est.model_
+    kind, fitted = _kind(est)
+    ids = _label_ids(fitted.classes)
+    model = fitted.model
     if not isinstance(y, (list, tuple)):
         y = list(y)
     if not (isinstance(X, (list, tuple)) and len(y) == len(X)):
@@ -379,7 +379,7 @@ def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
             out[s] = min(_path_score(em, tr, st, en, t2, gold[a:b].astype(np.int64)) - log_z,
                          0.0)
         return out
-    parts = est._map_blocks(X, n_jobs, work)
+    parts = est._map_blocks(fitted, X, n_jobs, work)
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
@@ -413,9 +413,9 @@ class Tagged:
     spans: list[tuple[str, int, int, float]] | None = None
 
 
-def _scheme_of(est: Any, scheme: str | None, required: bool) -> str | None:
+def _scheme_of(classes: Sequence[str], scheme: str | None, required: bool) -> str | None:
     if scheme is None:
-        scheme = detect_scheme(str(c) for c in est.classes_)
+        scheme = detect_scheme(str(c) for c in classes)
         if scheme is None and required:
             raise InputError("the model's labels are not BIO or BIOES (B-TYPE, I-TYPE, ...): "
                              "it has no entity spans")
@@ -443,17 +443,19 @@ def _span_run(ids: dict[str, int], scheme: str, kind: str, begin: int,
     return [ids[n] for n in names], [ids[n] for n in after if n in ids]
 
 
-def _constraints(est: Any, constraints: Any, fixed: Any) -> dict | None:
+def _constraints(classes: Sequence[str], constraints: Any, fixed: Any) -> dict | None:
     """The transition masks of ``constraints`` (None when there are no constraints)."""
     if constraints is None and fixed is None:
         return None
     from cseq import decoding
-    return decoding.transition_masks(est, constraints)
+    return decoding.transition_masks(classes, constraints)
 
 
-def _analyse(est: Any, corpus: Sequences, block: slice | None, kind: str, masks: dict | None,
+def _analyse(est: Any, fitted: Fitted, corpus: Sequences, block: slice | None, kind: str,
+             masks: dict | None,
              fixed: Any) -> list[tuple[np.ndarray, _Posterior | None, float]]:
-    """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``.
+    """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``,
+    under the snapshot ``fitted``.
 
     Without constraints, the estimator's decoder and the model's posterior.
     With them (``masks`` from :func:`_constraints`, ``fixed`` as for
@@ -466,9 +468,9 @@ def _analyse(est: Any, corpus: Sequences, block: slice | None, kind: str, masks:
     """
     ptr = corpus.seq_ptr
     if masks is None:
-        pred = est._decode(est.model_, corpus)
+        pred = est._decode(fitted.model, corpus)
         out = []
-        for s, post in enumerate(_posteriors(est, corpus, kind)):
+        for s, post in enumerate(_posteriors(fitted.model, corpus, kind)):
             path = pred[int(ptr[s]):int(ptr[s + 1])].astype(np.int64)
             out.append((path, post, 0.0 if post is None else _log_prob_of(post, path)))
         return out
@@ -482,8 +484,9 @@ def _analyse(est: Any, corpus: Sequences, block: slice | None, kind: str, masks:
                              em, tr, st, en, t2)
         log_z = forward_backward(em, tr, st, en, transitions2=t2)[0]
         return path, post, min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)
-    rows = decoding.allowed_rows(est, fixed, corpus, block)
-    found = decoding._per_sequence(decoding.dense_chains(est, corpus), rows, corpus, masks, one)
+    rows = decoding.allowed_rows(fitted.classes, fixed, corpus, block)
+    found = decoding._per_sequence(decoding.dense_chains(est, fitted.model, corpus), rows, corpus,
+                                   masks, one)
     return [(np.zeros(0, dtype=np.int64), None, 0.0) if r is None else r for r in found]
 
 
@@ -517,15 +520,21 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
     -------
     list of Tagged
     """
-    kind = _kind(est)
-    scheme = _scheme_of(est, scheme, False) if spans else None
-    masks = _constraints(est, constraints, fixed)
-    ids = _label_ids(est)
-    names = np.asarray(est.classes_, dtype=object)
+    kind, fitted = _kind(est)
+    scheme = _scheme_of(fitted.classes, scheme, False) if spans else None
+    return _annotate(est, fitted, kind, X, scheme, constraints, fixed, n_jobs)
+
+
+def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str | None,
+              constraints: Any, fixed: Any, n_jobs: int) -> list[Tagged]:
+    """:func:`annotate` under the snapshot ``fitted``, spans by ``scheme`` (None: none)."""
+    masks = _constraints(fitted.classes, constraints, fixed)
+    ids = _label_ids(fitted.classes)
+    names = np.asarray(fitted.classes, dtype=object)
 
     def work(corpus: Sequences, block: slice | None) -> list[Tagged]:
         out = []
-        for path, post, log_prob in _analyse(est, corpus, block, kind, masks, fixed):
+        for path, post, log_prob in _analyse(est, fitted, corpus, block, kind, masks, fixed):
             labels = names[path].tolist()
             found: list[tuple[str, int, int, float]] | None = None if scheme is None else []
             if post is None:
@@ -540,7 +549,7 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
             out.append(Tagged(labels, conf, log_prob, post.entropy, found))
         return out
     n_jobs = _no_threads_for(fixed, X, n_jobs)
-    return [t for block in est._map_blocks(X, n_jobs, work) for t in block]
+    return [t for block in est._map_blocks(fitted, X, n_jobs, work) for t in block]
 
 
 def _log_prob_of(post: _Posterior, path: np.ndarray) -> float:
@@ -571,15 +580,14 @@ def sequence_entropy(est: Any, X: Sequence[Any], *, constraints: Any = None, fix
                      n_jobs: int = 1) -> np.ndarray:
     """Entropy (nats) of the distribution over the label sequences of each sequence
     (restricted to the allowed labelings with ``constraints`` or ``fixed``)."""
-    kind = _kind(est)
+    kind, fitted = _kind(est)
     if constraints is not None or fixed is not None:
-        return np.array([t.entropy for t in annotate(est, X, spans=False, constraints=constraints,
-                                                     fixed=fixed, n_jobs=n_jobs)],
-                        dtype=np.float64)
+        return np.array([t.entropy for t in _annotate(est, fitted, kind, X, None, constraints,
+                                                      fixed, n_jobs)], dtype=np.float64)
 
     def work(corpus: Sequences, block: slice | None) -> list[float]:
-        return [0.0 if p is None else p.entropy for p in _posteriors(est, corpus, kind)]
-    return np.array([h for block in est._map_blocks(X, n_jobs, work) for h in block],
+        return [0.0 if p is None else p.entropy for p in _posteriors(fitted.model, corpus, kind)]
+    return np.array([h for block in est._map_blocks(fitted, X, n_jobs, work) for h in block],
                     dtype=np.float64)
 
 
@@ -619,10 +627,10 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
     ``predict``), the probability under the distribution restricted to the
     allowed labelings.
     """
-    kind = _kind(est)
-    scheme = _scheme_of(est, scheme, True)
-    masks = _constraints(est, constraints, fixed)
-    ids = _label_ids(est)
+    kind, fitted = _kind(est)
+    scheme = _scheme_of(fitted.classes, scheme, True)
+    masks = _constraints(fitted.classes, constraints, fixed)
+    ids = _label_ids(fitted.classes)
     n_seq = len(X) if hasattr(X, "__len__") else None
     if n_seq is None:
         X = list(X)
@@ -631,8 +639,8 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         mine = wanted if block is None else wanted[block]
-        posts = [r[1] for r in _analyse(est, corpus, block, kind, masks, fixed)] \
-            if masks is not None else _posteriors(est, corpus, kind)
+        posts = [r[1] for r in _analyse(est, fitted, corpus, block, kind, masks, fixed)] \
+            if masks is not None else _posteriors(fitted.model, corpus, kind)
         lengths = np.diff(corpus.seq_ptr)
         out = []
         for s, (post, rows) in enumerate(zip(posts, mine)):
@@ -647,7 +655,7 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
             out.append(probs)
         return out
     n_jobs = _no_threads_for(fixed, X, n_jobs)
-    return [p for block in est._map_blocks(X, n_jobs, work) for p in block]
+    return [p for block in est._map_blocks(fitted, X, n_jobs, work) for p in block]
 
 
 def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
@@ -655,7 +663,7 @@ def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
                   n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
     """The predicted entity spans of each sequence, ``(type, start, end, probability)``
     (with ``constraints`` or ``fixed``, those of the constrained prediction)."""
-    _kind(est)
-    scheme = _scheme_of(est, scheme, True)
-    return [t.spans or [] for t in annotate(est, X, scheme=scheme, constraints=constraints,
-                                            fixed=fixed, n_jobs=n_jobs)]
+    kind, fitted = _kind(est)
+    scheme = _scheme_of(fitted.classes, scheme, True)
+    return [t.spans or [] for t in _annotate(est, fitted, kind, X, scheme, constraints, fixed,
+                                             n_jobs)]

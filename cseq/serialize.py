@@ -37,7 +37,8 @@ import numpy as np
 
 from cseq.exceptions import InputTypeError, ModelFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "read_file_bytes"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "write_atomic",
+           "read_file_bytes"]
 
 MAGIC = b"CSEQMDL\x00"
 FORMAT_VERSION = 1
@@ -67,12 +68,16 @@ def register_estimator(cls: type) -> type:
     return cls
 
 
-def dumps(estimator) -> bytes:
-    """Serialise an estimator (fitted or not) to the bytes of a model file."""
+def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) -> bytes:
+    """Serialise an estimator (fitted or not) to the bytes of a model file.
+
+    ``state`` is the estimator's ``_model_state()`` when the caller has
+    taken it already (and checked it); None takes it here.
+    """
     kind = type(estimator).__name__
     if ESTIMATORS.get(kind) is not type(estimator):
         raise TypeError(f"cannot serialise {kind}")
-    header, arrays = estimator._model_state()
+    header, arrays = estimator._model_state() if state is None else state
     return pack({**header, "estimator": kind}, arrays)
 
 
@@ -244,12 +249,16 @@ def _new_file_mode(path: str) -> int:
 
 
 def save(estimator: Any, path: str | os.PathLike[str]) -> None:
-    """Write ``estimator`` to ``path`` atomically (a temporary file, then a rename).
+    """Write ``estimator`` to ``path`` atomically (:func:`write_atomic`)."""
+    write_atomic(dumps(estimator), path)
+
+
+def write_atomic(data: bytes, path: str | os.PathLike[str]) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file, then a rename).
 
     The file gets the permissions of the file it replaces, or of any new file
     (``0o666`` less the umask), not the private mode of the temporary file.
     """
-    data = dumps(estimator)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     mode = _new_file_mode(path)

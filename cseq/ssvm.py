@@ -197,8 +197,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         unknown label names).
         """
         if classes is None:
-            self._check_fitted()
-            classes = self.classes_
+            classes = self._check_fitted().classes
         cost, L = self.cost, len(classes)
         if cost is None:
             return None

@@ -28,6 +28,7 @@ plain-Python reference that builds the same attributes as strings.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import unicodedata
@@ -895,6 +896,21 @@ class TemplateFeaturizer:
     def fresh(self) -> "TemplateFeaturizer":
         """An unfitted featurizer with the same templates and options (used by ``fit``)."""
         return TemplateFeaturizer(self.templates, min_freq=self.min_freq, n_buckets=self.n_buckets)
+
+    def copy(self) -> "TemplateFeaturizer":
+        """A copy that :meth:`partial_fit_transform` may grow, leaving this one as it is.
+
+        ``partial_fit`` grows a copy while readers keep looking attributes
+        up in this featurizer (copy-on-write, :mod:`cseq.fitted`).  The
+        attribute table is copied (:meth:`KeyTable.copy`, memory speed); the
+        rest is shared, as nothing replaces it in place: growing assigns
+        new name arrays and lists, and the tag dictionary is the first
+        batch's for good.
+        """
+        out = copy.copy(self)
+        if self._table is not None:
+            out._table = self._table.copy()
+        return out
 
     # -- template spec as arrays ----------------------------------------------
 

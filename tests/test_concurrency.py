@@ -8,6 +8,7 @@ training must not share hidden state between two estimators.
 from __future__ import annotations
 
 import gc
+import threading
 import os
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
@@ -187,3 +188,245 @@ def test_fit_predict_save_load_cycles_do_not_leak(tmp_path):
     tracemalloc.stop()
     growth = sum(s.size_diff for s in snap1.compare_to(snap0, "filename"))
     assert growth < 128 * 1024, snap1.compare_to(snap0, "lineno")[:10]
+
+
+# -- partial_fit alongside readers (issue 27, items 1 and 3) ------------------------------
+#
+# Every reader takes the fitted state once (cseq.fitted): a predict, predict_marginals,
+# explain or save that straddles a partial_fit's commit gives exactly what the old model
+# gives or exactly what the new one gives.  The batch brings a label that sorts first, so
+# every label id moves: a reader that mixed the old labels with the new model (or the
+# grown featurizer with the old model) would name the wrong labels or fail.
+
+RACE_TRIALS = 6
+
+
+@pytest.fixture(scope="module")
+def race_data():
+    from cseq.conll import read_conllu
+    from shared_data import EWT
+    path = EWT / "en_ewt-ud-dev.conllu"
+    if not path.exists():
+        pytest.skip(f"shared data is absent: {path}")
+    X, y = read_conllu(path)
+    # The batch: 10 sentences whose determiners get a label that sorts before every other.
+    batch = (X[300:310], [["A-DET" if lab == "DET" else lab for lab in seq] for seq in y[300:310]])
+    return (X[:300], y[:300]), batch, X[310:1500]
+
+
+def _snapshots(make, race_data):
+    """The model file after the first 300 sentences and after the batch on top, serially."""
+    first, batch, _ = race_data
+    est = make().partial_fit(*first)
+    old = est.to_bytes()
+    new = serialize.loads(old).partial_fit(*batch).to_bytes()
+    assert "A-DET" in serialize.loads(new).classes_
+    return old, new, batch
+
+
+def _race(est, batch, call) -> list:
+    """``call(est)`` in a second thread, again and again, while this one runs partial_fit.
+
+    The first call starts before partial_fit and at least one starts after it
+    has returned; every result (or the first exception) comes back.
+    """
+    results: list = []
+    errors: list[BaseException] = []
+    started, committed = threading.Event(), threading.Event()
+
+    def reader():
+        try:
+            while True:
+                last = committed.is_set()
+                started.set()
+                results.append(call(est))
+                if last:
+                    return
+        except BaseException as exc:  # re-raised in the main thread
+            errors.append(exc)
+            started.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    started.wait()
+    try:
+        est.partial_fit(*batch)
+    finally:
+        committed.set()
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _perceptron():
+    return cseq.StructuredPerceptron(features=cseq.TemplateFeaturizer("pos"), random_state=0)
+
+
+def _crf_sgd():
+    return cseq.CRF(algorithm="sgd", eta0=0.1, c2=1.0, random_state=0,
+                    features=cseq.TemplateFeaturizer("pos"))
+
+
+def _as_feature_lists(X):
+    return [[[f"w={tok[0]}", f"s={tok[0][-2:]}"] for tok in seq] for seq in X]
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_predict_racing_partial_fit_gives_the_old_or_the_new_labels(race_data, n_jobs):
+    old, new, batch = _snapshots(_perceptron, race_data)
+    X = race_data[2]
+    _check_predict_race(old, new, batch, X, n_jobs)
+
+
+def test_predict_racing_partial_fit_with_feature_lists(race_data):
+    (X, y), (Xb, yb), X_test = race_data
+    data = ((_as_feature_lists(X), y), (_as_feature_lists(Xb), yb), _as_feature_lists(X_test))
+    old, new, batch = _snapshots(lambda: cseq.StructuredPerceptron(random_state=0), data)
+    _check_predict_race(old, new, batch, data[2], 2)
+
+
+def _check_predict_race(old, new, batch, X, n_jobs):
+    want_old = serialize.loads(old).predict(X, n_jobs=n_jobs)
+    want_new = serialize.loads(new).predict(X, n_jobs=n_jobs)
+    assert want_old != want_new
+    seen = set()
+    for _ in range(RACE_TRIALS):
+        est = serialize.loads(old)
+        for got in _race(est, batch, lambda e: e.predict(X, n_jobs=n_jobs)):
+            assert got in (want_old, want_new), "labels of neither model"
+            seen.add(got == want_new)
+        assert est.to_bytes() == new
+    assert seen == {False, True}
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_predict_marginals_racing_partial_fit_are_the_old_or_the_new_ones(race_data, n_jobs):
+    old, new, batch = _snapshots(_crf_sgd, race_data)
+    X = race_data[2][:400]
+    want = [serialize.loads(b).predict_marginals(X, n_jobs=n_jobs) for b in (old, new)]
+
+    def same(a, b):
+        return len(a) == len(b) and all(x.shape == z.shape and np.array_equal(x, z)
+                                        for x, z in zip(a, b))
+    for _ in range(RACE_TRIALS):
+        est = serialize.loads(old)
+        for got in _race(est, batch, lambda e: e.predict_marginals(X, n_jobs=n_jobs)):
+            assert same(got, want[0]) or same(got, want[1]), "marginals of neither model"
+
+
+def test_explain_racing_partial_fit_explains_the_old_or_the_new_model(race_data):
+    old, new, batch = _snapshots(_perceptron, race_data)
+    x = race_data[2][5]
+    want = [serialize.loads(b).explain(x) for b in (old, new)]
+    tops = [serialize.loads(b).top_features("DET", k=5) for b in (old, new)]
+    assert want[0] != want[1]
+    for _ in range(RACE_TRIALS):
+        est = serialize.loads(old)
+        for got, top in _race(est, batch, lambda e: (e.explain(x), e.top_features("DET", k=5))):
+            assert got in want
+            assert top in tops
+
+
+def test_checkpoints_saved_while_partial_fit_runs_load_as_one_of_the_models(race_data, tmp_path):
+    first, batch, _ = race_data
+    est = _perceptron().partial_fit(*first)
+    # Three batches (the first brings a label): the model file after each.
+    batches = [batch, (first[0][:20], first[1][:20]), (first[0][20:40], first[1][20:40])]
+    states = [est.to_bytes()]
+    ref = serialize.loads(states[0])
+    for b in batches:
+        states.append(ref.partial_fit(*b).to_bytes())
+    assert len(set(states)) == len(states)
+    paths: list = []
+    stop = threading.Event()
+
+    def saver():
+        while not stop.is_set():
+            path = tmp_path / f"checkpoint-{len(paths)}.cseq"
+            est.save(path)
+            paths.append(path)
+    for _ in range(2):
+        est = serialize.loads(states[0])
+        paths.clear()
+        thread = threading.Thread(target=saver)
+        thread.start()
+        try:
+            for b in batches:
+                est.partial_fit(*b)
+        finally:
+            stop.set()
+            thread.join()
+            stop.clear()
+        assert paths
+        for path in paths:
+            data = path.read_bytes()
+            assert data in states, f"{path.name} is none of the models"
+            assert cseq.load(path).to_bytes() == data
+
+
+def test_two_partial_fits_on_one_estimator_learn_both_batches(race_data):
+    """Training calls on one estimator run one at a time: both batches are learned, in
+    one order or the other, neither overwritten by the other's commit."""
+    first, batch, _ = race_data
+    other = (first[0][100:200], first[1][100:200])
+    base = _perceptron().partial_fit(first[0][:100], first[1][:100]).to_bytes()
+    orders = {serialize.loads(base).partial_fit(*a).partial_fit(*b).to_bytes()
+              for a, b in ((batch, other), (other, batch))}
+    for _ in range(RACE_TRIALS):
+        est = serialize.loads(base)
+        barrier = threading.Barrier(2)
+
+        def train(est, barrier, b):
+            barrier.wait()
+            est.partial_fit(*b)
+        threads = [threading.Thread(target=train, args=(est, barrier, b)) for b in (batch, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert est.to_bytes() in orders
+        assert est.n_iter_ == 3
+
+
+def test_training_from_inside_a_training_call_is_refused():
+    """A fit's callback that trains the same estimator gets an InputError, not a deadlock."""
+    est = cseq.StructuredPerceptron(max_iter=2)
+    calls = []
+
+    def callback(record):
+        with pytest.raises(cseq.InputError, match="already training"):
+            est.partial_fit(X_TRAIN[:5], Y_TRAIN[:5])
+        calls.append(record)
+    est.fit(X_TRAIN, Y_TRAIN, callback=callback)
+    assert calls
+    est.fit(X_TRAIN[:20], Y_TRAIN[:20])  # the estimator trains again afterwards
+
+
+def test_predict_racing_fit_gives_the_old_or_the_new_labels_or_not_fitted():
+    """fit makes the estimator unfitted until it commits: a predict meanwhile sees the old
+    model, the new one or NotFittedError, never a mix."""
+    old = cseq.StructuredPerceptron(max_iter=3, random_state=0).fit(X_TRAIN, Y_TRAIN)
+    relabelled = [[lab.lower() for lab in seq] for seq in Y_TRAIN]
+    want = [old.predict(X_TEST),
+            cseq.StructuredPerceptron(max_iter=3, random_state=0).fit(X_TRAIN, relabelled)
+            .predict(X_TEST)]
+    est = serialize.loads(old.to_bytes())
+    results: list = []
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            try:
+                results.append(est.predict(X_TEST))
+            except cseq.NotFittedError:
+                results.append(None)
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for _ in range(3):
+            est.fit(X_TRAIN, relabelled)
+    finally:
+        stop.set()
+        thread.join()
+    assert results and all(r is None or r in want for r in results)

@@ -15,6 +15,7 @@ import cseq
 from cseq import _memm
 from cseq.base import MAX_ITER_REASON
 from cseq.features import FeatureVocabulary
+from cseq.fitted import Fitted
 from cseq.model import work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
@@ -189,9 +190,8 @@ def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
     """A chain whose local and global argmax differ: predict follows log P(y | x)."""
     _, corpus, model = pack([[["a"], ["b"]]], [["P", "Q"]])
     est = cseq.MEMM()
-    est.featurizer_ = FeatureVocabulary()
-    est.featurizer_.fit_transform([[["a"], ["b"]]])
-    est.classes_ = ["P", "Q"]
+    featurizer = FeatureVocabulary()
+    featurizer.fit_transform([[["a"], ["b"]]])
     # No state weights; start favours P, after P the transition scores are
     # flat (P passes its mass on evenly), after Q one successor dominates.
     # Globally Q Q scores 0 + 5 against 1 + 0 for P then anything: the CRF
@@ -203,8 +203,7 @@ def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
     theta[lay["start"]:lay["start"] + 2] = [1.0, 0.0]
     theta[lay["trans"]:lay["trans"] + 4] = [0.0, 0.0, 0.0, 5.0]
     model.params = theta
-    est.model_ = model
-    est.n_iter_ = 0
+    est._fitted = Fitted(featurizer, ["P", "Q"], model).with_attributes(n_iter_=0)
     assert est.predict([[["a"], ["b"]]]) == [["P", "P"]]
     assert model.decode(corpus).tolist() == [1, 1]
     E = np.zeros((2, 2))

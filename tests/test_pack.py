@@ -31,6 +31,25 @@ def test_string_table_matches_a_dict(inserted, queried):
         assert (s in table) == (s in ref)
 
 
+@examples(100)
+@given(st.lists(mixed, max_size=40), st.lists(mixed, max_size=40))
+def test_string_table_copy_grows_alone(first, later):
+    """partial_fit grows a copy of the table while readers look strings up in the original."""
+    table = _pack.StringTable(capacity=0)
+    for s in first:
+        table.add(s)
+    names = table.names()
+    copy = table.copy()
+    assert copy.names() == names and copy.max_ids == table.max_ids
+    ref = {s: i for i, s in enumerate(names)}
+    for s in later:  # enough to rehash the copy
+        assert copy.add(s) == ref.setdefault(s, len(ref))
+    assert copy.names() == list(ref)
+    assert table.names() == names
+    assert all(table.get(s) == names.index(s) if s in names else table.get(s) == -1
+               for s in later)
+
+
 def test_same_bytes_in_different_widths_are_different_strings():
     # "ab" is stored 1 byte per code point: 61 62.  U+6261 is stored 2 bytes
     # per code point: 61 62 as well on a little-endian machine (62 61 on a

@@ -21,6 +21,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import cseq
+import cseq.partial
 from cseq import CRF, HMM, MEMM, GreedyTagger, StructuredPerceptron, StructuredSVM
 from cseq import serialize
 from cseq.exceptions import InputError, ModelFormatError
@@ -350,23 +351,52 @@ def test_a_bad_batch_changes_nothing():
     assert est.to_bytes() == before
 
 
-def test_an_interrupted_batch_leaves_a_consistent_model(monkeypatch):
-    est = StructuredPerceptron().partial_fit(XA, YA)
-    n_ex = est._partial.scalars["n_examples"]
+# Where partial_fit is interrupted (issue 27, item 2): (the object, the name of what it
+# calls, whether the interrupt comes before or after that call does its work).
+STAGES = {
+    "checking the batch": (TemplateFeaturizer, "transform", "after"),
+    "growing the featurizer": (TemplateFeaturizer, "partial_fit_transform", "after"),
+    "relabelling": (cseq.partial, "relabel", "after"),
+    "growing the state index": (cseq.partial, "_grown_index", "after"),
+    "growing the weights": (cseq.partial, "grow", "after"),
+    "copying the counters": (cseq.partial.copy, "deepcopy", "after"),
+    "the pass": ("learner", "_partial_pass", "before"),
+    "after the pass": ("learner", "_partial_pass", "after"),
+}
 
-    def interrupt(*args, **kwargs):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(StructuredPerceptron, "_partial_pass", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        est.partial_fit(XC, YC)
+
+def _words(X):
+    return [[tok[0][2:] for tok in seq] for seq in X]
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, MemoryError])
+@pytest.mark.parametrize("stage", sorted(STAGES))
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+def test_an_interrupted_batch_leaves_the_previous_state_whole(monkeypatch, tmp_path, learner,
+                                                              stage, exc):
+    """Interrupted anywhere before its commit, partial_fit changes nothing: the estimator
+    predicts, saves and continues exactly as if the batch had not been given."""
+    est = LEARNERS[learner](features=TemplateFeaturizer(UNTAGGED["pos"]))
+    est.partial_fit(_words(XA), YA)
+    before, predicted = est.to_bytes(), est.predict(_words(XC))
+    owner, name, when = STAGES[stage]
+    owner = type(est) if owner == "learner" else owner
+    real = getattr(owner, name)
+
+    def interrupted(*args, **kwargs):
+        if when == "after":
+            real(*args, **kwargs)
+        raise exc
+    monkeypatch.setattr(owner, name, interrupted)
+    with pytest.raises(exc):
+        est.partial_fit(_words(XC), YC)  # brings two labels and new attributes
     monkeypatch.undo()
-    # The batch's labels and attributes joined at weight 0; no update was counted.
-    assert est.classes_ == list("ABCDE")
-    assert est.model_.n_attributes == est.featurizer_.n_attributes
-    assert est._partial.scalars["n_examples"] == n_ex
-    est.predict(XC)
-    est = pickle.loads(pickle.dumps(est))
-    est.partial_fit(XC, YC)
+    assert est.to_bytes() == before
+    assert est.predict(_words(XC)) == predicted
+    est.save(tmp_path / "m.cseq")
+    assert cseq.load(tmp_path / "m.cseq").to_bytes() == before
+    uninterrupted = serialize.loads(before).partial_fit(_words(XC), YC)
+    assert est.partial_fit(_words(XC), YC).to_bytes() == uninterrupted.to_bytes()
 
 
 # -- the model file --------------------------------------------------------------------

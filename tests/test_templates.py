@@ -706,6 +706,37 @@ def test_keytable_growth_and_lookup():
     assert zero.add(np.zeros((2, 1), np.uint64)).tolist() == [[0], [0]]  # key 0 is a key
 
 
+def test_keytable_copy_is_independent():
+    """partial_fit grows a copy of the table while readers probe the original."""
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 2**63, size=(3000, 2), dtype=np.uint64)
+    t = _templates.KeyTable(0, max_ids=10_000)
+    ids = t.add(keys[:1000])
+    c = t.copy()
+    assert len(c) == len(t) and c.capacity == t.capacity and c.max_ids == 10_000
+    assert np.array_equal(c.keys, t.keys) and np.array_equal(c.counts, t.counts)
+    assert np.array_equal(c.first_token, t.first_token)
+    assert np.array_equal(c.first_template, t.first_template)
+    grown = c.add(keys)  # past the capacity: the copy's slots grow
+    assert np.array_equal(grown[:1000], ids) and len(c) == 6000 and c.capacity > t.capacity
+    assert len(t) == 2000 and np.array_equal(t.lookup(keys[:1000]), ids)
+    assert (t.lookup(keys[1000:]) == -1).all()
+    assert t.counts.tolist() == [1] * 2000 and c.counts[:2000].tolist() == [2] * 2000
+    empty = _templates.KeyTable(0).copy()
+    assert len(empty) == 0 and empty.add(keys[:2]).ravel().tolist() == [0, 1, 2, 3]
+
+
+def test_template_featurizer_copy_grows_alone():
+    f = TemplateFeaturizer(UNTAGGED["pos"])
+    f.fit_transform([["a", "b"], ["c"]])
+    names = f.attribute_names()
+    g = f.copy()
+    g.partial_fit_transform([["d", "a"]])
+    assert g.n_attributes > f.n_attributes == len(names)
+    assert f.attribute_names() == names and g.attribute_names()[:len(names)] == names
+    assert f.transform([["d"]]).attr_ids.max() < f.n_attributes
+
+
 def test_keytable_ids_never_wrap_past_int32():
     # 70% of the largest slot table (2**32 slots) is more than 2**31 ids: the
     # table must stop at its id bound with a clear error instead of wrapping.

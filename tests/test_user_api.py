@@ -80,6 +80,17 @@ def test_sklearn_tags():
     assert tags.estimator_type is None and tags.target_tags.required
 
 
+def test_sklearn_check_is_fitted():
+    """The fitted attributes live in one snapshot (cseq.fitted), not in ``vars(est)``:
+    scikit-learn asks ``__sklearn_is_fitted__``."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+    est = cseq.StructuredPerceptron(max_iter=2, random_state=0)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+    check_is_fitted(est.fit(X, Y))
+
+
 def test_grid_search_and_cross_val_score():
     from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
     est = cseq.StructuredPerceptron(max_iter=2, random_state=0, features=_features())
