@@ -144,6 +144,8 @@ def test_crfsuite_conll2000_model(pycrfsuite, tmp_path):
 
 
 def test_crfsuite_model_saves_as_cseq_model(pycrfsuite, tmp_path):
+    """Saved and loaded, still python-crfsuite's labels: also where two label paths tie
+    exactly (two sequences of these items do), broken as CRFsuite breaks ties."""
     rng = random.Random(5)
     X = _random_items(rng, 40, True)
     y = [[rng.choice("XY") for _ in xseq] for xseq in X]
@@ -387,7 +389,8 @@ def test_crfpp_ambiguous_strings_tag_as_crf_test(crfpp, tmp_path, seed):
 
 
 def test_crfpp_cost_factor_is_crf_test_c(crfpp, tmp_path):
-    sents = [[("a", "x", "A"), ("b", "y", "B")], [("b", "x", "B"), ("a", "y", "A"), ("c", "x", "A")]]
+    sents = [[("a", "x", "A"), ("b", "y", "B")],
+             [("b", "x", "B"), ("a", "y", "A"), ("c", "x", "A")]]
     model = _crf_learn(crfpp, tmp_path, "U0:%x[0,0]\nU1:%x[0,1]/%x[1,0]\nB\n", sents)
     _assert_same_as_crf_test(cseq.from_crfpp(model, cost_factor=2.5), crfpp, model, sents,
                              "-c", "2.5")

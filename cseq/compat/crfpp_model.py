@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from cseq import _templates, _weights
-from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq._dtypes import WEIGHT
 from cseq.compat.crfsuite_model import check_label_pairs, fitted_crf
 from cseq.crf import CRF
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
@@ -283,12 +283,13 @@ def crfpp_from_bytes(raw: bytes, *, cost_factor: float = 1.0, encoding: str = "u
     n_attr = len(rows)
     state = alpha[(np.asarray(rows, dtype=np.int64)[:, None] + np.arange(L)).reshape(-1)] \
         if n_attr else np.zeros(0, dtype=WEIGHT)
-    return fitted_crf((meta, arrays), TemplateFeaturizer(meta["templates"]), list(labels),
-                      np.arange(n_attr + 1, dtype=INDEX) * L,
-                      np.tile(np.arange(L, dtype=LABEL), n_attr), state, transitions, source)
+    return fitted_crf((meta, arrays), TemplateFeaturizer(meta["templates"]), n_attr,
+                      list(labels), np.repeat(np.arange(n_attr), L),
+                      np.tile(np.arange(L), n_attr), state, transitions, source)
 
 
-def _featurizer(text: str, features: dict[str, int], xsize: int) -> tuple[dict, dict[str, np.ndarray], list[int]]:
+def _featurizer(text: str, features: dict[str, int],
+                xsize: int) -> tuple[dict, dict[str, np.ndarray], list[int]]:
     """The TemplateFeaturizer state for ``features`` under the templates ``text``.
 
     Returns its metadata, its arrays, and for each attribute the id of the

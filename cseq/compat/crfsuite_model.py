@@ -1,4 +1,4 @@
-"""CRFsuite model files (python-crfsuite, sklearn-crfsuite, the ``crfsuite`` CLI) as cseq estimators.
+"""CRFsuite model files (python-crfsuite, sklearn-crfsuite, ``crfsuite``) as cseq estimators.
 
 :func:`from_crfsuite` reads the binary ``lCRF`` file CRFsuite's first-order
 CRF writes (``crf1d_model.c``; every integer little-endian ``uint32``)::
@@ -176,29 +176,40 @@ def read_crfsuite(data: bytes) -> tuple[list[str], list[str], np.ndarray]:
 
 
 def fitted_crf(featurizer_state: tuple[dict, dict[str, np.ndarray]], features: Any,
-               classes: list[str], attr_ptr: np.ndarray, attr_labels: np.ndarray,
+               n_attributes: int, labels: list[str], state_attrs: np.ndarray,
+               state_labels: np.ndarray,
                state_weights: np.ndarray, transitions: np.ndarray, source: str) -> CRF:
-    """A fitted :class:`cseq.CRF` from a featurizer's state and the model's weights.
+    """A fitted :class:`cseq.CRF` from a featurizer's state and a model's weights.
 
-    Built through the model file's own loader (``CRF._from_model_state``),
-    so it is validated exactly as a loaded cseq model file is.  The start and
-    end weights are zero.  ``features`` is the estimator's ``features``
-    parameter (an unfitted featurizer, for a later ``fit``); ``source`` says
-    where the model came from, in ``stop_reason_``.
+    The featurizer has ``n_attributes`` attributes.
+    ``state_attrs``, ``state_labels`` and ``state_weights`` list the state
+    weights (attribute id, label id, weight) in any order, label ids indexing
+    ``labels``; ``transitions[i, j]`` scores label ``i`` followed by ``j``.
+    ``classes_`` keeps the order of ``labels`` (the other library's label
+    ids), so that an exact tie between two label paths is broken the same
+    way there and here; the start and end weights are zero.  The estimator is
+    built through the model file's own loader (``CRF._from_model_state``), so
+    it is validated exactly as a loaded cseq model file is.  ``features`` is
+    its ``features`` parameter (an unfitted featurizer, for a later ``fit``);
+    ``source`` says where the model came from, in ``stop_reason_``.
     """
     meta, arrays = featurizer_state
-    L = len(classes)
-    params = np.concatenate([np.asarray(state_weights, dtype=WEIGHT),
+    L = len(labels)
+    attrs = np.asarray(state_attrs, dtype=np.int64)
+    label_ids = np.asarray(state_labels, dtype=np.int64)
+    order = np.lexsort((label_ids, attrs))
+    attr_ptr = np.zeros(n_attributes + 1, dtype=INDEX)
+    np.cumsum(np.bincount(attrs, minlength=n_attributes), out=attr_ptr[1:])
+    params = np.concatenate([np.asarray(state_weights, dtype=WEIGHT)[order],
                              np.asarray(transitions, dtype=WEIGHT).reshape(L * L),
                              np.zeros(2 * L, dtype=WEIGHT)])
     header = {"params": {}, "features": features.get_config(), "fitted": True,
-              "featurizer": meta, "classes": list(classes),
+              "featurizer": meta, "classes": list(labels),
               "training": {"n_iter": 0, "history": [], "stop_reason": source,
                            "n_evaluations": 0}}
-    model: dict[str, np.ndarray] = {"attr_ptr": np.ascontiguousarray(attr_ptr, dtype=INDEX),
-                                    "attr_labels": np.ascontiguousarray(attr_labels,
-                                                                        dtype=LABEL),
-                                    "params": np.ascontiguousarray(params)}
+    model: dict[str, np.ndarray] = {"attr_ptr": attr_ptr,
+                                    "attr_labels": label_ids[order].astype(LABEL),
+                                    "params": params}
     return CRF._from_model_state(header, {**{f"featurizer/{k}": v for k, v in arrays.items()},
                                           **{f"model/{k}": v for k, v in model.items()}})
 
@@ -213,8 +224,9 @@ def from_crfsuite(path: str | os.PathLike[str]) -> CRF:
     and ignores attributes the model does not know, as CRFsuite does; its
     ``predict`` and ``predict_marginals`` equal python-crfsuite's
     ``Tagger.tag`` and ``Tagger.marginal`` (to float rounding), and ``save``
-    writes it as a cseq model file.  ``classes_`` keeps CRFsuite's label
-    order.
+    writes it as a cseq model file.  ``classes_`` is ``Tagger.labels()``, in
+    CRFsuite's order, so that exact ties between label paths break the same
+    way.
 
     Raises
     ------
@@ -239,14 +251,10 @@ def crfsuite_from_bytes(data: bytes, source: str = "imported from a CRFsuite mod
     labels, attributes, features = read_crfsuite(data)
     L = len(labels)
     state = features[features["type"] == _STATE]
-    order = np.lexsort((state["dst"], state["src"]))
-    state = state[order]
-    attr_ptr = np.zeros(len(attributes) + 1, dtype=INDEX)
-    np.cumsum(np.bincount(state["src"].astype(np.int64), minlength=len(attributes)),
-              out=attr_ptr[1:])
     transitions = np.zeros((L, L), dtype=WEIGHT)
     trans = features[features["type"] == _TRANSITION]
     transitions[trans["src"], trans["dst"]] = trans["weight"]
     vocabulary = CRFsuiteVocabulary()
-    return fitted_crf(({"kind": vocabulary.kind}, encode_strings(attributes)), vocabulary, labels,
-                      attr_ptr, state["dst"].astype(LABEL), state["weight"], transitions, source)
+    return fitted_crf(({"kind": vocabulary.kind}, encode_strings(attributes)), vocabulary,
+                      len(attributes), labels, state["src"], state["dst"], state["weight"],
+                      transitions, source)
