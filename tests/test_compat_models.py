@@ -28,6 +28,7 @@ from cseq.compat.crfpp_model import crfpp_from_bytes
 from cseq.compat.crfsuite_model import crfsuite_from_bytes, read_crfsuite
 from cseq.serialize import loads
 from cseq.templates import expand
+from cli_run import run
 from shared_data import CONLL2000, needs
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -511,3 +512,22 @@ def test_crfpp_reader_bounds_the_splitting_of_feature_strings():
         crfpp_from_bytes(data)
     data = _crfpp_text(["A", "B"], template, [(0, "U0:a/b/c#d")], [0.1, 0.2])
     assert crfpp_from_bytes(data).featurizer_.attribute_names() == ["U0:a/b/c#d"]
+
+
+def test_cli_import_then_tag(tmp_path):
+    """``cseq import crfpp`` writes a model that ``cseq tag`` applies to CoNLL columns."""
+    r = run("import", "crfpp", CRFPP_SEED, "-o", tmp_path / "m.cseq")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "test.txt").write_text("The DT\ncat NN\nsat VBD\n\nA DT\n", encoding="utf-8")
+    r = run("tag", tmp_path / "m.cseq", tmp_path / "test.txt")
+    assert r.returncode == 0, r.stderr
+    tagged = [line.split("\t")[-1] for line in r.stdout.split("\n") if line.strip()]
+    X = [[("The", "DT"), ("cat", "NN"), ("sat", "VBD")], [("A", "DT")]]
+    assert tagged == [label for labels in cseq.from_crfpp(CRFPP_SEED).predict(X)
+                      for label in labels]
+    r = run("import", "crfsuite", CRFSUITE_SEED, "-o", tmp_path / "s.cseq")
+    assert r.returncode == 0 and "3 labels" in r.stdout, r.stderr
+    assert isinstance(cseq.load(tmp_path / "s.cseq").featurizer_, CRFsuiteVocabulary)
+    r = run("import", "crfsuite", CRFPP_SEED, "-o", tmp_path / "x.cseq")
+    assert r.returncode == 1 and "cseq import: error: CRFsuite model" in r.stderr
+    assert not (tmp_path / "x.cseq").exists()
