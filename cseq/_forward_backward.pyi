@@ -3,7 +3,7 @@
 Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
 
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +23,24 @@ def forward_backward_array(
     emissions: NDArray[np.float64], transitions: NDArray[np.float64],
     start: NDArray[np.float64], end: NDArray[np.float64], transitions2: NDArray[np.float64],
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]: ...
+@overload
+def forward_backward_sums(
+    emissions: NDArray[np.float64], transitions: NDArray[np.float64],
+    start: NDArray[np.float64], end: NDArray[np.float64], transitions2: None = None,
+    with_beta: Literal[False] = False,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]: ...
+@overload
+def forward_backward_sums(
+    emissions: NDArray[np.float64], transitions: NDArray[np.float64],
+    start: NDArray[np.float64], end: NDArray[np.float64], transitions2: NDArray[np.float64],
+    with_beta: Literal[False] = False,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]: ...
+@overload
+def forward_backward_sums(
+    emissions: NDArray[np.float64], transitions: NDArray[np.float64],
+    start: NDArray[np.float64], end: NDArray[np.float64],
+    transitions2: NDArray[np.float64] | None = None, with_beta: bool = False,
+) -> tuple[float | NDArray[np.float64], ...]: ...
 def crf_log_z_and_expectations(
     ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView, chunks: NDArray[np.int64],
     grad_buffers: NDArray[np.float64], n_jobs: int,

@@ -760,24 +760,58 @@ def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, :
     Returns ``(log_z, marginals, pair_marginals)``, and with ``transitions2``
     ((L, L, L), second order) also the (n - 2, L, L, L) trigram marginals.
     """
+    return _dense(emissions, transitions, start, end, transitions2, False, False)
+
+
+def forward_backward_sums(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
+                          const weight_t[::1] start, const weight_t[::1] end, transitions2=None,
+                          bint with_beta=False):
+    """:func:`forward_backward_array` with the pair (and trigram) marginals summed over positions.
+
+    Returns ``(log_z, marginals, pair_sum)`` with ``pair_sum[i, j] = sum_t
+    P(y_t = i, y_{t+1} = j)`` ((L, L)), and with ``transitions2`` also the
+    (L, L, L) sum of the trigram marginals: what the expected score, and so
+    the entropy ``log Z - E[score]``, needs.  The sums are accumulated one
+    position at a time, so memory is the messages' O(n L) (O(n L^2) at
+    second order, over label pairs), not the O(n L^2) (O(n L^3)) of the
+    per-position marginals.
+
+    With ``with_beta``, a last result: the backward messages as logarithms,
+    (n, S) with ``S = L`` (second order ``L * L``, pairs ``(y_{t-1}, y_t)``;
+    row 0 has L entries and then zeros), each row up to a constant of its
+    own.  The posterior's transitions follow from them, one row at a time:
+    ``P(y_{t+1} = j | y_t = i) = softmax_j(T[i, j] + E[t + 1, j] +
+    log_beta[t + 1, j])``.
+    """
+    return _dense(emissions, transitions, start, end, transitions2, True, with_beta)
+
+
+cdef tuple _dense(const weight_t[:, ::1] emissions, const weight_t[:, ::1] transitions,
+                  const weight_t[::1] start, const weight_t[::1] end, transitions2, bint summed,
+                  bint with_beta):
+    # summed: one (L, L) (and (L, L, L)) block that every position adds into.
     cdef index_t n = emissions.shape[0]
     cdef int L = emissions.shape[1]
     cdef int order = 1 if transitions2 is None else 2
     cdef FBTables tb
     cdef FBWork wk
-    cdef index_t t
+    cdef index_t t, k
     cdef const weight_t[:, :, ::1] t2
     cdef const weight_t* t2_ptr = NULL
     if transitions2 is not None:
         t2 = transitions2
         t2_ptr = &t2[0, 0, 0]
     marg_np = np.empty((n, L), dtype=np.float64)
-    pairs_np = np.zeros((max(n - 1, 0), L, L), dtype=np.float64)
-    triples_np = np.zeros((max(n - 2, 0) if order == 2 else 0, L, L, L), dtype=np.float64)
+    pairs_np = np.zeros((1 if summed else max(n - 1, 0), L, L), dtype=np.float64)
+    triples_np = np.zeros(((1 if summed else max(n - 2, 0)) if order == 2 else 0, L, L, L),
+                          dtype=np.float64)
     cdef weight_t[:, ::1] marg = marg_np
     cdef weight_t[:, :, ::1] pairs = pairs_np
     cdef weight_t[:, :, :, ::1] triples = triples_np
     cdef weight_t log_z
+    cdef index_t S = n_path_states(L, order)
+    beta_np = np.zeros((n if with_beta else 0, S), dtype=np.float64)
+    cdef weight_t[:, ::1] beta = beta_np
     if fb_tables_init(&tb, &transitions[0, 0], &start[0], &end[0], t2_ptr, L) != 0:
         raise MemoryError()
     if fb_work_init(&wk, n, L, order) != 0:
@@ -789,15 +823,21 @@ def forward_backward_array(const weight_t[:, ::1] emissions, const weight_t[:, :
         log_z = fb_run(&tb, &wk, n)
         fb_marginals(&tb, &wk, n, &marg[0, 0])
         for t in range(n - 1):
-            fb_add_pairs(&tb, &wk, t, &pairs[t, 0, 0])
+            fb_add_pairs(&tb, &wk, t, &pairs[0 if summed else t, 0, 0])
         if order == 2:
             for t in range(n - 2):
-                fb_add_triples(&tb, &wk, t, &triples[t, 0, 0, 0])
+                fb_add_triples(&tb, &wk, t, &triples[0 if summed else t, 0, 0, 0])
+        if with_beta:
+            # Row 0 of a second-order run has L entries: the rest stay 0.
+            for t in range(n):
+                for k in range(L if (order == 2 and t == 0) else S):
+                    beta[t, k] = log(wk.beta[t * S + k]) if tb.scaled else wk.beta[t * S + k]
     fb_work_free(&wk)
     fb_tables_free(&tb)
-    if order == 2:
-        return float(log_z), marg_np, pairs_np, triples_np
-    return float(log_z), marg_np, pairs_np
+    if summed:
+        pairs_np, triples_np = pairs_np[0], triples_np[0] if order == 2 else None
+    out = (float(log_z), marg_np, pairs_np) + ((triples_np,) if order == 2 else ())
+    return out + (beta_np,) if with_beta else out
 
 
 cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* params,

@@ -14,13 +14,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
+from cseq._files import replacing
 from cseq.conll import (
     CONLLU_COLUMNS,
     ConlluBlock,
@@ -69,6 +69,9 @@ class Item:
 @contextmanager
 def _lines(path: str, encoding: str) -> Iterator[tuple[str, Iterator[tuple[int, str]]]]:
     if path == "-":
+        if sys.stdin is None:  # `cseq tag MODEL - <&-`
+            raise InputError("standard input is closed: give an input file, or - with "
+                             "something to read")
         with _open_lines(sys.stdin.buffer, encoding) as lines:
             yield "<stdin>", lines
     else:
@@ -97,8 +100,12 @@ class Reader:
         self.name = name
         head = list(itertools.islice(lines, _SNIFF_LINES))
         if fmt == "auto":
-            guess = sniff_format([line for _, line in head], sep=sep,
-                                 n_columns=n_columns if allow_text else None)
+            try:
+                guess = sniff_format([line for _, line in head], sep=sep,
+                                     n_columns=n_columns if allow_text else None, strict=True)
+            except InputError as exc:  # not sure: the user says which, no silent garbage
+                choices = "conll, conllu or text" if allow_text else "conll or conllu"
+                raise InputError(f"{name}: {exc}: say which with --format {choices}") from None
             fmt = "conll" if guess is None or (guess == "text" and not allow_text) else guess
         self.format = fmt
         self.sep = sep
@@ -266,12 +273,17 @@ def check_labels(labels: list[str], fmt: str) -> None:
 
 @contextmanager
 def open_output(path: str | None) -> Iterator[IO[str]]:
-    """Standard output for None or ``-``; else the file, created with LF line ends."""
+    """Standard output for None or ``-``; else the file, created with LF line ends.
+
+    A file is written through :func:`cseq._files.replacing`: the output
+    appears, whole, when the block ends without an error; after an error or
+    Ctrl-C an existing file is left as it was.
+    """
     if path is None or path == "-":
         yield sys.stdout
         sys.stdout.flush()
     else:
-        with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
+        with replacing(path) as f:
             yield f
 
 

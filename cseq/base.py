@@ -44,7 +44,8 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, loads, write_atomic
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
+__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_number", "plain_params",
+           "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
 #: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
@@ -62,16 +63,64 @@ _CHUNK_TOKENS = 8192
 _WORD_ROWS_BYTES = 1 << 27
 
 
-def check_number(name: str, value: Any, *, low: float, integer: bool = False) -> None:
-    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``."""
+#: The hyperparameters that are flags, in whichever learner has them.
+_FLAGS = ("all_states", "average", "early_stopping", "shuffle", "verbose")
+
+
+#: Largest regularisation weight (``c1``, ``c2``, the SSVM's ``C``).  Beyond it
+#: the objective leaves float64 for ordinary data: the SSVM's loss grows as
+#: ``C**2`` (``C = 1e155`` gave an infinite loss), ``2 * c2`` overflows near
+#: 1e308.  At 1e100 the optimum is already all but 0 (``c1``, ``c2``) or the
+#: hard-margin one (``C``), so nothing is lost.
+MAX_REGULARIZATION = 1e100
+
+
+def check_number(name: str, value: Any, *, low: float, integer: bool = False,
+                 high: float | None = None) -> None:
+    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``.
+
+    ``high`` is an upper bound for a float (an int's is ``2**31 - 1``).
+
+    NumPy scalars (``np.int64``, ``np.float32``: what ``np.arange`` and
+    ``np.linspace`` grids hold) pass; the estimator keeps the object it was
+    given (scikit-learn's ``clone`` requires it) and the model file holds
+    the Python number it equals (:func:`plain_params`).
+    """
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
+    # Compared as a Python number: a float32 compared with 1e100 would be
+    # cast to float32 (NumPy 2's rules) and overflow.
     if integer:
-        if not low <= value <= 2**31 - 1:
+        if not low <= int(value) <= 2**31 - 1:
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not (math.isfinite(value) and value >= low):
+    elif not (math.isfinite(value) and float(value) >= low):
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
+    elif high is not None and float(value) > high:
+        raise InputError(f"{name} must be at most {high:g}, got {value!r}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """Raise InputError unless ``value`` is a bool or a NumPy bool.
+
+    Not the truth of any object: ``average="False"`` would train as True.
+    Not 0 or 1 either, as scikit-learn's ``"boolean"`` constraint: a flag
+    spelled as a number is more likely a slip (an ``n_jobs`` or
+    ``max_iter`` in the wrong place) than a choice, and ``[False, True]``
+    is the grid that means it.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def plain_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each NumPy scalar replaced by the Python bool, int or float it equals.
+
+    What a model file's JSON header can hold; validation has checked the
+    values, so the conversion is exact (a float32 widens to the float64 it
+    equals, the value training used).
+    """
+    return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
 
 
 class EarlyStopping:
@@ -292,7 +341,16 @@ class ChainEstimator:
         return f"{type(self).__name__}({args})"
 
     def _validate_params(self) -> None:
-        raise NotImplementedError
+        """Raise InputError for a bad hyperparameter.
+
+        Here the flags and early stopping's ``patience``; a learner extends
+        it (calling this first) with its own.
+        """
+        for name in _FLAGS:
+            if name in self._param_names:
+                check_flag(name, getattr(self, name))
+        if "early_stopping" in self._param_names:
+            check_number("patience", self.patience, low=1, integer=True)
 
     # -- data -------------------------------------------------------------
     def _new_featurizer(self):
@@ -365,13 +423,8 @@ class ChainEstimator:
         """
         self._validate_params()
         early = "early_stopping" in self._param_names and self.early_stopping
-        if "early_stopping" in self._param_names:
-            if not isinstance(self.early_stopping, (bool, np.bool_)):
-                raise InputError(f"early_stopping must be True or False, got "
-                                 f"{self.early_stopping!r}")
-            check_number("patience", self.patience, low=1, integer=True)
-            if early and (X_dev is None or y_dev is None):
-                raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
+        if early and (X_dev is None or y_dev is None):
+            raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
         featurizer, corpus, classes = self._pack_training(X, y)
         # A learner with second-order chains lists `order` among its parameters.
         chain_order = {"order": int(self.order)} if "order" in self._param_names else {}
@@ -542,8 +595,9 @@ class ChainEstimator:
             return stop or self._stalled(losses)
 
         start = np.zeros_like(model.params) if x0 is None else x0
+        # The L2 term c2 * ||theta||^2 bounds the curvature from below.
         result = lbfgs(evaluate, start, max_iter=int(self.max_iter),
-                       callback=on_iteration, l1=float(l1))
+                       callback=on_iteration, l1=float(l1), curvature=2.0 * objective.c2)
         if result.nit == 0 and "line search failed" in result.message:
             biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
             raise ConvergenceError(
@@ -707,7 +761,8 @@ class ChainEstimator:
         Parameters
         ----------
         X : list of sequences, in the form given to :meth:`fit`.
-        n_jobs : threads to use (``-1``: all cores).  Attribute lookup and
+        n_jobs : threads to use (``-1``: all usable CPUs; a larger count is
+            clamped to them, see ``cseq.model.resolve_n_jobs``).  Attribute lookup and
             decoding run without the GIL; with several threads, reading one
             block of ``X`` overlaps decoding the others.
         constraints : {"bio", "iob2", "iob1", "bioes"} or bool array (L, L), optional
@@ -949,7 +1004,7 @@ class ChainEstimator:
         """
         if fitted is None:
             fitted = self._fitted
-        params = self.get_params(deep=False)
+        params = plain_params(self.get_params(deep=False))
         features = params.pop("features", None)
         model = fitted.model if fitted is not None else None
         header: dict = {"params": params, "fitted": model is not None}

@@ -329,15 +329,26 @@ def _options_of(learner: Learner) -> str:
     return ", ".join(opt for dest, opt in _LEARNER_OPTIONS.items() if dest in learner.options)
 
 
-def _check_output_path(path: str) -> None:
-    """Fail before training if the model file cannot be written."""
+def _check_output_path(path: str, what: str, inputs: list[str | None]) -> None:
+    """Fail before any work if ``path`` cannot be written or is one of ``inputs``.
+
+    Outputs are written to a temporary file beside the target and renamed
+    (:func:`cseq._files.replacing`), so the target's directory must be
+    writable; an existing FIFO or device is written in place instead.
+    """
+    from cseq._files import refuse_inputs
+    if path == "-":
+        return
+    refuse_inputs(path, inputs, what)
     if os.path.isdir(path):
-        raise InputError(f"cannot write the model to {path}: it is a directory")
-    directory = os.path.dirname(os.path.abspath(path))
+        raise InputError(f"cannot write {what} to {path}: it is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        return
+    directory = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(directory):
-        raise InputError(f"cannot write the model to {path}: no directory {directory}")
+        raise InputError(f"cannot write {what} to {path}: no directory {directory}")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write the model to {path}: {directory} is not writable")
+        raise InputError(f"cannot write {what} to {path}: {directory} is not writable")
 
 
 @contextmanager
@@ -361,7 +372,10 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    _check_output_path(args.output)
+    from cseq.templates import PRESETS
+    # --resume MODEL -o MODEL is allowed: the model is read whole before the file is replaced.
+    template_file = args.template if args.template not in PRESETS else None
+    _check_output_path(args.output, "the model", [args.train, args.dev, template_file])
     templates = _templates(args.template) if args.template is not None else None
     X, y, fmt = _read_labeled(args.train, args)
     if args.unknown_label is not None:
@@ -375,6 +389,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if templates is None and LEARNERS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
+    _check_labels_vary(y, args)
     progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
@@ -393,6 +408,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         progress.close()
     _show_warnings(caught)
     seconds = time.perf_counter() - t
+    _check_attributes(est, args)
     est.save(args.output)
     best = getattr(est, "best_iteration_", None)
     kept = f", the best dev score's iteration {best} kept" if best is not None else ""
@@ -429,6 +445,8 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
         if not hasattr(est, "partial_fit") or getattr(est, "algorithm", "sgd") != "sgd":
             raise InputError("--resumable trains one pass at a time: --algorithm perceptron, "
                              f"ssvm or crf-sgd, not {args.algorithm}")
+        # Not for --resume: a batch of one label may continue a model that has more.
+        _check_labels_vary(y, args)
     passes = args.max_iter if args.max_iter is not None else est.max_iter
     progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
@@ -450,6 +468,7 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
     finally:
         progress.close()
     _show_warnings(caught)
+    _check_attributes(est, args)
     est.save(args.output)
     print(f"trained {type(est).__name__} on {sum(map(len, X))} tokens in "
           f"{time.perf_counter() - t:.1f}s ({passes} passes by partial_fit, "
@@ -457,6 +476,31 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
           + (f"; dev {_summary(est, X_dev, y_dev, 1)}" if X_dev is not None else ""))
     print(f"model written to {args.output}; cseq train --resume {args.output} continues it")
     return 0
+
+
+# Degenerate models: one label, or no attribute, label every token alike.  Data
+# that gives one is nearly always the wrong file, --format or --label-column,
+# so it is refused unless --allow-degenerate says it is meant (a placeholder
+# model, a test of a pipeline).
+_DEGENERATE = "pass --allow-degenerate to train such a model anyway"
+
+
+def _check_labels_vary(y: list[Any], args: argparse.Namespace) -> None:
+    """Refuse training labels of fewer than two values (unless --allow-degenerate)."""
+    labels = sorted({lab for seq in y for lab in seq if lab is not None})
+    if len(labels) < 2 and not args.allow_degenerate:
+        which = f"one label, {labels[0]!r}" if labels else "no known label"
+        raise InputError(f"{_name(args.train)}: the training data has {which}: a model of it "
+                         "gives every token that label; check --label-column and --format, "
+                         f"or {_DEGENERATE}")
+
+
+def _check_attributes(est: Any, args: argparse.Namespace) -> None:
+    """Refuse to save a trained model without attributes (unless --allow-degenerate)."""
+    if est.featurizer_.n_attributes == 0 and not args.allow_degenerate:
+        raise InputError(f"training on {_name(args.train)} gave no attribute (--min-freq "
+                         f"{args.min_freq} may drop every one): the model would label every "
+                         f"token alike; nothing saved; {_DEGENERATE}")
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -502,6 +546,8 @@ def _load(path: str) -> Any:
 
 def _cmd_tag(args: argparse.Namespace) -> int:
     from cseq._streams import check_labels, open_output, open_reader
+    if args.output is not None:
+        _check_output_path(args.output, "the output", [args.input, args.model])
     est = _load(args.model)
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
@@ -628,6 +674,8 @@ def _name(path: str) -> str:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from cseq.metrics import chunk_scores, classification_report, detect_scheme
+    if args.report:
+        _check_output_path(args.report, "the report", [args.model, args.test])
     est = _load(args.model)
     X, y, fmt = _read_labeled(args.test, args)
     _check_columns(est, len(X[0][0]), f"{_name(args.test)}", fmt, True)
@@ -715,10 +763,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     import cseq
-    if args.output:
-        _check_output_path(args.output)
     from cseq.conll import read_conll
     from cseq.data import train_path
+    if args.output:
+        _check_output_path(args.output, "the model", [str(train_path())])
     from cseq.templates import TemplateFeaturizer
     X, y = read_conll(train_path(), sep="\t")
     n_train = len(X) * 4 // 5
@@ -771,6 +819,13 @@ def _n_jobs(text: str) -> int:
     return value
 
 
+def _separator(text: str) -> str:
+    if not text or "\n" in text or "\r" in text:
+        raise argparse.ArgumentTypeError(f"a column separator is one or more characters, not "
+                                         f"empty and without line ends, got {text!r}")
+    return text
+
+
 def _cluster_options(p: argparse.ArgumentParser, what: str) -> None:
     """--scheduler / --local-workers: run on a Dask cluster (cseq.distributed)."""
     where = p.add_mutually_exclusive_group()
@@ -800,7 +855,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="input format; auto (default) tells CoNLL-U (10 TAB-separated "
                        "columns, integer IDs) from CoNLL (one token per line, columns) "
                        + ("and plain text (one sentence per line) " if text else "")
-                       + "by the content")
+                       + "by the content, and stops with an error when the content does not "
+                       "settle it (JSON, or rows the model cannot read)")
         q.add_argument("--label-column", "--label", dest="label_column", metavar="COL",
                        help="the label column: CoNLL, its index (default -1, the last); "
                        "CoNLL-U, upos (default) or xpos")
@@ -808,7 +864,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="the model's input columns, comma-separated: CoNLL, indices "
                        "among the columns left after the label (default: all); CoNLL-U, "
                        "names (default: form)")
-        q.add_argument("--sep", default=None,
+        q.add_argument("--sep", type=_separator, default=None,
                        help="CoNLL column separator (default: any whitespace)")
         if labeled:
             q.add_argument("--labeled", action="store_true",
@@ -871,6 +927,11 @@ def _parser() -> argparse.ArgumentParser:
                    "bring new labels and attributes")
     t.add_argument("--save-on-interrupt", action="store_true",
                    help="on Ctrl-C, save the model of the last completed iteration")
+    t.add_argument("--allow-degenerate", action="store_true",
+                   help="train and save a model even if the data has one label or gives no "
+                   "attribute (such a model labels every token alike); without it such data "
+                   "is refused, as it nearly always means the wrong file, --format or "
+                   "--label-column")
     _cluster_options(t, "train")
     shown = t.add_mutually_exclusive_group()
     shown.add_argument("--quiet", action="store_true", help="no progress")
@@ -959,10 +1020,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether the command prints its results: every one but ``cseq tag -o FILE``."""
+    return not (args.command == "tag" and args.output not in (None, "-"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
+        if sys.stdout is None and _writes_stdout(args):
+            # `cseq ... >&-`: what the command prints would be lost.
+            raise InputError("standard output is closed" + (
+                ": give an output file with -o" if args.command == "tag" else ""))
         return int(args.func(args))
     except BrokenPipeError:
         # The reader went away (`cseq eval ... | head`): stop quietly, as Unix tools do.

@@ -14,13 +14,15 @@ Sources may be a path (``str`` or :class:`os.PathLike`; a name ending in
 ``.gz`` is decompressed), or an open file object in text or binary mode.
 Paths and binary files are decoded here, line by line, so that a decoding
 error names its line; a UTF-8 byte-order mark at the start of the file is
-dropped, and CRLF line ends are accepted.
+dropped, and CRLF line ends are accepted.  A cseq model file given as a
+source is refused by its magic bytes, by name, not as undecodable text.
 """
 
 from __future__ import annotations
 
 import codecs
 import gzip
+import json
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Union
 
 from cseq.exceptions import InputError, InputTypeError
+from cseq.serialize import MAGIC
 
 __all__ = [
     "Sentence",
@@ -203,6 +206,8 @@ def _block_lines(f: IO[Any], name: str) -> Iterator[tuple[int, str]]:
             block, tail = tail, b""
         else:
             return
+        if lineno == 0:
+            _refuse_model_file(block, name)
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError:
@@ -237,6 +242,8 @@ def _each_line(f: Iterable[Any], name: str, encoding: str,
                 f"{name}:{lineno + 1}: cannot decode the file as {exc.encoding}: {exc.reason}"
             ) from None
         lineno += 1
+        if lineno == 1 and isinstance(raw, (bytes, str)):
+            _refuse_model_file(raw, name)
         if isinstance(raw, bytes):
             try:
                 line = raw.decode(encoding)
@@ -254,6 +261,13 @@ def _each_line(f: Iterable[Any], name: str, encoding: str,
         if lineno == 1 and line.startswith("\ufeff"):
             line = line[1:]
         yield lineno, line.rstrip("\r\n")
+
+
+def _refuse_model_file(start: bytes | str, name: str) -> None:
+    """Name a cseq model file given as data, rather than fail to decode its bytes."""
+    if (start.startswith(MAGIC) if isinstance(start, bytes)
+            else start.startswith(MAGIC.decode("ascii"))):
+        raise InputError(f"{name} is a cseq model file, not data (CoNLL, CoNLL-U or text)")
 
 
 def _check_sep(sep: str | None) -> None:
@@ -699,7 +713,8 @@ FORMATS: tuple[str, ...] = ("conll", "conllu", "text")
 
 
 def sniff_format(
-    lines: Sequence[str], *, sep: str | None = None, n_columns: int | None = None
+    lines: Sequence[str], *, sep: str | None = None, n_columns: int | None = None,
+    strict: bool = False,
 ) -> str | None:
     """Guess the format of a file from its first lines (see :func:`detect_format`).
 
@@ -713,34 +728,77 @@ def sniff_format(
         Number of columns a CoNLL reader of this file expects (e.g. what a
         model was trained on).  Without it, only CoNLL-U and CoNLL are told
         apart, except a file of one line of several tokens, which is text.
+    strict : bool, default False
+        Raise :class:`InputError` instead of guessing when the lines do not
+        settle the question (see :func:`detect_format`).
 
     Returns
     -------
     str or None
         ``"conllu"``, ``"conll"`` or ``"text"``; None if there is no data line.
     """
+    guess, doubt = _guess_format(lines, sep, n_columns)
+    if strict and doubt is not None:
+        raise InputError(f"cannot tell the format: {doubt}")
+    return guess
+
+
+def _guess_format(lines: Sequence[str], sep: str | None, n_columns: int | None
+                  ) -> tuple[str | None, str | None]:
+    """The format of :func:`sniff_format`, and why it is only a guess (None if it is not)."""
+    _check_sep(sep)
     data = [line for line in lines if line.strip()]
     if not data:
-        return None
+        return None, None
     first = next((line for line in data if not line.startswith("#")), None)
     if first is None:
-        return "conllu"  # comments only: only CoNLL-U has comment lines
+        return "conllu", None  # comments only: only CoNLL-U has comment lines
     fields = first.split("\t")
     if len(fields) == 10 and _is_word_id(fields[0]) is not None:
-        return "conllu"
+        return "conllu", None
+    doubt = ("it looks like JSON; cseq reads CoNLL, CoNLL-U and plain text"
+             if _looks_like_json(data) else None)
     counts = [len(line.split(sep)) for line in data if line.split()[0] != _DOCSTART]
     if not counts:
-        return "conll"
+        return "conll", doubt
     mode = max(set(counts), key=counts.count)
     # A column file has (almost) the same number of columns on every line; a
     # bad row is left for the CoNLL reader to report with its line number.
     if counts.count(mode) < 0.9 * len(counts):
-        return "text"
+        return "text", doubt
     multi_line = any(a.strip() and b.strip() for a, b in zip(lines, lines[1:]))
-    if n_columns is not None:
-        # One more column than the model reads may be a label column.
-        return "conll" if mode in (n_columns, n_columns + 1) else "text"
-    return "conll" if multi_line or mode == 1 else "text"
+    if n_columns is None:
+        return ("conll" if multi_line or mode == 1 else "text"), doubt
+    # One more column than the model reads may be a label column.
+    if mode in (n_columns, n_columns + 1):
+        return "conll", doubt
+    if doubt is None and len(counts) >= _COLUMN_LINES:
+        # Sentences of text are hardly ever all of one length: as many lines
+        # of the same count are rows of columns, which the model cannot read.
+        doubt = (f"its first {len(counts)} lines all hold {mode} tokens, like the rows of a "
+                 f"{mode}-column CoNLL file, but the model reads {n_columns} "
+                 f"column{'s' if n_columns > 1 else ''} ({n_columns + 1} with a label)")
+    return "text", doubt
+
+
+#: Lines of one token count from which :func:`sniff_format` no longer reads a
+#: file whose count the model does not read as text (without a doubt).
+_COLUMN_LINES = 3
+
+
+def _looks_like_json(data: Sequence[str]) -> bool:
+    """Whether the first data lines are JSON: a JSON object or array on the first
+    line (JSON lines, compact JSON), or ``{`` / ``[`` alone then a member or element."""
+    head = data[0].strip()
+    if head in ("{", "["):
+        return len(data) > 1 and data[1].strip()[:1] in ('"', "{", "[", "]", "}")
+    if head[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(head)
+    except ValueError:
+        return False
+    return True
 
 
 def detect_format(
@@ -750,6 +808,7 @@ def detect_format(
     n_columns: int | None = None,
     encoding: str = "utf-8",
     max_lines: int = 200,
+    strict: bool = False,
 ) -> str | None:
     """Guess whether a file is CoNLL-U, CoNLL or plain text, from its content.
 
@@ -758,6 +817,13 @@ def detect_format(
     Plain text: lines hold different numbers of tokens (one sentence per
     line), or, when ``n_columns`` is given, a number of columns that is
     neither ``n_columns`` nor one more.  CoNLL otherwise.
+
+    The guess is not certain (``strict`` then raises) when the lines look
+    like JSON, or when ``n_columns`` is given and three lines or more all
+    hold one count of tokens that is neither ``n_columns`` nor one more:
+    rows of a CoNLL file whose columns the model cannot read as they are, or
+    sentences of text that happen to be of one length.  A cseq model file
+    is refused when the file is read (its magic bytes), whatever the format.
 
     Parameters
     ----------
@@ -770,6 +836,8 @@ def detect_format(
     encoding : str, default "utf-8"
     max_lines : int, default 200
         Lines read.
+    strict : bool, default False
+        Raise :class:`InputError` naming the doubt instead of guessing.
 
     Returns
     -------
@@ -790,7 +858,7 @@ def detect_format(
             head.append(line)
             if len(head) >= max_lines:
                 break
-    return sniff_format(head, sep=sep, n_columns=n_columns)
+    return sniff_format(head, sep=sep, n_columns=n_columns, strict=strict)
 
 
 # ----------------------------------------------------------------------------

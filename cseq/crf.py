@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from cseq import _sgd
-from cseq.base import MAX_ITER_REASON, ChainEstimator, check_number
+from cseq.base import MAX_ITER_REASON, MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
@@ -22,6 +22,11 @@ __all__ = ["CRF"]
 
 #: Step sizes tried by the SGD calibration (``eta0=None``), and its sample size.
 _ETA0_CANDIDATES = (1.0, 0.3, 0.1, 0.03, 0.01)
+# The range of c2 and eta0 for SGD.  The step of update t is 1 / (lam * (t0 + t))
+# with lam = 2 * c2 / n and t0 = 1 / (lam * eta0); in this range both are finite
+# and positive for any corpus size n < 2**63 (c2 = 5e-324 made lam 0, eta0 =
+# 1.7e308 made t0 0).
+_SGD_RANGE = (1e-100, 1e100)
 _CALIBRATION_SEQUENCES = 1000
 
 
@@ -46,10 +51,13 @@ class CRF(PartialFitMixin, ChainEstimator):
     Parameters
     ----------
     c1 : float, default 0.0
-        L1 regularisation strength (OWL-QN; with ``c2 > 0``, elastic net).
+        L1 regularisation strength (OWL-QN; with ``c2 > 0``, elastic net).  At
+        most 1e100 (``cseq.base.MAX_REGULARIZATION``), as ``c2``.
     c2 : float, default 1.0
         L2 regularisation strength (CRFsuite's ``c2``).  ``cseq train`` uses
-        0.1 with the ``pos`` preset (docs/learners.md).
+        0.1 with the ``pos`` preset (docs/learners.md).  At most 1e100; with
+        ``algorithm="sgd"`` at least 1e-100 too, so that SGD's step sizes are
+        finite.
     algorithm : {"lbfgs", "sgd"}, default "lbfgs"
     max_iter : int, default 100
         Maximum L-BFGS iterations, or SGD epochs.
@@ -67,7 +75,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     eta0 : float or None, default None
         SGD: the initial rate (``t0 = 1 / (lam * eta0)``); None chooses it by
         one trial epoch per candidate on up to 1,000 sequences (the lowest
-        loss wins), as CRFsuite's calibration does.
+        loss wins), as CRFsuite's calibration does.  In [1e-100, 1e100].
     random_state : int or None
         SGD: seed of the visiting order (and the calibration sample).
     early_stopping : bool, default False
@@ -76,8 +84,10 @@ class CRF(PartialFitMixin, ChainEstimator):
         accuracy and keep the best iteration's weights (``best_iteration_``).
     patience : int, default 5
     n_jobs : int, default 1
-        Threads for the L-BFGS objective (``-1``: all cores). Results depend on
-        ``n_jobs`` only through float rounding.  SGD runs on one thread.
+        Threads for the L-BFGS objective (``-1``: all usable CPUs; a larger
+        count is clamped to them, see ``cseq.model.resolve_n_jobs``).
+        Results depend on ``n_jobs`` only through float rounding.  SGD runs on
+        one thread.
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None
@@ -149,8 +159,9 @@ class CRF(PartialFitMixin, ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
-        check_number("c1", self.c1, low=0.0)
-        check_number("c2", self.c2, low=0.0)
+        super()._validate_params()
+        check_number("c1", self.c1, low=0.0, high=MAX_REGULARIZATION)
+        check_number("c2", self.c2, low=0.0, high=MAX_REGULARIZATION)
         if self.algorithm not in ("lbfgs", "sgd"):
             raise InputError(f"algorithm must be 'lbfgs' or 'sgd', got {self.algorithm!r}")
         check_number("max_iter", self.max_iter, low=1, integer=True)
@@ -163,10 +174,15 @@ class CRF(PartialFitMixin, ChainEstimator):
                 raise InputError(f"eta0 must be > 0, got {self.eta0!r}")
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)
-        check_number("patience", self.patience, low=1, integer=True)
         if self.algorithm == "sgd" and (self.c1 > 0 or not self.c2 > 0):
             raise InputError("algorithm='sgd' needs c2 > 0 and c1 == 0 (L2 only); "
                              "use algorithm='lbfgs' for L1")
+        if self.algorithm == "sgd":
+            for name in ("c2", "eta0"):
+                value = getattr(self, name)
+                if value is not None and not _SGD_RANGE[0] <= float(value) <= _SGD_RANGE[1]:
+                    raise InputError(f"algorithm='sgd' needs {name} in [1e-100, 1e100] (its "
+                                     f"step sizes must be finite and positive), got {value!r}")
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):

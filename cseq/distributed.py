@@ -33,7 +33,9 @@ How a fit runs (``docs/scaling.md``):
 
 Only weights, gradients and small statistics cross the network per
 iteration.  A worker lost during a fit is replaced by Dask, which recomputes
-its shards from their source; the result does not change.
+its shards from their source; the result does not change.  Workers that
+keep dying on one task (Dask gives up after ``allowed-failures`` of them)
+end the fit, or the tagging, with :class:`~cseq.exceptions.ClusterError`.
 
 ``import cseq`` never imports this module (nor Dask).
 
@@ -55,7 +57,8 @@ import os
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -64,6 +67,7 @@ try:
     import dask
     import dask.bag as db
     from distributed import Client, Future, wait
+    from distributed.scheduler import KilledWorker
 except ImportError as _exc:  # pragma: no cover - tested in a subprocess
     raise ImportError(
         "cseq.distributed needs Dask's distributed scheduler: "
@@ -71,6 +75,7 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
     ) from _exc
 
 from cseq import _pack, _ssvm, _train, _weights, conll
+from cseq._files import refuse_inputs, replacing
 from cseq._version import __version__
 from cseq.base import ChainEstimator, EarlyStopping
 from cseq.crf import CRF
@@ -163,6 +168,27 @@ def _gather(client: Client, futures: list) -> list:
             raise
         _INDIRECT.add(client)
         return client.gather(futures)
+
+
+@contextmanager
+def _worker_loss() -> Iterator[None]:
+    """Turn Dask giving up on a task whose workers keep dying into a :class:`ClusterError`.
+
+    A worker lost now and then is replaced and its tasks rerun (the result
+    does not change); when every worker that ran a task died, more than
+    ``distributed.scheduler.allowed-failures`` times, Dask raises
+    ``KilledWorker``, which this names in cseq's terms, the original chained.
+    """
+    try:
+        yield
+    except KilledWorker as exc:
+        last = getattr(exc.last_worker, "address", exc.last_worker)
+        raise ClusterError(
+            f"the Dask cluster kept losing workers: task {exc.task!r} was started on "
+            f"{exc.allowed_failures + 1} workers and every one died while running it (the "
+            f"last: {last}; Dask's distributed.scheduler.allowed-failures is "
+            f"{exc.allowed_failures}); workers die when they exceed their memory limit or "
+            "are killed: see their logs") from exc
 
 
 def _share(client: Client, obj: Any) -> Future:
@@ -787,7 +813,8 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     Raises
     ------
     ClusterError
-        If a worker lacks cseq or has another version (before any work).
+        If a worker lacks cseq or has another version (before any work), or
+        Dask gives up on a task because the workers running it keep dying.
     InputError
         As ``fit``; a malformed file read on a worker names the file and line.
     """
@@ -806,8 +833,8 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
         raise InputError(f"warm_start must be None or 'perceptron', got {warm_start!r}")
     if warm_start is not None and not isinstance(est, CRF):
         raise InputError("warm_start='perceptron' applies to the CRF")
-    setup = _Setup(est, client, X, y, npartitions)
-    with est._training():  # one fit or partial_fit at a time on this estimator
+    with est._training(), _worker_loss():  # one fit or partial_fit at a time on this estimator
+        setup = _Setup(est, client, X, y, npartitions)
         dev = _begin(est, setup, X_dev, y_dev, bool(est.early_stopping))
         model = setup.model
         try:
@@ -851,7 +878,8 @@ def _predict_list(client: Client, shared: Future, X, k: int) -> list:
     bounds = _split_bounds(len(X), k)
     futures = [client.submit(_predict_part, shared, X[a:b], pure=False)
                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    return [seq for part in _gather(client, futures) for seq in part]
+    with _worker_loss():
+        return [seq for part in _gather(client, futures) for seq in part]
 
 
 def _predict_partition(X_part, model: ChainEstimator) -> list:
@@ -878,6 +906,12 @@ def predict(model: ChainEstimator, X, *, client: Client,
     -------
     list of list of str for a list (order kept), a ``dask.bag.Bag`` (lazy,
     same partitions) for a Bag.
+
+    Raises
+    ------
+    ClusterError
+        For a list, if Dask gives up on a task because the workers running it
+        keep dying (a Bag raises Dask's own error when it is computed).
     """
     if not isinstance(model, ChainEstimator):
         raise InputTypeError(f"model must be a cseq estimator, got {type(model).__name__}")
@@ -946,9 +980,12 @@ def read_conllu(paths, **kwargs: Any) -> tuple[db.Bag, db.Bag | None]:
 
 
 def _tag_file(model: ChainEstimator, path: str, out: str, kwargs: dict) -> str:
+    # Checked again here: the workers' file system is the one that counts.
+    refuse_inputs(out, [path], "the output")
     X, _ = conll.read_conll(path, label_column=None, **kwargs)
     labels = model.predict(X) if X else []
-    conll.write_conll(out, X, labels)
+    with replacing(out) as f:
+        conll.write_conll(f, X, labels)
     return out
 
 
@@ -961,6 +998,19 @@ def tag_files(model: ChainEstimator, inputs, output_dir: str | os.PathLike[str],
     ``output_dir`` (created if needed) with the predicted label as a last column
     (:func:`cseq.conll.write_conll`).  The model is sent to each worker
     once.  Returns the output paths, in the order of ``inputs``.
+
+    Each output is written to a temporary file beside it and renamed when
+    complete (a failed or interrupted run leaves no partial file).  An output
+    that is one of the inputs (the same file by another path, a symbolic link
+    to the input directory, a hard link) is refused before anything is
+    written.
+
+    Raises
+    ------
+    InputError
+        If two inputs share a base name, or an output would be an input.
+    ClusterError
+        If Dask gives up on a task whose workers keep dying.
     """
     model._check_fitted()
     check_workers(client)
@@ -969,11 +1019,12 @@ def tag_files(model: ChainEstimator, inputs, output_dir: str | os.PathLike[str],
     outs = [os.path.join(outdir, os.path.basename(p)) for p in paths]
     if len(set(outs)) != len(outs):
         raise InputError("two inputs have the same base name: their outputs would collide")
-    if any(os.path.abspath(a) == os.path.abspath(b) for a, b in zip(paths, outs)):
-        raise InputError("an output file would overwrite its input: choose another output_dir")
+    for out in outs:
+        refuse_inputs(out, paths, "the output")
     os.makedirs(outdir, exist_ok=True)
     shared = _share(client, model)
     futures = [client.submit(_tag_file, shared, p, o, kwargs, pure=False)
                for p, o in zip(paths, outs)]
-    wait(futures)
-    return client.gather(futures)
+    with _worker_loss():
+        wait(futures)
+        return client.gather(futures)

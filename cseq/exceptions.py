@@ -43,7 +43,8 @@ class ConvergenceError(CSeqError, ValueError):
 
 class ClusterError(CSeqError, RuntimeError):
     """A Dask cluster cannot run cseq's work (:mod:`cseq.distributed`): a worker
-    without cseq, or with another version of it, or no worker at all."""
+    without cseq, or with another version of it, no worker at all, or workers
+    that keep dying while they run a task."""
 
 
 class ConvergenceWarning(UserWarning):

@@ -21,6 +21,7 @@ import numpy as np
 
 from cseq import _pack
 from cseq.exceptions import ModelFormatError
+from cseq.model import resolve_n_jobs
 from cseq.sequences import Sequences
 
 __all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
@@ -162,7 +163,7 @@ class FeatureVocabulary:
         The feature strings are copied with the GIL held and then looked up
         without it, in ``n_jobs`` threads.
         """
-        return Sequences(*_pack.pack_features(X, self._table, False, n_jobs))
+        return Sequences(*_pack.pack_features(X, self._table, False, resolve_n_jobs(n_jobs)))
 
     def fit_part(self, X: Sequence[Any]) -> FeatureVocabulary:
         """A vocabulary of the attributes of ``X`` alone: one part for :meth:`merge`.

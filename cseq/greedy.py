@@ -201,6 +201,7 @@ class GreedyTagger(ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("max_iter", self.max_iter, low=1, integer=True)
         if self.random_state is not None:
             check_number("random_state", self.random_state, low=0, integer=True)

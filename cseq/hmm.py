@@ -388,6 +388,7 @@ class HMM(ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("alpha", self.alpha, low=0.0)
         if not self.alpha > 0:
             raise InputError("alpha must be > 0 (add-alpha smoothing keeps every "

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from cseq import _memm, decoding
-from cseq.base import ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
@@ -40,7 +40,8 @@ class MEMM(ChainEstimator):
     Parameters
     ----------
     c2 : float, default 1.0
-        L2 regularisation strength (``c2 * ||w||^2``, as for :class:`CRF`).
+        L2 regularisation strength (``c2 * ||w||^2``, as for :class:`CRF`), at
+        most 1e100.
     max_iter : int, default 100
         Maximum L-BFGS iterations.
     tol : float, default 1e-5
@@ -56,7 +57,9 @@ class MEMM(ChainEstimator):
         accuracy and keep the best iteration's weights (``best_iteration_``).
     patience : int, default 5
     n_jobs : int, default 1
-        Threads for the objective, decoding and marginals (``-1``: all cores).
+        Threads for the objective, decoding and marginals (``-1``: all usable
+        CPUs; a larger count is clamped to them, see
+        ``cseq.model.resolve_n_jobs``).
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None
@@ -105,11 +108,11 @@ class MEMM(ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
-        check_number("c2", self.c2, low=0.0)
+        super()._validate_params()
+        check_number("c2", self.c2, low=0.0, high=MAX_REGULARIZATION)
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_number("tol", self.tol, low=0.0)
         check_number("period", self.period, low=1, integer=True)
-        check_number("patience", self.patience, low=1, integer=True)
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):

@@ -20,11 +20,27 @@ prints percentages, as ``conlleval`` does.  When there is nothing to score
 
 Chunk schemes
 -------------
-A chunk label is ``"O"`` or ``PREFIX-TYPE`` (split at the first hyphen, so
+A chunk label is ``"O"`` or ``PREFIX-TYPE``, split at the first hyphen, so
 ``B-creative-work`` has type ``creative-work``; a bare ``B`` has the empty
-type).  ``conlleval`` instead keeps only the text between the first and the
-second hyphen (type ``creative``); this is the one place where the IOB
-schemes depart from it.  The scheme says which prefixes are allowed:
+type.  This is what ``conlleval`` 2004-01-26 (the version cited below) does:
+it reads a label with ``/^([^-]*)-(.*)$/``, everything after the first
+hyphen being the type (its comment: "code which allows hyphens in the
+types").  Only the 2000 script kept the text between the first and the
+second hyphen (``split(/-/, ...)``: type ``creative``).  Run against the
+2004 ``conlleval.pl`` (the audit of issue 27), the reports of
+:func:`classification_report` are byte-identical on CoNLL-2000 and WNUT-17,
+whose types have hyphens (``creative-work``).  Two departures remain, both
+at the edges of its input format:
+
+* ``-DOCSTART-`` lines (CoNLL-2003 document separators) are not tokens:
+  :func:`cseq.conll.read_conll` skips them, where ``conlleval`` counts each
+  as an ``O`` token (its only boundary word is ``-X-``), so its token count
+  and accuracy include them.  Chunk counts are the same.
+* A type spelled ``0`` (``B-0``) is the type ``"0"``.  ``conlleval`` passes
+  each type through Perl's truth test (``$type ? $type : ""``), where the
+  string ``"0"`` is false, so it reads ``B-0`` as a chunk of the empty type.
+
+The scheme says which prefixes are allowed:
 
 ``"iob2"`` (default) and ``"iob1"``
     ``B``, ``I``.  These are ``conlleval``'s start and end rules, which are

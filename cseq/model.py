@@ -25,7 +25,8 @@ from cseq.exceptions import InputError, ModelFormatError
 from cseq.inference import mask_set
 from cseq.sequences import Sequences
 
-__all__ = ["LinearChain", "check_order", "not_finite", "resolve_n_jobs", "work_chunks"]
+__all__ = ["LinearChain", "check_order", "not_finite", "resolve_n_jobs", "usable_cpus",
+           "work_chunks"]
 
 
 def check_order(order) -> None:
@@ -34,13 +35,34 @@ def check_order(order) -> None:
         raise InputError(f"order must be 1 or 2 (first- or second-order chain), got {order!r}")
 
 
-def resolve_n_jobs(n_jobs) -> int:
-    """Number of threads for ``n_jobs`` (``-1`` or ``None`` means all cores)."""
-    if n_jobs is None or n_jobs == -1:
+def usable_cpus() -> int:
+    """CPUs this process may run on: its affinity mask where the OS has one, else all."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS and Windows have no affinity call in os
         return os.cpu_count() or 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Number of threads for ``n_jobs``: the one place every thread count is checked.
+
+    ``-1`` or ``None`` means every usable CPU (:func:`usable_cpus`: the
+    process's affinity mask, so a container or ``taskset`` limit counts).  A
+    positive count above that is clamped to it, as OpenMP libraries do
+    (XGBoost's ``nthread``): more threads than CPUs cannot run at once, each
+    OpenMP thread of a kernel keeps scratch (a CRF or MEMM fit: a gradient
+    buffer as large as the model), and tens of thousands of threads exhaust
+    the process (libgomp aborts, thread stacks run out).  So the kernels
+    never see more threads than CPUs.  Results depend on the count only
+    through float rounding (the chunks of a training pass).  Raises
+    InputError for anything but a positive int or -1.
+    """
+    if n_jobs is None:
+        return usable_cpus()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (
+            n_jobs < 1 and n_jobs != -1):
         raise InputError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
-    return int(n_jobs)
+    return usable_cpus() if n_jobs == -1 else min(int(n_jobs), usable_cpus())
 
 
 def work_chunks(seq_ptr: np.ndarray, n_chunks: int) -> np.ndarray:
@@ -126,13 +148,22 @@ class LinearChain:
                 raise InputError("the state index of a model is built from a labeled corpus")
             attr_ptr, attr_labels = _weights.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
+        params = cls.zero_params(len(attr_labels), n_labels, order)
+        return cls(n_labels, attr_ptr, attr_labels, params, order=order)
+
+    @classmethod
+    def zero_params(cls, n_state: int, n_labels: int, order: int) -> np.ndarray:
+        """Zeros for the parameters of this layout: where ``fit`` and ``partial_fit`` allocate.
+
+        Raises InputError, not a bare MemoryError, when they do not fit in
+        memory (an order-2 chain has L**3 trigram weights: 2,000 labels
+        need 64 GB).
+        """
         try:
-            layout = cls._layout_of(len(attr_labels), n_labels, order)
-            params = np.zeros(layout["n_params"], dtype=WEIGHT)
+            return np.zeros(cls._layout_of(n_state, n_labels, order)["n_params"], dtype=WEIGHT)
         except (ValueError, MemoryError) as exc:
             raise InputError(f"cannot build a model of order {order} with {n_labels} labels: "
                              f"{exc or 'out of memory'}") from None
-        return cls(n_labels, attr_ptr, attr_labels, params, order=order)
 
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:

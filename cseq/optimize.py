@@ -68,7 +68,8 @@ MAX_ITER_MESSAGE = "maximum number of iterations reached"
 def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray, *,
           max_iter: int = 100, memory: int = 6, gtol: float = 1e-5,
           callback: Callable[[int, np.ndarray, float], bool] | None = None,
-          c1: float = 1e-4, max_linesearch: int = 40, l1: float = 0.0) -> LBFGSResult:
+          c1: float = 1e-4, max_linesearch: int = 40, l1: float = 0.0,
+          curvature: float = 0.0) -> LBFGSResult:
     """Minimise ``fun(x) + l1 * ||x||_1`` (``fun`` returning value and gradient) from ``x0``.
 
     Parameters
@@ -93,6 +94,12 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
         Weight of the L1 term; ``> 0`` switches to OWL-QN (then ``f`` in the
         callback, the result's ``fun`` and the gradient test include the L1
         term, the test using the pseudo-gradient).
+    curvature : float
+        A lower bound ``mu`` on the curvature of ``fun`` (its Hessian is at
+        least ``mu * I``: ``2 * c2`` for an L2 term ``c2 * ||x||^2`` on a
+        convex loss), or 0.  A step without correction pairs (the first, or
+        after a restart) starts at the unit-length move, or nearer where the
+        minimum along the direction must be nearer (:func:`first_step`).
 
     Returns
     -------
@@ -102,7 +109,8 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
         raise ValueError(f"l1 must be finite and >= 0, got {l1!r}")
     if l1 > 0:
         return _owlqn(fun, x0, max_iter=max_iter, memory=memory, gtol=gtol, callback=callback,
-                      c1=c1, max_linesearch=max_linesearch, l1=float(l1))
+                      c1=c1, max_linesearch=max_linesearch, l1=float(l1),
+                      curvature=curvature)
     x = np.array(x0, dtype=np.float64)
     f, g = fun(x)
     nfev = 1
@@ -116,8 +124,7 @@ def lbfgs(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray,
             pairs.clear()
             d = -g
             slope = -dot(g, g)
-        # The first step has no curvature information: aim for a unit-length move.
-        step = 1.0 if pairs else 1.0 / max(np.sqrt(-slope), 1e-12)
+        step = 1.0 if pairs else first_step(d, slope, curvature)
         for _ in range(max_linesearch):
             x_new = moved(x, step, d)
             f_new, g_new = fun(x_new)
@@ -156,7 +163,24 @@ def pseudo_gradient(x: np.ndarray, g: np.ndarray, l1: float) -> np.ndarray:
     return pg
 
 
-def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1):
+def first_step(d: np.ndarray, slope: float, curvature: float) -> float:
+    """The trial step along ``d`` (``slope = g . d < 0``) when there are no correction pairs.
+
+    Without curvature information, a unit-length move (libLBFGS's choice).
+    With a curvature bound ``mu``, the minimum along ``d`` is at most
+    ``-slope / (mu * d . d)`` away, so the trial goes no further: with a
+    huge L2 weight (``c2 = 1e100``, optimum about 1e-100) the unit move
+    overshoots by a factor the line search's 40 shrinks of at most 10 each
+    cannot undo.
+    """
+    dd = dot(d, d)
+    step = 1.0 / max(math.sqrt(dd), 1e-12)
+    if curvature > 0.0:
+        step = min(step, -slope / (curvature * dd))
+    return step
+
+
+def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1, curvature):
     """OWL-QN (Andrew and Gao 2007); see the module docstring."""
     x = np.array(x0, dtype=np.float64)
     f_s, g = fun(x)
@@ -176,7 +200,7 @@ def _owlqn(fun, x0, *, max_iter, memory, gtol, callback, c1, max_linesearch, l1)
             d = -pg
         # The orthant to search in: the sign of x, or of the descent for zeros.
         orthant = np.where(x != 0.0, np.sign(x), -np.sign(pg))
-        step = 1.0 if pairs else 1.0 / max(norm(d), 1e-12)
+        step = 1.0 if pairs else first_step(d, dot(pg, d), curvature)
         for _ in range(max_linesearch):
             x_new = moved(x, step, d)
             x_new[np.sign(x_new) != orthant] = 0.0

@@ -257,11 +257,10 @@ class PartialFitMixin:
         attr_ptr, attr_labels = _grown_index(old_model, perm, corpus, featurizer.n_attributes,
                                              len(names), bool(self.all_states))
         order = int(getattr(self, "order", 1))
-        layout = _weights.param_layout(len(attr_labels), len(names), order)
-        grown = (np.zeros(layout["n_params"], dtype=WEIGHT) if old_model is None
+        zeros = self._model_class.zero_params(len(attr_labels), len(names), order)
+        grown = (zeros if old_model is None
                  else grow(old_model.params, old_model, self._model_class(
-                     len(names), attr_ptr, attr_labels, np.zeros(layout["n_params"]),
-                     order=order), perm))
+                     len(names), attr_ptr, attr_labels, zeros, order=order), perm))
         model = self._model_class(len(names), attr_ptr, attr_labels, grown, order=order)
         if state is None:
             state = TrainingState({k: np.zeros_like(grown) for k in self._partial_arrays},

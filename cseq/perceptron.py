@@ -101,6 +101,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
+        super()._validate_params()
         check_number("max_iter", self.max_iter, low=1, integer=True)
         check_order(self.order)
         if self.random_state is not None:

@@ -41,7 +41,7 @@ Transactions on Information Theory 51(7).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,14 +72,21 @@ SPAN_SCHEMES = ("iob2", "bioes")
 class _Posterior:
     """What one sequence's probabilities are computed from.
 
-    ``marg`` (n, L), ``pair`` (n - 1, L, L), ``triple`` (n - 2, L, L, L) or
-    None (first order), and the sequence's entropy.
+    ``marg`` (n, L) and the sequence's entropy, in O(n L) memory
+    (:func:`_global_posterior`, :func:`_local_posterior`).  Span
+    probabilities also read the posterior's transitions: ``cond(t, i)`` is
+    ``P(y_{t+1} = . | y_t = i)`` (L,), made when asked from O(n L) state
+    (a first-order chain's backward messages, a MEMM's scores); a
+    second-order chain has ``pair`` (n - 1, L, L) and ``triple``
+    (n - 2, L, L, L) instead, its per-position marginals.  All three are
+    None when no span is asked for.
     """
 
     marg: np.ndarray
-    pair: np.ndarray
-    triple: np.ndarray | None
     entropy: float
+    cond: Callable[[int, int], np.ndarray] | None = None
+    pair: np.ndarray | None = None
+    triple: np.ndarray | None = None
 
 
 def _path_score(em: np.ndarray, tr: np.ndarray, st: np.ndarray, en: np.ndarray,
@@ -95,45 +102,121 @@ def _path_score(em: np.ndarray, tr: np.ndarray, st: np.ndarray, en: np.ndarray,
     return s
 
 
-def _global_posterior(em, tr, st, en, t2, seq: int = 0) -> tuple[float, _Posterior]:
-    """log Z and the posterior of a globally normalised chain (CRF, HMM)."""
-    result = _forward_backward.forward_backward_array(em, tr, st, en, t2)
+def _global_posterior(em, tr, st, en, t2, seq: int | None = None, *, pairs: bool = False,
+                      masked: tuple | None = None) -> tuple[float, _Posterior]:
+    """log Z and the posterior of a globally normalised chain (CRF, HMM).
+
+    InputError when log Z or the marginals overflow, naming sequence ``seq``
+    of a corpus (None: the chain given to a function of the array API).
+
+    The pair (and trigram) marginals are summed over the positions as
+    forward-backward goes (``forward_backward_sums``), in O(n L) memory.
+    With ``pairs`` (span probabilities), also the posterior's transitions:
+    from the backward messages at first order (O(n L)), from per-position
+    pair and trigram marginals at second order.  ``masked``, the
+    ``(emissions, transitions)`` with -inf where constraints disallow
+    (``inference._constrain``), makes it the posterior of the distribution
+    restricted to the allowed paths.
+    """
+    em_run, tr_run = (em, tr) if masked is None else masked
+    if pairs and t2 is not None:
+        result = _forward_backward.forward_backward_array(em_run, tr_run, st, en, t2)
+    else:
+        result = _forward_backward.forward_backward_sums(em_run, tr_run, st, en, t2,
+                                                         with_beta=pairs)
+    log_beta = result[-1] if pairs and t2 is None else None
+    if log_beta is not None:
+        result = result[:-1]  # -inf where a label cannot reach the end: not a failure
     if not (math.isfinite(result[0]) and all(np.isfinite(r).all() for r in result[1:])):
-        raise not_finite(seq, "log Z")
-    return result[0], _posterior_of(result, em, tr, st, en, t2)
+        if seq is not None:
+            raise not_finite(seq, "log Z")
+        raise InputError("scores overflow: log Z or the marginals are not finite "
+                         "(finite inputs whose sums exceed the float64 range)")
+    post = _posterior_of(result, em, tr, st, en, t2)
+    if log_beta is not None:
+        post.cond = lambda t, i: np.exp(_log_softmax_rows(tr_run[i], em_run[t + 1]
+                                                          + log_beta[t + 1]))
+    return result[0], post
 
 
 def _posterior_of(result: tuple, em, tr, st, en, t2) -> _Posterior:
     """The posterior of forward-backward's ``result`` on the finite scores of the chain.
 
-    ``result`` may be that of a constrained forward-backward: its log Z and
-    marginals are then those of the distribution restricted to the allowed
-    paths, whose entropy is ``log Z_allowed - E[score]`` (a disallowed entry
-    has probability exactly 0, so the finite, unmasked scores serve).
+    ``result`` holds per-position pair (and trigram) marginals, or their sums
+    over the positions (``forward_backward_sums``): the expected transition
+    score is the same sum either way.  It may be that of a constrained
+    forward-backward: its log Z and marginals are then those of the
+    distribution restricted to the allowed paths, whose entropy is ``log
+    Z_allowed - E[score]`` (a disallowed entry has probability exactly 0, so
+    the finite, unmasked scores serve).
     """
     log_z, marg, pair = result[0], result[1], result[2]
     triple = result[3] if t2 is not None else None
+    per_position = pair.ndim == 3
+    # Summed over the positions first, in their order, as forward_backward_sums
+    # adds them: the entropy is then the same to the last bit either way.
+    pair_sum = pair.sum(axis=0) if per_position else pair
     expected = float((marg * em).sum()) + float(marg[0] @ st) + float(marg[-1] @ en)
-    expected += float((pair * tr).sum())
+    expected += float((pair_sum * tr).sum())
     if triple is not None:
-        expected += float((triple * t2).sum())
-    return _Posterior(marg, pair, triple, max(log_z - expected, 0.0))
+        expected += float(((triple.sum(axis=0) if per_position else triple) * t2).sum())
+    return _Posterior(marg, max(log_z - expected, 0.0), None, pair if per_position else None,
+                      triple if per_position else None)
 
 
-def _local_posterior(first: np.ndarray, cond: np.ndarray) -> _Posterior:
-    """The posterior of a MEMM from its local distributions (``cond[t - 1, p, j]``)."""
-    n, L = len(cond) + 1, len(first)
+#: Entries (positions x L x L) of a MEMM's local distributions made at once by
+#: :func:`_local_posterior`: its memory does not grow with the sequence.
+_LOCAL_BLOCK = 1 << 16
+
+
+def _log_softmax_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log softmax(a + b)`` over the last axis, stable for huge scores.
+
+    Scores that overflow give non-finite rows, without a warning: the caller
+    checks and names the sequence.
+    """
+    with np.errstate(all="ignore"):
+        z = a + b
+        m = z.max(axis=-1, keepdims=True)
+        return z - (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))
+
+
+def _local_posterior(em: np.ndarray, tr: np.ndarray, st: np.ndarray, path: np.ndarray | None,
+                     seq: int) -> tuple[_Posterior, float]:
+    """A MEMM's posterior and ``log P(path)`` (0.0 without a path).
+
+    ``P(y_0 = j) = softmax(em[0] + start)`` and ``P(y_t = j | y_{t-1} = p) =
+    softmax_j(em[t, j] + tr[p, j])``, as ``_memm.local_distributions``
+    makes them, here a block of positions at a time, so that memory is
+    O(n L); the posterior's transitions are these local distributions.
+    The entropy is ``H(y_0) + sum_t sum_p P(y_{t-1} = p) H(y_t | y_{t-1} = p)``.
+    """
+    n, L = em.shape
     marg = np.empty((n, L))
-    pair = np.empty((n - 1, L, L))
-    marg[0] = first
-    for t in range(1, n):
-        pair[t - 1] = marg[t - 1][:, None] * cond[t - 1]
-        marg[t] = pair[t - 1].sum(axis=0)
-    with np.errstate(divide="ignore"):
-        h = -float(np.sum(first[first > 0] * np.log(first[first > 0])))
-        pos = cond > 0
-        h -= float(np.sum(pair[pos] * np.log(cond[pos])))
-    return _Posterior(marg, pair, None, max(h, 0.0))
+    log_first = _log_softmax_rows(em[0], st)
+    if not np.isfinite(log_first).all():
+        raise not_finite(seq, "local log Z")
+    marg[0] = np.exp(log_first)
+    h = -float(marg[0] @ log_first)
+    log_p = float(log_first[path[0]]) if path is not None else 0.0
+    step = max(1, _LOCAL_BLOCK // (L * L))
+    for t0 in range(1, n, step):
+        t1 = min(n, t0 + step)
+        log_cond = _log_softmax_rows(em[t0:t1, None, :], tr[None])  # (block, p, j)
+        if not np.isfinite(log_cond).all():
+            raise not_finite(seq, "local log Z")
+        cond = np.exp(log_cond)
+        row_h = -(cond * log_cond).sum(axis=2)  # H(y_t | y_{t-1} = p), (block, p)
+        for k in range(t1 - t0):
+            t = t0 + k
+            h += float(marg[t - 1] @ row_h[k])
+            marg[t] = marg[t - 1] @ cond[k]
+        if path is not None:
+            ts = np.arange(t1 - t0)
+            log_p += float(log_cond[ts, path[t0 - 1:t1 - 1], path[t0:t1]].sum())
+    post = _Posterior(marg, max(h, 0.0),
+                      lambda t, i: np.exp(_log_softmax_rows(em[t + 1], tr[i])))
+    return post, min(log_p, 0.0)
 
 
 def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
@@ -142,10 +225,9 @@ def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
     if post.triple is None or m == 1:
         p = float(post.marg[begin, run[0]])
         for k in range(1, m):
-            d = float(post.marg[begin + k - 1, run[k - 1]])
-            if p <= 0.0 or d <= 0.0:
+            if p <= 0.0:
                 return 0.0
-            p *= float(post.pair[begin + k - 1, run[k - 1], run[k]]) / d
+            p *= float(post.cond(begin + k - 1, run[k - 1])[run[k]])
         return p
     p = float(post.pair[begin, run[0], run[1]])
     for k in range(2, m):
@@ -227,7 +309,7 @@ def chain_entropy(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike
     em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     if em.shape[0] == 0:
         return 0.0
-    forward_backward(em, tr, st, en, transitions2=t2)  # the clear error if not finite
+    # The pair marginals summed as forward-backward goes: O(n L) memory.
     return _global_posterior(em, tr, st, en, t2)[1].entropy
 
 
@@ -262,8 +344,7 @@ def span_probability(emissions: ArrayLike, transitions: ArrayLike, begin: int,
     em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     n, L = em.shape
     run = _check_run(begin, labels, next_not, n, L)
-    forward_backward(em, tr, st, en, transitions2=t2)
-    post = _global_posterior(em, tr, st, en, t2)[1]
+    post = _global_posterior(em, tr, st, en, t2, pairs=True)[1]
     return _run_prob(post, run[0], run[1], run[2])
 
 
@@ -305,28 +386,34 @@ def _kind(est: Any) -> tuple[str, Fitted]:
     return kind, est._check_fitted()
 
 
-def _posteriors(model: LinearChain, corpus: Sequences, kind: str) -> list[_Posterior | None]:
-    """The posterior of every sequence of ``corpus`` under ``model`` (None for an empty one)."""
+def _posteriors(model: LinearChain, corpus: Sequences, kind: str, *, pairs: bool = False,
+                paths: np.ndarray | None = None) -> list[tuple[_Posterior | None, float]]:
+    """The posterior of every sequence of ``corpus`` under ``model`` (None for an empty one)
+    and ``log P(path)``.
+
+    ``pairs``: with the posterior's transitions, which span probabilities
+    read (:class:`_Posterior`).  ``paths`` (label ids of every
+    token, or None: log-probabilities 0.0) are the labelings whose
+    log-probabilities are wanted.
+    """
     model.check_corpus(corpus)
-    out: list[_Posterior | None] = []
+    out: list[tuple[_Posterior | None, float]] = []
     ptr = corpus.seq_ptr
-    if kind == "global":
-        em_all = model.emissions(corpus, 0, corpus.n_tokens)
-        tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
-        for s in range(corpus.n_sequences):
-            a, b = int(ptr[s]), int(ptr[s + 1])
-            out.append(None if a == b else _global_posterior(
-                np.ascontiguousarray(em_all[a:b]), tr, st, en, t2, s)[1])
-        return out
-    view = corpus.view()
+    em_all = model.emissions(corpus, 0, corpus.n_tokens)
+    tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
     for s in range(corpus.n_sequences):
-        if ptr[s] == ptr[s + 1]:
-            out.append(None)
+        a, b = int(ptr[s]), int(ptr[s + 1])
+        if a == b:
+            out.append((None, 0.0))
             continue
-        first, cond, _ = _memm.local_distributions(model.index, model.params, view, s)
-        if not (np.isfinite(first).all() and np.isfinite(cond).all()):
-            raise not_finite(s, "local log Z")
-        out.append(_local_posterior(first, cond))
+        em = np.ascontiguousarray(em_all[a:b])
+        path = None if paths is None else paths[a:b].astype(np.int64)
+        if kind == "global":
+            log_z, post = _global_posterior(em, tr, st, en, t2, s, pairs=pairs)
+            out.append((post, 0.0 if path is None
+                        else min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)))
+        else:
+            out.append(_local_posterior(em, tr, st, path, s))
     return out
 
 
@@ -373,7 +460,7 @@ def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
             if a == b:
                 continue
             em = np.ascontiguousarray(em_all[a:b])
-            log_z = _forward_backward.forward_backward_array(em, tr, st, en, t2)[0]
+            log_z = _forward_backward.forward_backward_sums(em, tr, st, en, t2)[0]
             if not math.isfinite(log_z):
                 raise not_finite(s, "log Z")
             out[s] = min(_path_score(em, tr, st, en, t2, gold[a:b].astype(np.int64)) - log_z,
@@ -452,10 +539,13 @@ def _constraints(classes: Sequence[str], constraints: Any, fixed: Any) -> dict |
 
 
 def _analyse(est: Any, fitted: Fitted, corpus: Sequences, block: slice | None, kind: str,
-             masks: dict | None,
-             fixed: Any) -> list[tuple[np.ndarray, _Posterior | None, float]]:
+             masks: dict | None, fixed: Any,
+             pairs: bool) -> list[tuple[np.ndarray, _Posterior | None, float]]:
     """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``,
     under the snapshot ``fitted``.
+
+    The posterior holds its transitions only with ``pairs`` (for span
+    probabilities; :class:`_Posterior`).
 
     Without constraints, the estimator's decoder and the model's posterior.
     With them (``masks`` from :func:`_constraints`, ``fixed`` as for
@@ -469,20 +559,19 @@ def _analyse(est: Any, fitted: Fitted, corpus: Sequences, block: slice | None, k
     ptr = corpus.seq_ptr
     if masks is None:
         pred = est._decode(fitted.model, corpus)
-        out = []
-        for s, post in enumerate(_posteriors(fitted.model, corpus, kind)):
-            path = pred[int(ptr[s]):int(ptr[s + 1])].astype(np.int64)
-            out.append((path, post, 0.0 if post is None else _log_prob_of(post, path)))
-        return out
+        return [(pred[int(ptr[s]):int(ptr[s + 1])].astype(np.int64), post, log_prob)
+                for s, (post, log_prob) in enumerate(
+                    _posteriors(fitted.model, corpus, kind, pairs=pairs, paths=pred))]
     from cseq import decoding
-    from cseq.inference import viterbi
+    from cseq.inference import _constrain, viterbi
 
     def one(chain: tuple, kw: dict) -> tuple[np.ndarray, _Posterior, float]:
         em, tr, st, en, t2 = chain
         path = viterbi(em, tr, st, en, transitions2=t2, **kw)[0].astype(np.int64)
-        post = _posterior_of(forward_backward(em, tr, st, en, transitions2=t2, **kw),
-                             em, tr, st, en, t2)
-        log_z = forward_backward(em, tr, st, en, transitions2=t2)[0]
+        post = _global_posterior(em, tr, st, en, t2, pairs=pairs, masked=_constrain(
+            em, tr, kw.get("allowed"), kw.get("allowed_transitions"), kw.get("allowed_start"),
+            kw.get("allowed_end")))[1]
+        log_z = _global_posterior(em, tr, st, en, t2)[0]
         return path, post, min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)
     rows = decoding.allowed_rows(fitted.classes, fixed, corpus, block)
     found = decoding._per_sequence(decoding.dense_chains(est, fitted.model, corpus), rows, corpus,
@@ -534,7 +623,8 @@ def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str
 
     def work(corpus: Sequences, block: slice | None) -> list[Tagged]:
         out = []
-        for path, post, log_prob in _analyse(est, fitted, corpus, block, kind, masks, fixed):
+        for path, post, log_prob in _analyse(est, fitted, corpus, block, kind, masks, fixed,
+                                             pairs=scheme is not None):
             labels = names[path].tolist()
             found: list[tuple[str, int, int, float]] | None = None if scheme is None else []
             if post is None:
@@ -550,23 +640,6 @@ def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str
         return out
     n_jobs = _no_threads_for(fixed, X, n_jobs)
     return [t for block in est._map_blocks(fitted, X, n_jobs, work) for t in block]
-
-
-def _log_prob_of(post: _Posterior, path: np.ndarray) -> float:
-    """``log P(path)`` by the chain rule over the Markov posterior, a sum of log ratios of marginals."""
-    n = len(path)
-    t = np.arange(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if post.triple is None or n < 3:
-            num = np.concatenate([[post.marg[0, path[0]]], post.pair[t[:-1], path[:-1], path[1:]]])
-            den = np.concatenate([[1.0], post.marg[t[:-1], path[:-1]]])
-        else:
-            num = np.concatenate([[post.pair[0, path[0], path[1]]],
-                                  post.triple[t[:-2], path[:-2], path[1:-1], path[2:]]])
-            den = np.concatenate([[1.0], post.pair[t[:-2], path[:-2], path[1:-1]]])
-        if (num <= 0).any():
-            return -math.inf
-        return min(float(np.sum(np.log(num) - np.log(den))), 0.0)
 
 
 def predict_confidence(est: Any, X: Sequence[Any], *, constraints: Any = None,
@@ -586,7 +659,7 @@ def sequence_entropy(est: Any, X: Sequence[Any], *, constraints: Any = None, fix
                                                       fixed, n_jobs)], dtype=np.float64)
 
     def work(corpus: Sequences, block: slice | None) -> list[float]:
-        return [0.0 if p is None else p.entropy for p in _posteriors(fitted.model, corpus, kind)]
+        return [0.0 if p is None else p.entropy for p, _ in _posteriors(fitted.model, corpus, kind)]
     return np.array([h for block in est._map_blocks(fitted, X, n_jobs, work) for h in block],
                     dtype=np.float64)
 
@@ -639,8 +712,9 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         mine = wanted if block is None else wanted[block]
-        posts = [r[1] for r in _analyse(est, fitted, corpus, block, kind, masks, fixed)] \
-            if masks is not None else _posteriors(fitted.model, corpus, kind)
+        posts = [r[1] for r in _analyse(est, fitted, corpus, block, kind, masks, fixed, True)] \
+            if masks is not None else [p for p, _ in _posteriors(fitted.model, corpus, kind,
+                                                                 pairs=True)]
         lengths = np.diff(corpus.seq_ptr)
         out = []
         for s, (post, rows) in enumerate(zip(posts, mine)):

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from cseq._files import replacing
 from cseq.exceptions import InputError
 from cseq.explain import top_features, transition_table
 from cseq.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme
@@ -153,6 +154,12 @@ class _Figures:
         return text
 
 
+#: Text properties of labels drawn in a figure: shown as written.  Matplotlib
+#: reads a string between two ``$`` as mathtext (a label ``$x^2$`` would be a
+#: formula, ``$\\foo$`` an error), and with ``text.usetex`` as LaTeX.
+_LITERAL = {"parse_math": False, "usetex": False}
+
+
 def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str], *,
              title: str, xlabel: str, ylabel: str, cmap: str, center: bool = False,
              annotate: np.ndarray | None = None) -> str:
@@ -165,8 +172,8 @@ def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str
         image = ax.imshow(matrix, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto")
     else:
         image = ax.imshow(matrix, cmap=cmap, vmin=0.0, aspect="auto")
-    ax.set_xticks(range(n_c), cols, rotation=90, fontsize=7)
-    ax.set_yticks(range(n_r), rows, fontsize=7)
+    ax.set_xticks(range(n_c), cols, rotation=90, fontsize=7, **_LITERAL)
+    ax.set_yticks(range(n_r), rows, fontsize=7, **_LITERAL)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -362,7 +369,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
         ax = fig.add_subplot()
         names = [str(r[0]) for r in rows]
         ax.barh(range(len(rows)), [per[n]["f1"] for n in per], color="C0")
-        ax.set_yticks(range(len(rows)), names, fontsize=7)
+        ax.set_yticks(range(len(rows)), names, fontsize=7, **_LITERAL)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_xlabel("F1")
@@ -465,7 +472,8 @@ def write_report(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]],
     est : a fitted estimator.
     X : sequences, as given to ``predict``.
     y : gold label sequences.
-    path : where to write the HTML file (UTF-8).
+    path : where to write the HTML file (UTF-8); a temporary file renamed onto
+        it when the report is complete, so an error leaves an existing file as it was.
     words : token texts to show, one list per sequence; by default each
         token's text (a str token, the first element of a list or tuple, a
         dict's first key or its value if that is a str).
@@ -489,6 +497,6 @@ def write_report(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]],
     """
     text = report_html(est, X, y, words=words, scheme=scheme, title=title, n_worst=n_worst,
                        top_k=top_k, n_jobs=n_jobs)
-    with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
+    with replacing(path) as f:
         f.write(text)
 

@@ -29,12 +29,11 @@ import json
 import os
 import stat
 import struct
-import tempfile
-
 from typing import Any
 
 import numpy as np
 
+from cseq._files import replacing
 from cseq.exceptions import InputTypeError, ModelFormatError
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "write_atomic",
@@ -230,24 +229,6 @@ def loads(data: bytes):
     return found[0]._from_model_state(header, arrays)
 
 
-def _new_file_mode(path: str) -> int:
-    """Permissions for ``path``: those of the file it replaces, else 0o666 less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        pass
-    try:  # Linux: the umask without changing it (os.umask would, for every thread)
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def save(estimator: Any, path: str | os.PathLike[str]) -> None:
     """Write ``estimator`` to ``path`` atomically (:func:`write_atomic`)."""
     write_atomic(dumps(estimator), path)
@@ -259,24 +240,8 @@ def write_atomic(data: bytes, path: str | os.PathLike[str]) -> None:
     The file gets the permissions of the file it replaces, or of any new file
     (``0o666`` less the umask), not the private mode of the temporary file.
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = _new_file_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=".cseq-", suffix=".tmp", dir=directory)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with replacing(path, binary=True) as f:
+        f.write(data)
 
 
 def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Any:
@@ -303,14 +268,24 @@ def read_file_bytes(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -
     InputTypeError
         ``path`` is not a str, bytes or os.PathLike.
     ModelFormatError
-        ``path`` is not a regular file (a device or pipe could stream forever:
-        ``/dev/zero``).
+        ``path`` is not a regular file (a device could stream forever,
+        ``/dev/zero``; a FIFO would block).
     OSError
         The file cannot be read.
     """
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InputTypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-    with open(path, "rb") as f:
+    # Only regular files load: a device could stream forever (/dev/zero), and a
+    # FIFO blocks a plain open() until a writer comes, so the file is opened
+    # non-blocking and checked by its descriptor before anything is read.
+    with open(path, "rb", opener=_open_nonblocking) as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ModelFormatError(f"{os.fsdecode(path)} is not a regular file")
+            raise ModelFormatError(f"{os.fsdecode(path)} is not a regular file (a FIFO or a "
+                                   "device cannot hold a model)")
         return f.read()
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    """``os.open`` that returns at once for a FIFO (O_NONBLOCK does not change how a
+    regular file reads)."""
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cseq import _ssvm, _weights
-from cseq.base import ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.model import check_order
@@ -69,7 +69,8 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
     Parameters
     ----------
     C : float, default 0.1
-        Weight of the sum of hinge losses against ``1/2 ||w||^2`` (> 0).
+        Weight of the sum of hinge losses against ``1/2 ||w||^2`` (> 0, at
+        most 1e100: the loss grows as ``C**2`` and would leave float64).
         Larger means less regularization.
     max_iter : int, default 10
         Passes over the training data.
@@ -155,7 +156,8 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         self.verbose = verbose
 
     def _validate_params(self) -> None:
-        check_number("C", self.C, low=0.0)
+        super()._validate_params()
+        check_number("C", self.C, low=0.0, high=MAX_REGULARIZATION)
         if not self.C > 0:
             raise InputError(f"C must be positive, got {self.C!r}")
         check_number("max_iter", self.max_iter, low=1, integer=True)

@@ -42,6 +42,7 @@ from cseq import _pack, _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import check_strings, decode_strings, encode_strings, register_featurizer
+from cseq.model import resolve_n_jobs
 from cseq.sequences import Sequences
 from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS
 from cseq.tagdict import FOLDS, TagDictionary, jackknife
@@ -61,6 +62,11 @@ __all__ = [
 MAX_OFFSET = 1000
 #: Largest column index a template may use.
 MAX_COLUMN = 100_000
+#: Most hashing buckets (``n_buckets``).  Every bucket is an attribute of the
+#: model whether any key falls in it or not: a row pointer in the file (8
+#: bytes) and about 40 bytes at the peak of training, so 2**24 buckets make
+#: a 134 MB file and 0.7 GB of training memory before the first token.
+MAX_BUCKETS = 1 << 24
 #: Identifies the hash functions of :mod:`cseq._templates`; stored with every
 #: fitted featurizer so that a file written by a different scheme is refused.
 HASH_SCHEME = "cseq-fmix64-v1"
@@ -730,7 +736,7 @@ class TransformChunks:
         attr, tok_ptr = f._table.lookup_packed(
             data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
             f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
-            self._memo, n_jobs, without_memo)
+            self._memo, resolve_n_jobs(n_jobs), without_memo)
         return Sequences(seq_ptr=np.ascontiguousarray(seq_ptr), tok_ptr=tok_ptr, attr_ids=attr,
                          values=np.ones(len(attr), dtype=VALUE), labels=None)
 
@@ -798,7 +804,8 @@ class TemplateFeaturizer:
     n_buckets : int or None, default None
         Hashing mode: the attribute id is ``key % n_buckets`` and no table is
         stored (bounded memory; distinct attributes may share a bucket).
-        ``min_freq`` must then be 1.
+        ``min_freq`` must then be 1.  At most :data:`MAX_BUCKETS` (2**24):
+        every bucket costs the model memory, used or not.
 
     Attributes
     ----------
@@ -845,8 +852,9 @@ class TemplateFeaturizer:
                 raise InputTypeError(
                     f"n_buckets must be an int or None, not {type(n_buckets).__name__}"
                 )
-            if not 1 <= n_buckets <= np.iinfo(np.int32).max:
-                raise InputError(f"n_buckets must be in [1, 2**31 - 1], got {n_buckets}")
+            if not 1 <= n_buckets <= MAX_BUCKETS:
+                raise InputError(f"n_buckets must be in [1, 2**24] (every bucket is an "
+                                 f"attribute of the model, used or not), got {n_buckets}")
             if min_freq != 1:
                 raise InputError("min_freq needs an attribute table; use min_freq=1 with n_buckets")
             n_buckets = int(n_buckets)
@@ -1400,6 +1408,7 @@ class TemplateFeaturizer:
             self._tags_interned(data)
             return self._pack(self._bucket(data), data.seq_ptr)
         self._check_fitted()
+        n_jobs = resolve_n_jobs(n_jobs)
         chunks = self.transform_chunks(X, n_jobs=n_jobs, max_tokens=None)
         return chunks.sequences(0, n_jobs=n_jobs)
 
@@ -1419,6 +1428,7 @@ class TemplateFeaturizer:
         if self.n_buckets is not None:
             return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
         self._check_fitted()
+        n_jobs = resolve_n_jobs(n_jobs)
         data = self._intern_lookup(_check_corpus(X), n_jobs)
         self._tags_hashed(data)
         memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,

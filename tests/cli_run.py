@@ -25,8 +25,11 @@ barks VBZ B-VP
 """
 
 
-def run(*args, stdin=None, cwd=None) -> subprocess.CompletedProcess:
-    """``python -m cseq ARGS`` with UTF-8 output; arguments may be paths."""
+def run(*args, stdin=None, cwd=None, timeout=600) -> subprocess.CompletedProcess:
+    """``python -m cseq ARGS`` with UTF-8 output; arguments may be paths.
+
+    ``timeout`` (seconds) makes a hang fail the test (``subprocess.TimeoutExpired``).
+    """
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     return subprocess.run([sys.executable, "-m", "cseq", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=600, input=stdin)
+                          text=True, cwd=cwd, env=env, timeout=timeout, input=stdin)

@@ -8,9 +8,14 @@ Every test runs ``python -m cseq`` as a subprocess, on real corpora from
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -485,3 +490,265 @@ def test_eval_on_bio_reports_span_f1_first(tmp_path):
     X, y = cseq.conll.read_conll(WNUT_DEV)
     f1 = cseq.metrics.chunk_f1(y, cseq.load(model).predict(X))
     assert first.split()[2] == f"{100 * f1:.2f}%"
+
+
+# ---------------------------------------------------------------------------
+# issue 27: output files never destroy their input (item 4)
+
+
+def _same_file_as(src: Path, how: str) -> Path:
+    """``src`` by another name: the path itself, a symbolic link or a hard link."""
+    if how == "path":
+        return src
+    other = src.parent / f"{how}-to-{src.name}"
+    (os.symlink if how == "symlink" else os.link)(src, other)
+    return other
+
+
+@pytest.mark.parametrize("how", ["path", "symlink", "hardlink"])
+def test_tag_refuses_to_write_over_its_input(pos_model, tmp_path, how):
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\nIt ran .\n")
+    before = text.read_bytes()
+    r = run("tag", pos_model, text, "-o", _same_file_as(text, how))
+    assert r.returncode == 1 and "is the input" in r.stderr, r.stderr
+    assert text.read_bytes() == before
+    model = pos_model.read_bytes()
+    r = run("tag", pos_model, text, "-o", pos_model)  # nor over the model
+    assert r.returncode == 1 and "is the input" in r.stderr
+    assert pos_model.read_bytes() == model
+
+
+@pytest.mark.parametrize("how", ["path", "symlink", "hardlink"])
+def test_train_refuses_to_write_the_model_over_its_data(tmp_path, how):
+    train = tmp_path / "train.txt"
+    train.write_text("The DT\ndog NN\n\nA DT\ncat NN\n\n")
+    before = train.read_bytes()
+    r = run("train", train, "-o", _same_file_as(train, how), "--max-iter", "1", "--quiet")
+    assert r.returncode == 1 and "is the input" in r.stderr, r.stderr
+    assert train.read_bytes() == before
+    dev = tmp_path / "dev.txt"
+    dev.write_bytes(before)
+    r = run("train", train, "--dev", dev, "-o", dev, "--max-iter", "1", "--quiet")
+    assert r.returncode == 1 and dev.read_bytes() == before
+
+
+def test_eval_refuses_a_report_over_its_input(chunk_model):
+    model, train = chunk_model
+    before = train.read_bytes()
+    r = run("eval", model, train, "--report", train)
+    assert r.returncode == 1 and "is the input" in r.stderr
+    assert train.read_bytes() == before
+
+
+def test_failed_tag_leaves_an_existing_output_as_it_was(pos_model, tmp_path):
+    out = tmp_path / "out.txt"
+    out.write_text("the previous output\n")
+    # fails before a sentence is tagged (a second column, as if a label) ...
+    labeled = tmp_path / "labeled.txt"
+    labeled.write_text("The DET\ndog NOUN\n\n")
+    r = run("tag", pos_model, labeled, "-o", out)
+    assert r.returncode == 1 and "--labeled" in r.stderr
+    assert out.read_text() == "the previous output\n"
+    # ... and after thousands were (a byte that is not UTF-8 past the first 64 KiB)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"The dog barked .\nIt ran .\n" * 3000 + b"caf\xe9 au lait\n")
+    r = run("tag", pos_model, bad, "-o", out, "--format", "text", "--batch-tokens", "1")
+    assert r.returncode == 1 and "bad.txt:6001" in r.stderr, r.stderr
+    assert out.read_text() == "the previous output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "labeled.txt", "out.txt"]
+    # and a good run replaces it, keeping its permissions
+    out.chmod(0o640)
+    good = tmp_path / "good.txt"
+    good.write_text("The dog barked .\n")
+    r = run("tag", pos_model, good, "-o", out)
+    assert r.returncode == 0 and out.read_text().startswith("The/DET")
+    assert out.stat().st_mode & 0o777 == 0o640
+
+
+def test_interrupted_tag_leaves_no_truncated_output(pos_model, tmp_path):
+    # The input is a FIFO fed by this test: the command has tagged and written
+    # the first part when it is interrupted, waiting for more.
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.txt"
+    out.write_text("the previous output\n")
+    cmd = [sys.executable, "-m", "cseq", "tag", str(pos_model), str(fifo), "-o", str(out),
+           "--format", "text", "--batch-tokens", "1"]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        with open(fifo, "w") as feed:
+            feed.write("The dog barked at the mailman .\n" * 3000)  # ~150 KB of output
+            feed.flush()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # until a part was written somewhere
+                written = [p for p in tmp_path.iterdir()
+                           if p.name.startswith(".cseq-") and p.stat().st_size > 0]
+                if written or out.read_text() != "the previous output\n":
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError("cseq tag wrote nothing in 120 s")
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130 and "interrupted" in err, err
+    assert out.read_text() == "the previous output\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo", "out.txt"]
+
+
+def test_tag_still_streams_to_devices_and_standard_output(pos_model, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n")
+    r = run("tag", pos_model, text, "-o", os.devnull)
+    assert r.returncode == 0 and r.stdout == "" and os.path.exists(os.devnull)
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    r = run("tag", pos_model, text, "-o", "-")
+    assert r.returncode == 0 and r.stdout.startswith("The/DET")
+
+
+# ---------------------------------------------------------------------------
+# issue 27: a FIFO as the model never blocks; as the input it streams (item 8)
+
+
+def test_a_fifo_as_the_model_is_refused_at_once(pos_model, tmp_path):
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n")
+    # A regression blocks in open(): the timeout turns it into a failure.
+    for args in (("info", fifo), ("tag", fifo, text), ("eval", fifo, text)):
+        r = run(*args, timeout=60)
+        assert r.returncode == 1 and "not a regular file" in r.stderr, (args, r.stderr)
+    code = "import sys, cseq\ntry:\n cseq.load(sys.argv[1])\nexcept cseq.ModelFormatError as e:\n print(e)"
+    r = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True,
+                       timeout=60)
+    assert "not a regular file" in r.stdout, r.stderr
+
+
+def test_tag_reads_its_input_from_a_fifo(pos_model, tmp_path):
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("The dog barked .\nIt ran home quickly .\n")
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    r = run("tag", pos_model, fifo, timeout=120)
+    writer.join(timeout=10)
+    assert r.returncode == 0, r.stderr
+    assert [w.split("/")[0] for w in r.stdout.split()] == \
+        "The dog barked . It ran home quickly .".split()
+
+
+# ---------------------------------------------------------------------------
+# issue 27: closed standard streams, an empty separator (item 13)
+
+
+def _shell(command: str, *args) -> subprocess.CompletedProcess:
+    """``command`` run by sh with $1... = args, cseq as ``$CSEQ``."""
+    env = dict(os.environ, CSEQ=f"{sys.executable} -m cseq")
+    return subprocess.run(["sh", "-c", command, "sh", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("command, message", [
+    ('$CSEQ tag "$1" - <&-', "standard input is closed"),
+    ('$CSEQ tag "$1" "$2" >&-', "standard output is closed"),
+    ('$CSEQ info "$1" >&-', "standard output is closed"),
+])
+def test_closed_standard_streams_are_one_line_errors(pos_model, tmp_path, command, message):
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n")
+    r = _shell(command, pos_model, text)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.splitlines() == [r.stderr.strip()] and message in r.stderr, r.stderr
+
+
+def test_closed_stdout_with_an_output_file_is_fine(pos_model, tmp_path):
+    text, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    text.write_text("The dog barked .\n")
+    r = _shell('$CSEQ tag "$1" "$2" -o "$3" >&-', pos_model, text, out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().startswith("The/DET")
+
+
+@pytest.mark.parametrize("sep", ["", "\n"])
+def test_bad_separator_is_a_usage_error(pos_model, tmp_path, sep):
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n")
+    r = run("tag", pos_model, text, "--sep", sep)
+    assert r.returncode == 2 and "--sep" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# issue 27: the format guess stops when it is not sure (item 16)
+
+
+def test_labeled_conll_given_to_a_one_column_model_is_not_read_as_text(pos_model, tmp_path):
+    chunky = tmp_path / "chunk.txt"
+    chunky.write_text("Rockwell NNP B-NP\nInternational NNP I-NP\nCorp. NNP I-NP\n's POS B-NP\n"
+                      "\nTulsa NNP B-NP\nunit NN I-NP\nsaid VBD B-VP\n\n")
+    r = run("tag", pos_model, chunky)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "cannot tell the format" in r.stderr and "--format conll, conllu or text" in r.stderr
+    r = run("tag", pos_model, chunky, "--format", "conll", "--labeled", "--columns", "0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0].split("\t")[:2] == ["Rockwell", "NNP"]
+    # Text with lines of different lengths, or two short lines, is still text.
+    for lines in (["The dog barked .", "It ran home ."], ["a b c", "d e f g"]):
+        text = tmp_path / "t.txt"
+        text.write_text("\n".join(lines) + "\n")
+        r = run("tag", pos_model, text)
+        assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+
+
+@pytest.mark.parametrize("content", [
+    '[{"tokens": ["The", "dog"], "labels": ["DET", "NOUN"]}]\n',
+    '{"tokens": ["The", "dog"], "labels": ["DET", "NOUN"]}\n{"tokens": ["It"], "labels": '
+    '["PRON"]}\n',
+    '[\n  {\n    "tokens": ["The"],\n    "labels": ["DET"]\n  }\n]\n',
+])
+def test_json_given_as_data_is_named(pos_model, tmp_path, content):
+    data = tmp_path / "data.json"
+    data.write_text(content)
+    r = run("train", data, "-o", tmp_path / "m.cseq", "--max-iter", "1")
+    assert r.returncode == 1 and "looks like JSON" in r.stderr, r.stderr
+    assert "--format conll or conllu" in r.stderr
+    assert not (tmp_path / "m.cseq").exists()
+    r = run("tag", pos_model, data)
+    assert r.returncode == 1 and "looks like JSON" in r.stderr, r.stderr
+
+
+def test_a_model_file_given_as_data_is_named(pos_model, tmp_path):
+    for args in (("train", pos_model, "-o", tmp_path / "m.cseq"), ("tag", pos_model, pos_model),
+                 ("eval", pos_model, pos_model), ("train", pos_model, "--format", "conll",
+                                                  "-o", tmp_path / "m.cseq")):
+        r = run(*args)
+        assert r.returncode == 1, r.stderr
+        assert f"{pos_model} is a cseq model file, not data" in r.stderr, (args, r.stderr)
+
+
+def test_degenerate_training_data_needs_allow_degenerate(tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("The X\ndog X\n\nA X\ncat X\n\n")
+    model = tmp_path / "m.cseq"
+    for extra in ((), ("--algorithm", "perceptron", "--resumable")):
+        r = run("train", one, "-o", model, "--max-iter", "1", *extra)
+        assert r.returncode == 1 and "one label, 'X'" in r.stderr, r.stderr
+        assert "--allow-degenerate" in r.stderr and not model.exists()
+    r = run("train", one, "-o", model, "--max-iter", "1", "--allow-degenerate", "--quiet")
+    assert r.returncode == 0 and cseq.load(model).classes_ == ["X"]
+    # two labels, but --min-freq drops every attribute: refused after training, nothing saved
+    two = tmp_path / "two.txt"
+    two.write_text("The DT\ndog NN\n\n")
+    bare = tmp_path / "bare.cseq"
+    r = run("train", two, "-o", bare, "--algorithm", "perceptron", "--max-iter", "1",
+            "--min-freq", "5", "--quiet")
+    assert r.returncode == 1 and "no attribute" in r.stderr and not bare.exists()
+    r = run("train", two, "-o", bare, "--algorithm", "perceptron", "--max-iter", "1",
+            "--min-freq", "5", "--quiet", "--allow-degenerate")
+    assert r.returncode == 0 and cseq.load(bare).featurizer_.n_attributes == 0

@@ -426,3 +426,45 @@ def test_text_streams_and_other_encodings_are_read_line_by_line():
     assert list(conll._lines(io.StringIO("a\r\nb\n"), "f", "utf-8")) == [(1, "a"), (2, "b")]
     data = "é\r\nb".encode("latin-1")
     assert list(conll._lines(io.BytesIO(data), "f", "latin-1")) == [(1, "é"), (2, "b")]
+
+
+# ---------------------------------------------------------------------------
+# issue 27: the format guess says when it is not sure; a model file is not data
+
+
+def test_format_guess_names_its_doubts_when_strict(tmp_path):
+    rows = ["Rockwell NNP B-NP", "Corp. NNP I-NP", "said VBD B-VP", "", "It PRP B-NP"]
+    # non-strict: the guess of old (text); strict: an error naming why
+    assert conll.sniff_format(rows, n_columns=1) == "text"
+    with pytest.raises(InputError, match="cannot tell the format: its first 4 lines all hold 3"):
+        conll.sniff_format(rows, n_columns=1, strict=True)
+    path = _write(tmp_path, "\n".join(rows) + "\n")
+    with pytest.raises(InputError, match="3-column CoNLL file, but the model reads 1 column"):
+        conll.detect_format(path, n_columns=1, strict=True)
+    # what the lines settle is not doubted
+    assert conll.sniff_format(rows, n_columns=2, strict=True) == "conll"  # + a label
+    assert conll.sniff_format(rows, strict=True) == "conll"
+    assert conll.sniff_format(["The dog barked .", "It ran"], n_columns=1, strict=True) == "text"
+    assert conll.sniff_format(["a b c", "d e f"], n_columns=1, strict=True) == "text"
+    for data in (['{"tokens": ["a"]}'], ["[", '  {"a": 1}', "]"], ['[["a", "B"]]']):
+        with pytest.raises(InputError, match="looks like JSON"):
+            conll.sniff_format(data, strict=True)
+    # a token that starts like JSON is not JSON
+    assert conll.sniff_format(["{ -LRB-", "x NN", "} -RRB-"], strict=True) == "conll"
+
+
+def test_empty_separator_is_refused_by_the_guess():
+    with pytest.raises(InputError, match="sep must be"):
+        conll.sniff_format(["a b"], sep="")
+
+
+def test_a_model_file_given_as_data_is_named(tmp_path):
+    import cseq
+    est = cseq.StructuredPerceptron(max_iter=1).fit([[["w=a"], ["w=b"]]], [["X", "Y"]])
+    path = tmp_path / "m.cseq"
+    est.save(path)
+    for read in (read_conll, read_conllu, conll.read_text):
+        with pytest.raises(InputError, match=r"m\.cseq is a cseq model file, not data"):
+            read(path)
+        with pytest.raises(InputError, match="is a cseq model file"):  # unbuffered lines too
+            read(io.BytesIO(path.read_bytes()), encoding="latin-1")

@@ -99,7 +99,86 @@ def test_merge_of_parts_is_fit_on_the_whole(features, cuts):
     assert np.array_equal(again.tok_ptr, packed.tok_ptr)
 
 
+class _DyingClient:
+    """Stands for a client whose workers keep dying: every gather ends as Dask ends
+    it when the workers running a task died ``allowed-failures + 1`` times."""
+
+    direct_to_workers = False
+
+    def submit(self, *args, **kwargs):
+        return object()
+
+    def gather(self, futures, **kwargs):
+        from distributed.scheduler import KilledWorker
+        raise KilledWorker("_predict_part-abc", _LastWorker(), 3)
+
+
+class _LastWorker:
+    address = "tcp://10.0.0.9:4242"
+
+
+def test_workers_that_keep_dying_end_in_a_cluster_error():
+    from distributed.scheduler import KilledWorker
+    with pytest.raises(cd.ClusterError, match="kept losing workers") as info:
+        cd._predict_list(_DyingClient(), None, [[["w=a"]], [["w=b"]]], 2)
+    msg = str(info.value)
+    assert "'_predict_part-abc'" in msg and "4 workers" in msg and "tcp://10.0.0.9:4242" in msg
+    assert isinstance(info.value.__cause__, KilledWorker)
+
+
+def test_tag_file_refuses_an_output_that_is_its_input(tmp_path):
+    # The check on the worker (whose file system is the one that counts).
+    src = tmp_path / "in"
+    src.mkdir()
+    data = src / "a.txt"
+    data.write_text("a D\nb N\n\n")
+    model = cseq.StructuredPerceptron(max_iter=1).fit([[["w=a"], ["w=b"]]], [["X", "Y"]])
+    (tmp_path / "out").symlink_to(src, target_is_directory=True)
+    with pytest.raises(cseq.InputError, match="is the input"):
+        cd._tag_file(model, str(data), str(tmp_path / "out" / "a.txt"), {})
+    assert data.read_text() == "a D\nb N\n\n"
+
+
 # -- the cluster ------------------------------------------------------------------
+
+def test_tag_files_into_a_link_to_the_input_directory_is_refused(client, tmp_path):
+    X, y = _corpus(20, seed=4)
+    X = [[(tok[0][2:], tok[1][2:]) for tok in seq] for seq in X]
+    src = tmp_path / "in"
+    src.mkdir()
+    paths = [src / "a.txt", src / "b.txt"]
+    for p in paths:
+        _write_conll(p, X, y)
+    before = [p.read_bytes() for p in paths]
+    model = cseq.StructuredPerceptron(max_iter=2, features=cseq.TemplateFeaturizer(
+        "U0:%x[0,0]\nU1:%x[0,1]")).fit(X, y)
+    link = tmp_path / "out"
+    link.symlink_to(src, target_is_directory=True)
+    with pytest.raises(cseq.InputError, match="is the input"):
+        cd.tag_files(model, paths, link, client=client)
+    assert [p.read_bytes() for p in paths] == before
+    # a real directory works, and leaves no temporary file
+    out = cd.tag_files(model, paths, tmp_path / "tagged", client=client)
+    assert sorted(os.listdir(tmp_path / "tagged")) == ["a.txt", "b.txt"]
+    tagged, _ = read_conll(out[0], label_column=None)
+    assert [[row[-1] for row in s] for s in tagged] == model.predict(X)
+
+
+def test_fit_and_tag_files_end_in_a_cluster_error_when_workers_keep_dying(client, tmp_path,
+                                                                           monkeypatch):
+    from distributed.scheduler import KilledWorker
+    X, y = _corpus(20, seed=5)
+    model = cseq.StructuredPerceptron(max_iter=1).fit(X, y)
+    data = tmp_path / "a.txt"
+    data.write_text("a D\n\n")
+    monkeypatch.setattr(type(client), "gather", _DyingClient.gather)
+    for call in (lambda: cd.fit(cseq.StructuredPerceptron(max_iter=1), X, y, client=client),
+                 lambda: cd.predict(model, X, client=client),
+                 lambda: cd.tag_files(model, [data], tmp_path / "out", client=client)):
+        with pytest.raises(cd.ClusterError, match="kept losing workers") as info:
+            call()
+        assert isinstance(info.value.__cause__, KilledWorker)
+
 
 def test_one_partition_gives_the_weights_of_fit(client):
     X, y = _corpus(80)

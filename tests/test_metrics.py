@@ -30,19 +30,21 @@ from budget import examples
 # Independent references.
 #
 # 1. conlleval (IOB1, IOB2).  A token-by-token reimplementation of the main
-#    loop of the CoNLL-2000 ``conlleval`` script, written from its
-#    specification, deliberately unlike the vectorised implementation: a label
-#    is split at *every* hyphen (Perl's ``split(/-/)``, keeping the first two
-#    fields), a sentence boundary is an "O" token, and chunks are counted with
-#    the script's ``inCorrect`` flag.  Its start and end rules know B, I, E and
-#    O; they have no S.
+#    loop of the ``conlleval`` script, version 2004-01-26 (the one cseq.metrics
+#    cites), deliberately unlike the vectorised implementation: a label is
+#    read with its ``/^([^-]*)-(.*)$/`` (the prefix, then everything after the
+#    first hyphen as the type; the 2000 script's ``split(/-/)`` kept only the
+#    text up to a second hyphen) and the type then goes through Perl's truth
+#    test (``"0"`` becomes the empty type), a sentence boundary is an "O"
+#    token, and chunks are counted with the script's ``inCorrect`` flag.  Its
+#    start and end rules know B, I, E and O; they have no S.
 # 2. seqeval (IOB2, IOBES), a test-only dependency: its default mode (lenient,
 #    conlleval-like, extended with S and E) on any sequence, and its strict
 #    mode on well-formed sequences, where the two modes must agree.
 
 def _conlleval_split(label):
-    fields = label.split("-")
-    return fields[0], (fields[1] if len(fields) > 1 else "")
+    prefix, _, ctype = label.partition("-")
+    return prefix, "" if ctype == "0" else ctype  # $type ? $type : ""
 
 
 def _conlleval_end(prev, tag, prev_type, tag_type):
@@ -408,8 +410,6 @@ def test_labels_must_fit_the_scheme():
 # properties
 
 IOB_LABELS = ["O", "B-A", "I-A", "B-B", "I-B", "B-long-type", "I-long-type"]
-# conlleval keeps only the first two hyphen-separated fields of a label
-CONLLEVAL_LABELS = ["O", "B-A", "I-A", "B-B", "I-B"]
 BIOES_LABELS = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
 
 
@@ -427,7 +427,7 @@ def _aligned_pair(draw, labels):
 
 
 @examples(300)
-@given(_aligned_pair(CONLLEVAL_LABELS))
+@given(_aligned_pair(IOB_LABELS))
 def test_iob_matches_conlleval(pair):
     y_true, y_pred = pair
     _assert_matches_conlleval(y_true, y_pred, "iob2")
@@ -501,11 +501,26 @@ def test_where_cseq_departs_from_conlleval():
     assert gold == {"X": 1}
     assert chunks(y[0], "bioes") == [("X", 0, 2), ("X", 2, 4)]
     assert chunk_scores(y, y, "bioes")["support"] == 2
-    # conlleval keeps only the text between the first and second hyphen as the
-    # type; cseq splits at the first hyphen only.
-    y = [["B-creative-work", "I-creative-work"]]
-    assert _conlleval_counts(y, y)[0] == {"creative": 1}
-    assert chunks(y[0]) == [("creative-work", 0, 2)]
+    # A type spelled "0" is false in Perl, so conlleval reads B-0 as the empty
+    # type; cseq keeps "0".  (A type with hyphens is no departure: both take
+    # everything after the first hyphen, "creative-work".)
+    y = [["B-0", "I-0", "O", "B-creative-work"]]
+    assert _conlleval_counts(y, y)[0] == {"": 1, "creative-work": 1}
+    assert chunks(y[0]) == [("0", 0, 2), ("creative-work", 3, 4)]
+    assert set(chunk_scores(y, y)["per_type"]) == {"0", "creative-work"}
+
+
+def test_docstart_lines_are_not_tokens():
+    # The other departure: conlleval's only boundary word is -X-, so it counts
+    # a -DOCSTART- line as an O token; cseq's reader skips it (and it ends the
+    # sentence), so the token count and accuracy leave it out.
+    import io
+
+    from cseq.conll import read_conll
+    text = "-DOCSTART- -X- O\n\nEU NNP B-ORG\nrejects VBZ O\n-DOCSTART- -X- O\nGerman JJ B-MISC\n"
+    X, y = read_conll(io.StringIO(text))
+    assert y == [["B-ORG", "O"], ["B-MISC"]]
+    assert chunk_scores(y, y)["n_tokens"] == 3
 
 
 @examples(200)

@@ -373,6 +373,19 @@ def test_save_error_removes_the_temporary_file(tmp_path, monkeypatch):
     assert cseq.load(path).to_bytes() == est.to_bytes()
 
 
+def test_save_through_a_symbolic_link_replaces_the_file_it_names(tmp_path):
+    # As writing through the link would: the link stays, the file it names is replaced.
+    est = cseq.StructuredPerceptron(max_iter=1).fit(X_VOC, Y_VOC)
+    real = tmp_path / "models" / "v1.cseq"
+    real.parent.mkdir()
+    real.write_bytes(b"old")
+    link = tmp_path / "current.cseq"
+    link.symlink_to(real)
+    est.save(link)
+    assert link.is_symlink() and real.read_bytes() == est.to_bytes()
+    assert sorted(p.name for p in real.parent.iterdir()) == ["v1.cseq"]
+
+
 # ---------------------------------------------------------------------------
 # Format version policy: the golden files of format version 1
 

@@ -80,6 +80,23 @@ def test_line_search_failure_is_reported():
     np.testing.assert_array_equal(res.x, np.ones(2))
 
 
+@pytest.mark.parametrize("l1", [0.0, 0.5])
+def test_a_curvature_bound_lets_a_huge_l2_weight_converge(l1):
+    # c2 * ||x||^2 - g.x with c2 = 1e100 (issue 27, item 12): the minimum is
+    # g / (2 c2), about 1e-100 away, and a unit-length first step overshoots
+    # it by more than the line search's 40 shrinks (at most 10x each) undo.
+    # With the curvature bound 2 * c2 the first trial step lands on it.
+    c2, g = 1e100, np.array([3.0, -4.0, 1.0])
+
+    def fun(x):
+        return float(c2 * (x @ x) - g @ x), 2.0 * c2 * x - g
+    assert "line search failed" in lbfgs(fun, np.zeros(3), l1=l1).message
+    res = lbfgs(fun, np.zeros(3), l1=l1, curvature=2.0 * c2)
+    assert res.nit >= 1 and "line search failed" not in res.message
+    want = np.sign(g) * np.maximum(np.abs(g) - l1, 0.0) / (2.0 * c2)
+    np.testing.assert_allclose(res.x, want, rtol=1e-6, atol=0)
+
+
 # -- OWL-QN: f(x) + l1 * ||x||_1 ---------------------------------------------
 
 

@@ -10,6 +10,7 @@ span's labels and no continuing label after it.
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -18,11 +19,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import probability
+from cseq import _forward_backward, probability
 from cseq.exceptions import InputError
 
 from budget import examples
-from oracle import all_path_scores, all_paths, brute_marginals, brute_memm, logsumexp
+from oracle import (all_path_scores, all_paths, brute_log_z, brute_marginals, brute_memm,
+                    brute_pair_marginals, brute_triple_marginals, logsumexp)
 from strategies import chains
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -88,6 +90,47 @@ def test_path_log_prob_is_score_minus_log_z(chain, data):
     got = probability.path_log_prob(E, T, paths[k], start, end, transitions2=T2)
     assert got <= 0.0
     assert got == pytest.approx(min(logp[k], 0.0), rel=0, abs=1e-10 * mag)
+
+
+@examples(150)
+@given(chains12())
+def test_forward_backward_sums_match_enumeration(chain):
+    # The kernel behind the entropy: the pair (and trigram) marginals summed
+    # over the positions, exactly as forward_backward_array's per-position
+    # ones sum (the entropy is the same to the last bit either way).
+    E, T, start, end, T2 = chain
+    n, L = E.shape
+    got = _forward_backward.forward_backward_sums(E, T, start, end, T2)
+    full = _forward_backward.forward_backward_array(E, T, start, end, T2)
+    assert len(got) == len(full) == (3 if T2 is None else 4)
+    assert got[0] == full[0]
+    np.testing.assert_array_equal(got[1], full[1])
+    assert got[2].shape == (L, L)
+    np.testing.assert_array_equal(got[2], full[2].sum(axis=0))
+    mag = magnitude(*chain)
+    atol = 1e-9 + 1e-13 * mag
+    assert got[0] == pytest.approx(brute_log_z(E, T, start, end, T2), rel=0, abs=1e-10 * mag)
+    np.testing.assert_allclose(got[1], brute_marginals(E, T, start, end, T2), rtol=0, atol=atol)
+    np.testing.assert_allclose(got[2], brute_pair_marginals(E, T, start, end, T2).sum(axis=0),
+                               rtol=0, atol=n * atol)
+    if T2 is not None:
+        assert got[3].shape == (L, L, L)
+        np.testing.assert_array_equal(got[3], full[3].sum(axis=0))
+        np.testing.assert_allclose(
+            got[3], brute_triple_marginals(E, T, start, end, T2).sum(axis=0), rtol=0,
+            atol=n * atol)
+        return
+    # with_beta: the posterior's transitions P(y_{t+1} | y_t) from the
+    # backward messages (what span probabilities read), against enumeration.
+    log_z, marg, pair_sum, log_beta = _forward_backward.forward_backward_sums(
+        E, T, start, end, None, True)
+    assert log_beta.shape == (n, L) and (log_z, marg.tolist()) == (got[0], got[1].tolist())
+    pairs = brute_pair_marginals(E, T, start, end)
+    for t in range(n - 1):
+        z = T + E[t + 1] + log_beta[t + 1]
+        cond = np.exp(z - z.max(axis=1, keepdims=True))
+        cond /= cond.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(marg[t][:, None] * cond, pairs[t], rtol=0, atol=atol)
 
 
 @examples(120)
@@ -568,3 +611,51 @@ def test_cli_marginals_with_constraints_are_those_of_the_restricted_distribution
     # the restricted distribution, not the model's: the entropies differ
     free = probability.annotate(est, X)
     assert any(abs(a.entropy - b.entropy) > 1e-6 for a, b in zip(tagged, free))
+
+
+def _numpy_peak(call) -> int:
+    """Peak bytes of Python and numpy allocations (tracemalloc) while ``call()`` runs."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+_LEARNERS = {"crf": lambda: cseq.CRF(max_iter=5), "crf-order2": lambda: cseq.CRF(max_iter=3, order=2),
+             "memm": lambda: cseq.MEMM(max_iter=5)}
+_CALLS = {
+    "predict_confidence": lambda est, X: est.predict_confidence(X),
+    "sequence_entropy": lambda est, X: est.sequence_entropy(X),
+    "annotate": lambda est, X: probability.annotate(est, X, spans=False),
+    "annotate-spans": lambda est, X: probability.annotate(est, X),
+}
+
+
+@pytest.mark.parametrize("learner,method", [
+    (learner, method) for learner in _LEARNERS for method in _CALLS
+    # Second-order spans read per-position pair and trigram marginals.
+    if (learner, method) != ("crf-order2", "annotate-spans")])
+def test_confidence_and_entropy_memory_grows_as_n_times_L(learner, method):
+    # Issue 27, item 10: 6.2 KB per token at L = 19 (the (n - 1, L, L) pair
+    # marginals; (n - 2, L, L, L) at second order, the MEMM's local
+    # distributions too), so one long sequence (a file without blank lines
+    # under `cseq tag --marginals`) needed gigabytes.  Now a few (n, L)
+    # arrays (spans: the backward messages, and the spans found): the growth
+    # per token is measured between two lengths, and held under 10 L
+    # doubles, a tenth of the L^2 of the pair marginals alone at L = 24.
+    L = 24
+    rng = np.random.default_rng(0)
+    X = [[[f"w={int(w)}"] for w in rng.integers(0, 48, 8)] for _ in range(100)]
+    y = [[f"{'BI'[int(t[0][2:]) % 2]}-T{int(t[0][2:]) % L // 2}" for t in x] for x in X]
+    est = _LEARNERS[learner]().fit(X, y)
+    assert est.model_.n_labels == L
+
+    def call(Z):
+        return _CALLS[method](est, Z)
+    words = np.random.default_rng(1).integers(0, 48, 3000)
+    short, long = [[[f"w={int(w)}"] for w in words[:1000]]], [[[f"w={int(w)}"] for w in words]]
+    call(short)
+    per_token = (_numpy_peak(lambda: call(long)) - _numpy_peak(lambda: call(short))) / 2000
+    assert per_token < 10 * L * 8, f"{per_token:.0f} bytes per token"

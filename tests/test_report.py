@@ -143,6 +143,37 @@ def test_cli_eval_writes_the_report(tmp_path):
     assert ">barks<" in text or "Every sentence is labeled right" in text
 
 
+def test_labels_are_drawn_as_written_not_as_mathtext(tmp_path, monkeypatch):
+    # Matplotlib reads text between two "$" as a formula: "$\\foo$" is an
+    # unknown command (an error), "$x^2$" would be drawn as x squared.
+    from matplotlib.text import Text
+    as_math = []
+    preprocess = Text._preprocess_math
+
+    def spy(self, s):
+        out = preprocess(self, s)
+        if out[1]:
+            as_math.append(s)
+        return out
+    monkeypatch.setattr(Text, "_preprocess_math", spy)
+    odd = {"B-PER": "$\\foo$", "I-PER": "$x^2$", "B-LOC": "$\\alpha$"}
+    yo = [[odd.get(lab, lab) for lab in seq] for seq in Y]
+    est = cseq.CRF(max_iter=10).fit(X, yo)
+    text = report.report_html(est, X, yo)
+    assert _sections(text) == list(report.SECTIONS)
+    assert not [s for s in as_math if s in odd.values()], as_math
+    # through the command line: a label "$\\foo$" no longer ends in a traceback
+    train = tmp_path / "train.txt"
+    train.write_text("".join("".join(f"{tok[0][2:]} {lab}\n" for tok, lab in zip(x, y)) + "\n"
+                             for x, y in zip(X, yo)), encoding="utf-8")
+    model = tmp_path / "m.cseq"
+    r = run("train", train, "-o", model, "--template", "pos", "--algorithm", "perceptron",
+            "--max-iter", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = run("eval", model, train, "--report", tmp_path / "r.html")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 def _chromium() -> str | None:
     for name in (os.environ.get("CSEQ_CHROMIUM"), "chromium", "chromium-browser",
                  "google-chrome", "google-chrome-stable"):
