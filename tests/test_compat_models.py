@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 import shutil
 import struct
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -51,8 +53,13 @@ def pycrfsuite():
 
 @pytest.fixture(scope="module")
 def crfpp():
-    """The crf_learn and crf_test commands (``pip install crfpy``), or skip."""
-    learn, test = shutil.which("crf_learn"), shutil.which("crf_test")
+    """The crf_learn and crf_test commands (``pip install crfpy``), or skip.
+
+    They are looked for beside this Python's own scripts too, where pip puts
+    them in a virtual environment that is not on PATH.
+    """
+    path = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+    learn, test = shutil.which("crf_learn", path=path), shutil.which("crf_test", path=path)
     if learn is None or test is None:
         pytest.skip("CRF++ (crf_learn, crf_test) is not installed: pip install crfpy")
     return learn, test
