@@ -62,8 +62,9 @@ from cseq.templates import HASH_SCHEME, STATE_FORMAT, TemplateFeaturizer
 
 __all__ = ["from_crfpp", "crfpp_from_bytes"]
 
-#: CRF++'s macro: ``%x[row,col]``, the row with an optional minus sign only.
-_CRFPP_MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
+#: CRF++'s macro: ``%x[row,col]``, the row with an optional minus sign only (numbers
+#: of more than 9 digits are refused, not parsed).
+_CRFPP_MACRO = re.compile(r"%x\[(-?\d{1,9}),(\d{1,9})\]")
 #: CRF++ pads at most 8 rows beyond either end (``_B-1`` .. ``_B-8``).
 _MAX_ROW = 8
 #: The work allowed to split the feature strings into template values: this many
@@ -117,7 +118,7 @@ def _check_template(line: str, xsize: int) -> None:
     if "%" in rest:
         raise _bad(f"template {line!r} has a '%' that is not a CRF++ macro %x[row,col]")
     for m in _CRFPP_MACRO.finditer(line):
-        row, col = int(m.group(1)[:6]), int(m.group(2)[:12])
+        row, col = int(m.group(1)), int(m.group(2))
         if abs(row) > _MAX_ROW or col >= xsize:
             raise _bad(f"template {line!r} reads row {m.group(1)}, column {m.group(2)}: CRF++ "
                        f"reads rows -{_MAX_ROW}..{_MAX_ROW} and columns 0..{xsize - 1}")
