@@ -3,7 +3,8 @@
 The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
 :class:`MEMM`, :class:`HMM`, :class:`GreedyTagger` and :class:`StructuredSVM`,
 the kernels :func:`viterbi`, :func:`viterbi_nbest`, :func:`loss_augmented_viterbi`
-and :func:`forward_backward`, :func:`load`, and the exceptions; the modules
+and :func:`forward_backward`, :func:`load`, the readers of other libraries' models
+:func:`from_crfsuite` and :func:`from_crfpp`, and the exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics`,
 :mod:`cseq.decoding` (constraints, n-best lists), :mod:`cseq.explain`,
 :mod:`cseq.probability` and :mod:`cseq.templates` come with ``import cseq``.
@@ -13,6 +14,8 @@ from cseq import conll, decoding, explain, metrics, probability, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
 from cseq.crf import CRF
+from cseq.compat.crfpp_model import from_crfpp
+from cseq.compat.crfsuite_model import from_crfsuite
 from cseq.exceptions import (
     ConvergenceError,
     ConvergenceWarning,
@@ -50,6 +53,8 @@ __all__ = [
     "loss_augmented_viterbi",
     "forward_backward",
     "load",
+    "from_crfsuite",
+    "from_crfpp",
     "openmp_enabled",
     "CSeqError",
     "InputError",

@@ -749,6 +749,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    import cseq
+    if args.format == "crfsuite":
+        est = cseq.from_crfsuite(args.model)
+    else:
+        est = cseq.from_crfpp(args.model, cost_factor=args.cost_factor, encoding=args.encoding)
+    est.save(args.output)
+    print(f"{args.output}: a cseq CRF with {len(est.classes_)} labels and "
+          f"{est.featurizer_.n_attributes} attributes from the {args.format} model {args.model}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     import cseq
     from cseq.conll import read_conll
@@ -982,6 +994,21 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("model")
     i.add_argument("--top", type=_int_at_least(0), default=5, help="features shown per label")
     i.set_defaults(func=_cmd_info)
+
+    m = sub.add_parser(
+        "import", help="convert a CRFsuite or CRF++ model into a cseq model file",
+        description="Read a CRFsuite model file (python-crfsuite, sklearn-crfsuite) or a CRF++ "
+                    "text model (crf_learn -t writes model.txt) and save it as a cseq model "
+                    "file that tags as CRFsuite or crf_test does (docs/migrating.md). A CRF++ "
+                    "model keeps its templates: cseq tag reads the columns crf_test reads.")
+    m.add_argument("format", choices=["crfsuite", "crfpp"], help="the model's library")
+    m.add_argument("model", help="the model file (for CRF++, the text model model.txt)")
+    m.add_argument("-o", "--output", required=True, help="the cseq model file to write")
+    m.add_argument("--cost-factor", type=float, default=1.0,
+                   help="CRF++: crf_test's -c, the factor of every score (1.0)")
+    m.add_argument("--encoding", default="utf-8",
+                   help="CRF++: the encoding of the model's strings (utf-8)")
+    m.set_defaults(func=_cmd_import)
 
     d = sub.add_parser("demo", help="train and evaluate a POS tagger on the bundled EWT data")
     d.add_argument("--max-iter", type=_int_at_least(1), default=5,

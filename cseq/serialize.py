@@ -36,7 +36,8 @@ import numpy as np
 from cseq._files import replacing
 from cseq.exceptions import InputTypeError, ModelFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "write_atomic"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "write_atomic",
+           "read_file_bytes"]
 
 MAGIC = b"CSEQMDL\x00"
 FORMAT_VERSION = 1
@@ -253,6 +254,25 @@ def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Any:
     OSError
         The file cannot be read.
     """
+    return loads(read_file_bytes(path))
+
+
+def read_file_bytes(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> bytes:
+    """The bytes of the model file at ``path``, which must be a regular file.
+
+    Shared by :func:`load` and the readers of other libraries' model files
+    (:mod:`cseq.compat`).
+
+    Raises
+    ------
+    InputTypeError
+        ``path`` is not a str, bytes or os.PathLike.
+    ModelFormatError
+        ``path`` is not a regular file (a device could stream forever,
+        ``/dev/zero``; a FIFO would block).
+    OSError
+        The file cannot be read.
+    """
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InputTypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     # Only regular files load: a device could stream forever (/dev/zero), and a
@@ -262,7 +282,7 @@ def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Any:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise ModelFormatError(f"{os.fsdecode(path)} is not a regular file (a FIFO or a "
                                    "device cannot hold a model)")
-        return loads(f.read())
+        return f.read()
 
 
 def _open_nonblocking(path: str, flags: int) -> int:

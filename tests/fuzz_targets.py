@@ -1,4 +1,5 @@
-"""Hypothesis fuzz targets for the two parsers of untrusted bytes: model files and CoNLL.
+"""Hypothesis fuzz targets for the parsers of untrusted bytes: model files (cseq's, CRFsuite's
+and CRF++'s) and CoNLL.
 
 Each target takes generated input, calls the parser, and treats any exception
 other than a cseq exception (``CSeqError``) or an ``OSError`` as a failure.
@@ -10,6 +11,16 @@ has one label per token.
   SHA-256 recomputed most of the time so that the damage reaches the parser.
 * :func:`fuzz_model_header` -- edits of the JSON header (values replaced by
   random JSON, keys deleted or added) with a recomputed checksum.
+* :func:`fuzz_crfsuite_model` -- mutations of a real CRFsuite model file
+  (``tests/data/crfsuite_small.model``, written by python-crfsuite): bit
+  flips, truncation, overwritten bytes, and every offset, size and count
+  field of its header, feature table and string databases set to 0, huge,
+  "negative" (``0x80000000`` and up) or just past the end, for
+  :func:`cseq.from_crfsuite`.
+* :func:`fuzz_crfpp_model` -- line and character edits of a real CRF++ text
+  model (``tests/data/crfpp_small.model.txt``, written by ``crf_learn -t``):
+  lines deleted, repeated or swapped, numbers replaced by huge, negative or
+  non-numbers, characters flipped, the text cut, for :func:`cseq.from_crfpp`.
 * :func:`fuzz_conll` -- random text for ``read_conll`` and ``read_conllu``
   built from tabs, spaces, blank lines, ``-DOCSTART-``, ``#``, IDs, BOMs,
   CRs, NULs and invalid UTF-8, read as bytes and as text.
@@ -30,11 +41,13 @@ import hashlib
 import io
 import json
 import re
+import struct
 import sys
 import time
 import warnings
 import traceback
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -43,6 +56,8 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq import conll, serialize
+from cseq.compat.crfpp_model import crfpp_from_bytes
+from cseq.compat.crfsuite_model import crfsuite_from_bytes
 from cseq.exceptions import CSeqError
 
 #: Inputs tried per target, in this process.
@@ -94,13 +109,16 @@ def join(header, arrays: bytes, version: int = serialize.FORMAT_VERSION) -> byte
     return body + hashlib.sha256(body).digest()
 
 
-def use_model(est) -> None:
-    """A model that loaded must work: predict and marginals on both kinds of input."""
+def use_model(est, X=None) -> None:
+    """A model that loaded must work: predict and marginals on ``X`` (by default, on input
+    of the kind its featurizer reads)."""
     featurizer = getattr(est, "featurizer_", None)
     if featurizer is None:
         assert est.model_ is None
         return
-    if isinstance(featurizer, cseq.TemplateFeaturizer):
+    if X is not None:
+        pass
+    elif isinstance(featurizer, cseq.TemplateFeaturizer):
         X = [["The", "dog"], [], ["unseen", "words", "here"]]
     else:
         X = [[["w=a"], {"w": "b", "v": -3.0}], [], [["p=S", "w=c"]]]
@@ -285,9 +303,120 @@ def fuzz_conll(data: bytes, sep, label_column, docstart, label, as_text) -> None
 
 
 #: name -> (the function, the strategies of its arguments).
+# ---------------------------------------------------------------------------
+# Other libraries' model files
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@functools.lru_cache(maxsize=None)
+def crfsuite_seed() -> tuple[bytes, tuple[int, ...]]:
+    """The CRFsuite seed model and the positions of its uint32 offset, size and count fields."""
+    data = (DATA / "crfsuite_small.model").read_bytes()
+    header = struct.unpack_from("<4sI4s9I", data)
+    fields = [4, *range(16, 48, 4)]                          # file size; counts and offsets
+    off_features, off_labels, off_attrs = header[7], header[8], header[9]
+    fields += [off_features + 4, off_features + 8]             # FEAT size and count
+    for db in (off_labels, off_attrs):                         # CQDB size, bwd_size, bwd_offset
+        bwd_offset = struct.unpack_from("<I", data, db + 20)[0]
+        fields += [db + 4, db + 16, db + 20, db + 24, db + bwd_offset, db + bwd_offset + 4]
+    for k in range(3):                                         # the first features' src and dst
+        fields += [off_features + 12 + 20 * k + 4, off_features + 12 + 20 * k + 8]
+    return data, tuple(fields)
+
+
+def use_imported(est) -> None:
+    """An imported model must work: predict and marginals on the kind of input it reads."""
+    if isinstance(est.featurizer_, cseq.TemplateFeaturizer):
+        X = [[("The", "DT"), ("cat", "NN")], [], [("a/b", "SYM")]]
+    else:
+        X = [[{"w": "the", "len": 3.0}, ["w:cat", "bias"]], [], [{"w": "zzz"}]]
+    use_model(est, X)
+
+
+@st.composite
+def mutated_crfsuite(draw) -> bytes:
+    data, fields = crfsuite_seed()
+    buf = bytearray(data)
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["field", "field", "flip", "truncate", "overwrite"]))
+        if not buf:
+            break
+        if op == "field":
+            k = draw(st.sampled_from(fields))
+            value = draw(st.sampled_from([0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, len(buf),
+                                          len(buf) - 1, len(buf) + 8]) | st.integers(0, 2**32 - 1))
+            if k + 4 <= len(buf):
+                struct.pack_into("<I", buf, k, value)
+        elif op == "flip":
+            buf[draw(st.sampled_from(range(len(buf))))] ^= 1 << draw(st.integers(0, 7))
+        elif op == "truncate":
+            del buf[draw(st.sampled_from(range(len(buf)))):]
+        else:
+            k = draw(st.sampled_from(range(len(buf))))
+            chunk = draw(st.binary(min_size=1, max_size=8))
+            buf[k:k + len(chunk)] = chunk
+    return bytes(buf)
+
+
+def fuzz_crfsuite_model(data: bytes) -> None:
+    COUNTS["crfsuite_model"] += 1
+    try:
+        est = crfsuite_from_bytes(data)
+    except CSeqError:
+        return
+    use_imported(est)
+
+
+_NUMBERS = ["0", "-1", "-4294967296", "4294967295", "99999999999999999999", "1e309", "nan",
+            "-inf", "0x10", "", " ", "1 2", "%x[9,0]", "%x[0,99]", "B01:%x[0,0]", "U"]
+
+
+@st.composite
+def mutated_crfpp(draw) -> bytes:
+    lines = (DATA / "crfpp_small.model.txt").read_text(encoding="utf-8").split("\n")
+    for _ in range(draw(st.integers(1, 4))):
+        if not lines:
+            break
+        op = draw(st.sampled_from(["delete", "repeat", "swap", "number", "char", "cut", "blank"]))
+        k = draw(st.sampled_from(range(len(lines))))
+        if op == "delete":
+            del lines[k]
+        elif op == "repeat":
+            lines.insert(k, lines[k])
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[k], lines[j] = lines[j], lines[k]
+        elif op == "number":
+            lines[k] = re.sub(r"-?\d+(\.\d+)?", lambda m: draw(st.sampled_from(_NUMBERS)),
+                              lines[k], count=1) if re.search(r"\d", lines[k]) \
+                else draw(st.sampled_from(_NUMBERS))
+        elif op == "char" and lines[k]:
+            i = draw(st.integers(0, len(lines[k]) - 1))
+            lines[k] = lines[k][:i] + draw(st.sampled_from("%[]:,- \tUBx\x00\u00e9")) \
+                + lines[k][i + 1:]
+        elif op == "cut":
+            del lines[k:]
+        else:
+            lines.insert(k, "")
+    text = "\n".join(lines).encode("utf-8")
+    return text + draw(st.binary(max_size=4)) if draw(st.integers(0, 3)) == 0 else text
+
+
+def fuzz_crfpp_model(data: bytes) -> None:
+    COUNTS["crfpp_model"] += 1
+    try:
+        est = crfpp_from_bytes(data)
+    except CSeqError:
+        return
+    use_imported(est)
+
+
 TARGETS = {
     "model_loads": (fuzz_model_loads, (mutated_model(),)),
     "model_header": (fuzz_model_header, (edited_header(),)),
+    "crfsuite_model": (fuzz_crfsuite_model, (mutated_crfsuite(),)),
+    "crfpp_model": (fuzz_crfpp_model, (mutated_crfpp(),)),
     "conll": (fuzz_conll, (conll_bytes, st.sampled_from([None, "\t", " ", "  ", "\x00"]),
                            st.sampled_from([-1, 0, 1, 2, -3, None]), st.booleans(),
                            st.sampled_from(["upos", "xpos", "form", None]), st.booleans())),

@@ -124,7 +124,7 @@ def test_bad_files_exit_1(tmp_path):
         assert r.returncode == 1 and "not a cseq model" in r.stderr
 
 
-@pytest.mark.parametrize("command", ["train", "tag", "eval", "info", "demo"])
+@pytest.mark.parametrize("command", ["train", "tag", "eval", "info", "import", "demo"])
 def test_help(command):
     r = run(command, "--help")
     assert r.returncode == 0 and "usage: cseq " + command in r.stdout

@@ -98,7 +98,8 @@ DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templat
                    "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
                    "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.features", "cseq.sequences",
                    "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
-                   "cseq.compat.crfsuite_items", "cseq.compat.sklearn_crfsuite.estimator",
+                   "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
+                   "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics"]
 
 

@@ -9,4 +9,9 @@ means changing an import:
 
 :mod:`cseq.compat.crfsuite_items` reads python-crfsuite's per-token feature
 formats, which every CRFsuite-style layer shares.
+
+Models trained by other libraries become fitted :class:`cseq.CRF` estimators:
+:mod:`cseq.compat.crfsuite_model` (:func:`cseq.from_crfsuite`, CRFsuite's
+binary model files) and :mod:`cseq.compat.crfpp_model`
+(:func:`cseq.from_crfpp`, CRF++'s text models with their templates).
 """

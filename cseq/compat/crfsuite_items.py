@@ -36,8 +36,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from cseq.exceptions import InputTypeError
+from cseq.features import FeatureVocabulary, register_featurizer
+from cseq.sequences import Sequences
 
-__all__ = ["item_attributes", "convert"]
+__all__ = ["item_attributes", "convert", "CRFsuiteVocabulary"]
 
 _NESTED = (dict, list, set)
 
@@ -173,3 +175,34 @@ def _fill(mapping: dict, prefix: str, token: dict[str, float]) -> int:
             return -1
         n += 1
     return n
+
+
+@register_featurizer
+class CRFsuiteVocabulary(FeatureVocabulary):
+    """A :class:`~cseq.FeatureVocabulary` that reads ``X`` in python-crfsuite's item formats.
+
+    Every ``X`` goes through :func:`convert` first, so a dict item
+    ``{"w": "the"}`` is the attribute ``w:the`` as in CRFsuite (the plain
+    vocabulary would make it ``w=the``).  :func:`cseq.from_crfsuite` gives
+    its estimators this featurizer, and a model file stores its kind, so a
+    saved and reloaded model reads the same items the same way; as
+    ``features=CRFsuiteVocabulary()`` it trains a :class:`cseq.CRF` on such
+    items.
+    """
+
+    kind = "crfsuite"
+
+    def fresh(self) -> CRFsuiteVocabulary:
+        """An empty vocabulary of this kind."""
+        return CRFsuiteVocabulary()
+
+    def fit_transform(self, X: Sequence[Any]) -> Sequences:
+        """Learn the attributes of ``X`` (python-crfsuite items) and pack it."""
+        return super().fit_transform(convert(X))
+
+    def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
+        """Pack ``X`` (python-crfsuite items), dropping attributes not in the vocabulary."""
+        return super().transform(convert(X), n_jobs=n_jobs)
+
+    def __repr__(self) -> str:
+        return "CRFsuiteVocabulary()"
