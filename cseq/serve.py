@@ -223,7 +223,9 @@ def _deliver(future: asyncio.Future, result: tuple[int, bytes]) -> None:
 
 
 def _encode(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    # ASCII with \u escapes: valid JSON for any string a request brought, even a
+    # lone surrogate (which UTF-8 cannot encode) in a span's text.
+    return json.dumps(obj).encode("ascii")
 
 
 def _error(message: str) -> bytes:
