@@ -120,7 +120,7 @@ def _sentence(value: Any, where: str) -> list[tuple[str, ...]]:
     string (the word, one column) or a list of column strings."""
     if not isinstance(value, list):
         raise _BadRequest(400, f"{where} must be a list of tokens, not {_json_type(value)}")
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for i, tok in enumerate(value):
         if type(tok) is str:
             rows.append((tok,))
