@@ -591,6 +591,10 @@ class Service:
                     keep = keep and not exc.close
                 except (asyncio.IncompleteReadError, ConnectionError):
                     break
+                except Exception:  # noqa: BLE001 - a defect answers 500 and is logged
+                    traceback.print_exc(file=sys.stderr)
+                    status, out, extra = 500, _error("internal error: see the server's log"), ()
+                    keep = False
                 keep = keep and not self.draining
                 writer.write(_response(status, out, close=not keep,
                                        keep_alive_10=keep and head.http10,
@@ -621,6 +625,7 @@ class Service:
         self._reload_lock = asyncio.Lock()
         self._tagger = _Tagger(self, self.limits["workers"], self.limits["max_batch_tokens"])
         stop = asyncio.Event()
+        handled: list[int] = []
         try:
             server = await asyncio.start_server(self._connection, host, port,
                                                 limit=MAX_HEAD_BYTES, backlog=512)
@@ -630,9 +635,13 @@ class Service:
                 task = loop.create_task(self.reload("SIGHUP"))
                 reloads.add(task)
                 task.add_done_callback(reloads.discard)
-            loop.add_signal_handler(signal.SIGTERM, stop.set)
-            loop.add_signal_handler(signal.SIGINT, stop.set)
-            loop.add_signal_handler(signal.SIGHUP, on_hup)
+            for name, handler in (("SIGTERM", stop.set), ("SIGINT", stop.set),
+                                  ("SIGHUP", on_hup)):
+                try:
+                    loop.add_signal_handler(getattr(signal, name), handler)
+                    handled.append(getattr(signal, name))
+                except (AttributeError, NotImplementedError):
+                    pass  # Windows: no SIGHUP (POST /reload), Ctrl-C stops without draining
             bound = server.sockets[0].getsockname()
             if ready is not None:
                 ready(bound[0], bound[1])
@@ -651,7 +660,7 @@ class Service:
             for task in list(reloads):
                 await task
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            for sig in handled:
                 loop.remove_signal_handler(sig)
             self._tagger.close()
 

@@ -501,3 +501,13 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
         assert server.proc.wait(timeout=10) == 0
         assert b"stopping" in server.proc.stderr.read()
         idle.close()
+
+
+def test_a_bad_model_or_a_busy_port_stops_at_start_with_a_message(models, tmp_path):
+    from tests.cli_run import run
+    r = run("serve", tmp_path / "missing.cseq", "--port", "0", timeout=60)
+    assert r.returncode == 1 and "cseq serve: error:" in r.stderr and "missing.cseq" in r.stderr
+    with serving(models["pos"]) as server:
+        r = run("serve", models["pos"], "--port", str(server.port), timeout=60)
+        assert r.returncode == 1 and "cseq serve: error:" in r.stderr
+        assert server.stop() == 0
