@@ -199,6 +199,45 @@ def test_keep_alive_serves_many_requests_on_one_connection(pos_server, models):
     assert status == 200 and json.loads(out) == {"labels": expected[0]}
 
 
+def _read_answers(sock: socket.socket, n: int) -> list[tuple[bytes, bytes]]:
+    """``n`` answers (head, body) read from ``sock``."""
+    got, out = b"", []
+    while len(out) < n:
+        while b"\r\n\r\n" not in got:
+            chunk = sock.recv(65536)
+            assert chunk, "closed early"
+            got += chunk
+        head, _, got = got.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        while len(got) < length:
+            got += sock.recv(65536)
+        out.append((head, got[:length]))
+        got = got[length:]
+    return out
+
+
+def test_pipelining_expect_continue_and_http10_keep_alive(pos_server, models):
+    expected = cseq.load(models["pos"]).predict(SENTENCES)
+    bodies = [json.dumps({"tokens": s}).encode() for s in SENTENCES]
+    with socket.create_connection(("127.0.0.1", pos_server.port), timeout=10) as s:
+        # Pipelined: all requests sent before any answer is read; answered in order.
+        s.sendall(b"".join(_http("POST", "/tag", b) for b in bodies))
+        answers = _read_answers(s, len(bodies))
+        assert [json.loads(b)["labels"] for _, b in answers] == expected
+        # Expect: 100-continue gets its interim answer before the body is sent.
+        s.sendall(b"POST /tag HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: %d\r\n"
+                  b"\r\n" % len(bodies[0]))
+        assert s.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        s.sendall(bodies[0])
+        assert json.loads(_read_answers(s, 1)[0][1])["labels"] == expected[0]
+    with socket.create_connection(("127.0.0.1", pos_server.port), timeout=10) as s:
+        one = b"POST /tag HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: %d\r\n\r\n%s"
+        for body, labels in zip(bodies, expected):
+            s.sendall(one % (len(body), body))
+            head, out = _read_answers(s, 1)[0]
+            assert b"Connection: keep-alive" in head and json.loads(out)["labels"] == labels
+
+
 def test_marginals_constraints_and_columns_as_cseq_tag(chunk_server, models):
     est = cseq.load(models["chunk"])
     x = [("The", "DT"), ("cat", "NN"), ("barks", "VBZ"), (".", ".")]
@@ -396,7 +435,8 @@ def test_a_request_that_fails_in_a_batch_fails_alone(models):
 
 def test_queue_and_connection_limits_answer_503(models):
     X, _ = read_conll(train_path(), sep="\t")
-    big = {"sentences": [[row[0] for row in x] for x in X[:6000]]}  # a long job
+    # A long job (most of a second): the queue stays full while the test looks.
+    big = {"sentences": [[row[0] for row in x] for x in X[:3000]], "nbest": 20}
     with serving(models["pos"], "--max-queue", "1", "--max-connections", "3") as server:
         slow = server.connect()
         health = server.connect()
@@ -414,7 +454,7 @@ def test_queue_and_connection_limits_answer_503(models):
             assert status == 503 and b"--max-connections" in body
             third.close()
             r = slow.getresponse()
-            assert r.status == 200 and len(json.loads(r.read())["sentences"]) == 6000
+            assert r.status == 200 and len(json.loads(r.read())["sentences"]) == 3000
         finally:
             slow.close()
             health.close()
@@ -487,7 +527,7 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
         idle = server.connect()
         server.request("GET", "/health", conn=idle)
         for conn, batch in zip(conns, batches):
-            conn.request("POST", "/tag", body=json.dumps({"sentences": batch}))
+            conn.request("POST", "/tag", body=json.dumps({"sentences": batch, "nbest": 3}))
         deadline = time.monotonic() + 10
         while server.request("GET", "/health", conn=idle)[1]["pending"] < 1:
             assert time.monotonic() < deadline
@@ -500,6 +540,7 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
             conn.close()
         assert server.proc.wait(timeout=10) == 0
         assert b"stopping" in server.proc.stderr.read()
+        assert idle.sock.recv(10) == b""  # the idle connection was closed, not left hanging
         idle.close()
 
 
