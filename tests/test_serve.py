@@ -27,7 +27,7 @@ import cseq
 from cseq.conll import read_conll
 from cseq.data import train_path
 from cseq.exceptions import InputError
-from tests.cli_run import TRAIN
+from cli_run import TRAIN, run
 
 SENTENCES = [["The", "dog", "barks", "."], ["A", "cat", "sleeps", "on", "the", "mat", "."],
              ["Stocks", "fell", "sharply", "today"], ["I", "saw", "her"]]
@@ -545,7 +545,6 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
 
 
 def test_a_bad_model_or_a_busy_port_stops_at_start_with_a_message(models, tmp_path):
-    from tests.cli_run import run
     r = run("serve", tmp_path / "missing.cseq", "--port", "0", timeout=60)
     assert r.returncode == 1 and "cseq serve: error:" in r.stderr and "missing.cseq" in r.stderr
     with serving(models["pos"]) as server:
