@@ -67,6 +67,8 @@ MAX_NBEST = 100
 #: The largest request head (request line and headers).
 MAX_HEAD_BYTES = 32 * 1024
 _MAX_HEADERS = 100
+#: Seconds an idle connection stays open once the server stops (see ``_stop_idle``).
+_DRAIN_GRACE = 0.5
 _CONSTRAINTS = ("bio", "iob2", "iob1", "bioes")
 _OPTIONS = ("marginals", "nbest", "constraints")
 _FIELDS = ("tokens", "sentences") + _OPTIONS
@@ -613,10 +615,22 @@ class Service:
 
     def _stop_idle(self) -> None:
         """Close the connections that wait for a request; the busy ones close after
-        their answer."""
-        for conn in list(self._connections):
+        their answer.
+
+        A client may have sent a request that the server has not read yet (it is in
+        the socket's buffer, or on its way): closing at once would lose it, and the
+        unread bytes turn the close into a reset.  So a connection idle now is
+        closed after a grace of ``_DRAIN_GRACE`` seconds if it is still idle; a
+        request that arrives meanwhile is answered, with ``Connection: close``.
+        """
+        loop = asyncio.get_running_loop()
+
+        def close_if_idle(conn: _Connection) -> None:
             if not conn.busy:
                 conn.writer.close()
+        for conn in list(self._connections):
+            if not conn.busy:
+                loop.call_later(_DRAIN_GRACE, close_if_idle, conn)
 
     async def run(self, host: str, port: int,
                   ready: Callable[[str, int], None] | None = None) -> None:
