@@ -67,6 +67,8 @@ MAX_NBEST = 100
 #: The largest request head (request line and headers).
 MAX_HEAD_BYTES = 32 * 1024
 _MAX_HEADERS = 100
+#: Bytes of answers a connection may hold unread before it waits for the client.
+_WRITE_BUFFER = 256 * 1024
 #: Seconds an idle connection stays open once the server stops (see ``_stop_idle``).
 _DRAIN_GRACE = 0.5
 _CONSTRAINTS = ("bio", "iob2", "iob1", "bioes")
@@ -282,7 +284,7 @@ class _Tagger:
         while (batch := self._take()) is not None:
             try:
                 self._tag_batch(batch)
-            except BaseException:  # noqa: BLE001 - a worker must outlive any one batch
+            except Exception:  # noqa: BLE001 - a worker must outlive any one batch
                 traceback.print_exc(file=sys.stderr)
                 for job in batch:
                     job.loop.call_soon_threadsafe(
@@ -601,7 +603,14 @@ class Service:
                 writer.write(_response(status, out, close=not keep,
                                        keep_alive_10=keep and head.http10,
                                        headers=extra, head_only=head_only))
-                await writer.drain()
+                if writer.transport.get_write_buffer_size() > _WRITE_BUFFER:
+                    # A client that sends but does not read: its answers pile up here
+                    # until it reads them within the timeout, or it is cut.
+                    try:
+                        await asyncio.wait_for(writer.drain(), self.limits["timeout"])
+                    except asyncio.TimeoutError:
+                        writer.transport.abort()  # close() would wait to flush them
+                        break
                 conn.busy = False
                 if not keep:
                     break

@@ -566,3 +566,24 @@ def test_a_bad_model_or_a_busy_port_stops_at_start_with_a_message(models, tmp_pa
         r = run("serve", models["pos"], "--port", str(server.port), timeout=60)
         assert r.returncode == 1 and "cseq serve: error:" in r.stderr
         assert server.stop() == 0
+
+
+def test_a_client_that_does_not_read_is_cut_after_the_timeout(models):
+    """Pipelined requests whose answers are never read hold the connection only
+    until --timeout, and nobody else waits for them."""
+    body = json.dumps({"sentences": [SENTENCES[1]] * 200}).encode()
+    with serving(models["pos"], "--timeout", "1") as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.setblocking(False)
+            sent, t = 0, time.monotonic()
+            while time.monotonic() - t < 8:
+                try:
+                    sent += s.send(_http("POST", "/tag", body))
+                except BlockingIOError:
+                    time.sleep(0.05)
+                except OSError:  # reset: the server cut the connection
+                    break
+                assert server.tag(_GOOD)["labels"]  # others are served meanwhile
+            assert time.monotonic() - t < 8, "the connection was never cut"
+        assert server.stop() == 0
