@@ -33,7 +33,8 @@ from cseq.conll import (
 )
 from cseq.exceptions import InputError
 
-__all__ = ["Item", "Reader", "open_reader", "write_items", "OUTPUT_FORMATS"]
+__all__ = ["Item", "Reader", "open_reader", "write_items", "json_record", "nbest_record",
+           "OUTPUT_FORMATS"]
 
 #: Output formats of ``cseq tag``.
 OUTPUT_FORMATS: tuple[str, ...] = ("conll", "conllu", "text", "jsonl")
@@ -238,19 +239,7 @@ def format_item(item: Item, labels: list[str] | None, conf: Any,
     if fmt == "text":
         return " ".join(f"{t}/{lab}" for t, lab in zip(tokens, labels)) + "\n"
     if fmt == "jsonl":
-        record: dict[str, Any] = {"tokens": tokens, "labels": labels}
-        if conf is not None:
-            record["confidence"] = [round(float(c), 4) for c in conf]
-        if tagged is not None:
-            lp = float(tagged.log_prob)  # -inf (JSON has none) when it underflows
-            record["log_prob"] = round(lp, 6) if math.isfinite(lp) else None
-            record["entropy"] = round(float(tagged.entropy), 6)
-            if tagged.spans is not None:
-                record["spans"] = [{"type": typ, "start": i, "end": j,
-                                    "text": " ".join(tokens[i:j]),
-                                    "probability": round(float(p), 4)}
-                                   for typ, i, j, p in tagged.spans]
-        return json.dumps(record, ensure_ascii=False) + "\n"
+        return json.dumps(json_record(tokens, labels, conf, tagged), ensure_ascii=False) + "\n"
     # CoNLL-U: the prediction replaces the label column of each word line.
     block = item.raw
     assert isinstance(block, ConlluBlock) and isinstance(label_column, str)
@@ -261,6 +250,42 @@ def format_item(item: Item, labels: list[str] | None, conf: Any,
         fields[k] = lab
         lines[pos] = "\t".join(fields)
     return "\n".join(lines) + "\n\n"
+
+
+def json_record(tokens: list[str], labels: list[str], conf: Any = None,
+                tagged: Any = None) -> dict[str, Any]:
+    """One tagged sentence as JSON lines and ``cseq serve`` give it.
+
+    ``conf`` is None or the confidences of the labels; ``tagged`` None or a
+    :class:`cseq.probability.Tagged`, whose log-probability, entropy and spans
+    (their ``text`` from ``tokens``) are added.
+    """
+    record: dict[str, Any] = {"tokens": tokens, "labels": labels}
+    if conf is not None:
+        record["confidence"] = [round(float(c), 4) for c in conf]
+    if tagged is not None:
+        lp = float(tagged.log_prob)  # -inf (JSON has none) when it underflows
+        record["log_prob"] = round(lp, 6) if math.isfinite(lp) else None
+        record["entropy"] = round(float(tagged.entropy), 6)
+        if tagged.spans is not None:
+            record["spans"] = [{"type": typ, "start": i, "end": j,
+                                "text": " ".join(tokens[i:j]),
+                                "probability": round(float(p), 4)}
+                               for typ, i, j, p in tagged.spans]
+    return record
+
+
+def nbest_record(tokens: list[str], found: Any) -> dict[str, Any]:
+    """The n-best labelings of one sentence (a :class:`cseq.decoding.NBest`) as JSON
+    lines and ``cseq serve`` give them: the best ``labels`` and the ``nbest`` list of
+    ``{labels, score, log_prob}`` (``log_prob`` for probabilistic models)."""
+    nbest = []
+    for i, p in enumerate(found.labels):
+        entry = {"labels": p, "score": round(float(found.scores[i]), 6)}
+        if found.log_probs is not None:
+            entry["log_prob"] = round(float(found.log_probs[i]), 6)
+        nbest.append(entry)
+    return {"tokens": tokens, "labels": found.labels[0], "nbest": nbest}
 
 
 def check_labels(labels: list[str], fmt: str) -> None:

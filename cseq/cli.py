@@ -1,4 +1,4 @@
-"""The ``cseq`` command line: train, tag, eval, info and demo.
+"""The ``cseq`` command line: train, tag, serve, eval, info and demo.
 
 Built on the public Python API (estimators, templates, readers, metrics) and
 the streaming readers and writers of :mod:`cseq._streams`.  Every command has
@@ -233,12 +233,18 @@ def _read_labeled(path: str, args: argparse.Namespace) -> tuple[list[Any], list[
     return X, y, fmt
 
 
+def _model_columns(est: Any) -> tuple[int | None, int]:
+    """Columns per token the model was trained on (None when its file does not
+    say, or for feature lists) and the fewest its templates read."""
+    featurizer = est.featurizer_
+    templates = getattr(featurizer, "templates", None)
+    return (getattr(featurizer, "n_columns_", None),
+            templates.n_columns if templates is not None else 1)
+
+
 def _check_columns(est: Any, width: int, where: str, fmt: str, labeled_flag: bool) -> None:
     """Refuse input whose number of columns is not what the model was trained on."""
-    featurizer = est.featurizer_
-    trained = getattr(featurizer, "n_columns_", None)
-    templates = getattr(featurizer, "templates", None)
-    need = templates.n_columns if templates is not None else 1
+    trained, need = _model_columns(est)
     fix = ("--columns" if fmt != "conllu" else
            "--columns (CoNLL-U column names, e.g. form,upos)")
     if trained is not None and width == trained + 1 and fmt == "conll" and not labeled_flag:
@@ -544,6 +550,18 @@ def _load(path: str) -> Any:
     return est
 
 
+def _check_tag_options(est: Any, marginals: bool, nbest: int | None, prefix: str) -> None:
+    """Refuse tagging options the model cannot honour or that do not combine
+    (``cseq tag`` and ``cseq serve``; ``prefix`` is how the options are spelled,
+    ``--`` on the command line)."""
+    if marginals and getattr(est, "_probabilities", None) is None:
+        raise InputError(f"{type(est).__name__} models give no marginals; use a CRF, an HMM "
+                         "or a MEMM")
+    if nbest is not None and marginals:
+        raise InputError(f"{prefix}nbest and {prefix}marginals do not combine: {prefix}nbest "
+                         "gives each labeling's log-probability")
+
+
 def _cmd_tag(args: argparse.Namespace) -> int:
     from cseq._streams import check_labels, open_output, open_reader
     if args.output is not None:
@@ -552,12 +570,7 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
         templates.n_columns if templates is not None else None)
-    if args.marginals and getattr(est, "_probabilities", None) is None:
-        raise CSeqError(f"{type(est).__name__} models give no marginals; use a CRF, an HMM "
-                        "or a MEMM")
-    if args.nbest is not None and args.marginals:
-        raise InputError("--nbest and --marginals do not combine: --nbest with "
-                         "--output-format jsonl gives each labeling's log-probability")
+    _check_tag_options(est, args.marginals, args.nbest, "--")
     with open_reader(args.input, args.format, sep=args.sep, n_columns=n_cols,
                      allow_text=not args.labeled) as reader:
         fmt_in = reader.format
@@ -638,7 +651,7 @@ def _write_nbest(out: IO[str], items: list[Any], found: list[Any], fmt: str, k: 
     """Write a batch's n-best lists (the formats are in ``cseq tag --help``)."""
     import json
 
-    from cseq._streams import format_item
+    from cseq._streams import format_item, nbest_record
     parts = []
     results = iter(found)
     for item in items:
@@ -656,20 +669,25 @@ def _write_nbest(out: IO[str], items: list[Any], found: list[Any], fmt: str, k: 
             parts.append("".join(" ".join(f"{w}/{lab}" for w, lab in zip(tokens, p)) + "\n"
                                  for p in r.labels) + "\n")
         else:
-            nbest = []
-            for i, p in enumerate(r.labels):
-                entry = {"labels": p, "score": round(float(r.scores[i]), 6)}
-                if r.log_probs is not None:
-                    entry["log_prob"] = round(float(r.log_probs[i]), 6)
-                nbest.append(entry)
-            record = {"tokens": [row[0] for row in shown], "labels": r.labels[0],
-                      "nbest": nbest}
+            record = nbest_record([row[0] for row in shown], r)
             parts.append(json.dumps(record, ensure_ascii=False) + "\n")
     out.write("".join(parts))
 
 
 def _name(path: str) -> str:
     return "<stdin>" if path == "-" else path
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from cseq.serve import serve
+    if args.port > 65535:
+        raise InputError(f"--port must be at most 65535, got {args.port}")
+    if not 0 < args.timeout < 1e6:  # also NaN and inf, which no timer takes
+        raise InputError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    return serve(args.model, args.host, args.port, max_bytes=args.max_bytes,
+                 max_queue=args.max_queue, max_connections=args.max_connections,
+                 workers=args.workers, max_batch_tokens=args.max_batch_tokens,
+                 timeout=args.timeout)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -973,6 +991,34 @@ def _parser() -> argparse.ArgumentParser:
     _cluster_options(g, "tag")
     reading(g, text=True, labeled=True)
     g.set_defaults(func=_cmd_tag)
+
+    v = sub.add_parser(
+        "serve", help="a tagging service over HTTP (JSON in and out)",
+        description="Serve a model over HTTP/1.1: POST /tag with {\"tokens\": [...]} or "
+        "{\"sentences\": [[...], ...]} and the options of cseq tag (\"marginals\", "
+        "\"nbest\", \"constraints\"); GET /health; POST /reload (or SIGHUP) loads MODEL "
+        "again and swaps it in whole. SIGTERM or Ctrl-C answers the requests in flight, "
+        "then exits 0. The first line on standard output gives the address (--port 0: a "
+        "free port). See docs/production.md.")
+    v.add_argument("model")
+    v.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    v.add_argument("--port", type=_int_at_least(0), default=8080,
+                   help="port (default 8080; 0: a free port, printed)")
+    v.add_argument("--max-bytes", type=_int_at_least(1), default=1 << 20,
+                   help="largest request body (default 1048576): larger gets 413")
+    v.add_argument("--max-queue", type=_int_at_least(1), default=256,
+                   help="requests queued or being tagged (default 256): more get 503 at once")
+    v.add_argument("--max-connections", type=_int_at_least(1), default=512,
+                   help="open connections (default 512): more get 503 and are closed")
+    v.add_argument("--workers", type=_int_at_least(1), default=1,
+                   help="tagging threads (default 1: with the GIL, more rarely helps)")
+    v.add_argument("--max-batch-tokens", type=_int_at_least(1), default=1000,
+                   help="tokens of queued requests tagged in one call (default 1000)")
+    v.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds a client has to send a request, and that an idle "
+                   "kept-alive connection stays open (default 30)")
+    v.set_defaults(func=_cmd_serve)
 
     e = sub.add_parser("eval", help="score a model on a labeled file",
                        description="Score a model. BIO-labeled files report span F1 first.")
