@@ -9,6 +9,9 @@ format) and differs only in how it sets the parameters of its
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import math
 import os
 import threading
@@ -30,7 +33,8 @@ from cseq import explain as _explain
 from cseq import probability as _probability
 from cseq.explain import Explanation
 from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
-                             ModelFormatError, NotFittedError, TrainingInterrupted)
+                             InputTypeError, ModelFormatError, NotFittedError,
+                             TrainingInterrupted)
 from cseq.metrics import chunk_f1, detect_scheme
 from cseq.fitted import Fitted
 from cseq.features import (
@@ -44,8 +48,8 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, loads, write_atomic
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_number", "plain_params",
-           "MAX_ITER_REASON", "MAX_REGULARIZATION"]
+__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
+           "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
 #: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
@@ -121,6 +125,69 @@ def plain_params(params: dict[str, Any]) -> dict[str, Any]:
     equals, the value training used).
     """
     return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
+
+
+#: sklearn-crfsuite's parameter names that cseq spells otherwise, and what to
+#: write instead (None: cseq has no such option because it always does it).
+#: The most common stumbling block of people porting from it (issue 30).
+_SKLEARN_CRFSUITE_NAMES: dict[str, str | None] = {
+    "max_iterations": "max_iter",
+    "all_possible_states": "all_states",
+    "all_possible_transitions": None,
+    "delta": "tol",
+}
+
+
+def _param_hint(name: str, known: Sequence[str]) -> str:
+    """What to say after "no parameter ``name``": the nearest known name, or the list.
+
+    sklearn-crfsuite's spellings get their cseq equivalent (when ``known``
+    has it) and a pointer to :mod:`cseq.compat.sklearn_crfsuite`; any other
+    name gets its closest match (:func:`difflib.get_close_matches`).
+    """
+    if name in _SKLEARN_CRFSUITE_NAMES:
+        target = _SKLEARN_CRFSUITE_NAMES[name]
+        compat = ("or use cseq.compat.sklearn_crfsuite.CRF, which takes sklearn-crfsuite's "
+                  "parameters as they are")
+        if target is None:
+            return f": cseq always learns every transition, so leave {name} out ({compat})"
+        if target in known:
+            return (f"; did you mean {target!r}? (cseq's name for sklearn-crfsuite's {name}; "
+                    f"{compat})")
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; the parameters are {', '.join(known)}"
+
+
+def check_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` (an estimator's ``__init__``), refusing an unknown keyword with a hint.
+
+    Python's own error for ``CRF(max_iterations=100)`` is a bare TypeError;
+    this one is an :class:`~cseq.exceptions.InputTypeError` (still a
+    TypeError) naming the nearest parameter (:func:`_param_hint`).
+    ``functools.wraps`` keeps the signature visible to :func:`inspect.signature`
+    (scikit-learn's ``clone`` and parameter listing read it).  An ``init``
+    that takes ``**kwargs`` is returned as it is.
+    """
+    params = inspect.signature(init).parameters.values()
+    if getattr(init, "_checks_keywords", False) or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return init
+    known = [p.name for p in params if p.name != "self" and p.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    accepted = frozenset(known)
+
+    @functools.wraps(init)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        for name in kwargs:
+            if name not in accepted:
+                raise InputTypeError(f"{type(self).__name__}() got an unexpected keyword "
+                                     f"argument {name!r}{_param_hint(name, known)}")
+        init(self, *args, **kwargs)
+
+    checked._checks_keywords = True  # type: ignore[attr-defined]
+    return checked
 
 
 class EarlyStopping:
@@ -206,6 +273,13 @@ class ChainEstimator:
     #: The fitted state (:class:`cseq.fitted.Fitted`), replaced whole, never
     #: mutated; None until the first fit starts.
     _fitted: Fitted | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every learner's constructor names the nearest parameter for an
+        # unknown keyword (check_keywords), without each learner asking.
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = check_keywords(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     # -- the fitted state (cseq.fitted) -------------------------------------
     @property
@@ -307,13 +381,14 @@ class ChainEstimator:
     def set_params(self, **params: Any) -> Self:
         """Set hyperparameters, ``features__<name>`` for the featurizer's; returns self.
 
-        Unknown names raise InputError.
+        Unknown names raise InputError naming the nearest parameter.
         """
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             name, nest, sub = key.partition("__")
             if name not in self._param_names:
-                raise InputError(f"{type(self).__name__} has no parameter {name!r}")
+                raise InputError(f"{type(self).__name__} has no parameter {name!r}"
+                                 f"{_param_hint(name, self._param_names)}")
             if nest:
                 nested.setdefault(name, {})[sub] = value
             else:

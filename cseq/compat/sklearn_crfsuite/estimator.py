@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import cseq
-from cseq.base import ChainEstimator, check_number
+from cseq.base import ChainEstimator, check_keywords, check_number
 from cseq.compat.crfsuite_items import convert
 from cseq.exceptions import ConvergenceWarning, InputError
 
@@ -226,6 +226,7 @@ class CRF:
     (['DET', 'NOUN'], ['w:a', 'w:cat', 'w:dog', 'w:the'])
     """
 
+    @check_keywords  # an unknown keyword names the nearest parameter, as cseq's own learners do
     def __init__(self, algorithm: str | None = None, min_freq: float | None = None,
                  all_possible_states: bool | None = None,
                  all_possible_transitions: bool | None = None, c1: float | None = None,
