@@ -27,7 +27,7 @@ from cseq.exceptions import CSeqError, InputError
 from cseq.model import LinearChain
 
 __all__ = ["FeatureContribution", "TokenExplanation", "Explanation", "explain",
-           "max_marginals", "top_features", "transition_table"]
+           "feature_names", "max_marginals", "top_features", "transition_table"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class FeatureContribution:
     """One feature of a token and what it adds to the score of the token's label."""
 
     name: str
-    """The attribute's readable name (for templates: the template and the cells it read)."""
+    """What the attribute tests (:func:`feature_names`; for templates the template and the values it read)."""
     value: float
     """The feature's value in this token (1.0 for a string feature)."""
     weight: float
@@ -135,10 +135,22 @@ def _weight_lookup(model: LinearChain, attr: int, label: int) -> float:
     return float(model.state_weights[lo + hits[0]]) if len(hits) else 0.0
 
 
-def _names(featurizer: Any) -> list[str] | None:
+def feature_names(featurizer: Any) -> list[str] | None:
+    """What each attribute id of a fitted featurizer tests, for people; None if unnamed.
+
+    The one naming used by :func:`explain`, :func:`top_features`, ``cseq
+    info`` and the HTML report: a featurizer's ``feature_names()`` when it
+    has one (templates: ``%x[-1,0:lower]=the``, not the attribute string
+    ``U01:the``), else its ``attribute_names()`` (feature lists and dicts:
+    the feature strings, already readable).
+    """
+    names = getattr(featurizer, "feature_names", None) or getattr(
+        featurizer, "attribute_names", None)
+    if names is None:
+        return None
     try:
-        return list(featurizer.attribute_names())
-    except (CSeqError, AttributeError):
+        return list(names())
+    except CSeqError:
         return None
 
 
@@ -183,7 +195,7 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
     tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
     path, best = viterbi(em, tr, st, en, transitions2=t2)
     mm = max_marginals(em, tr, st, en, t2)
-    names = _names(fitted.featurizer)
+    names = feature_names(fitted.featurizer)
     classes = fitted.classes
     L = model.n_labels
     tokens = []
@@ -211,9 +223,10 @@ def top_features(est: Any, label: str | None = None,
                  k: int = 20) -> list[tuple[str, float]] | dict[str, list[tuple[str, float]]]:
     """The ``k`` largest state weights of ``label`` as ``(attribute name, weight)`` pairs.
 
-    With ``label=None``, a dict from every label to its list.  Names are
-    readable for template featurizers (the template and the cells it read),
-    the feature strings for feature lists, ``"hash[i]"`` in hashing mode.
+    With ``label=None``, a dict from every label to its list.  Names come
+    from :func:`feature_names`: for template featurizers the template and the
+    values it read (``%x[-1,0:lower]=the``), the feature strings for feature
+    lists, ``"hash[i]"`` in hashing mode.
 
     Raises
     ------
@@ -227,7 +240,7 @@ def top_features(est: Any, label: str | None = None,
     classes = [str(c) for c in fitted.classes]
     if label is not None and label not in classes:
         raise InputError(f"unknown label {label!r}; the model's labels are {classes}")
-    names = _names(fitted.featurizer)
+    names = feature_names(fitted.featurizer)
     w, lab = model.state_weights, model.attr_labels
     attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
 

@@ -178,6 +178,9 @@ _MACRO = re.compile(
     r"%x\[\s*([+-]?\d+)\s*,\s*(\d+)\s*(?::\s*([A-Za-z_][A-Za-z0-9_]*)\s*)?\]"
 )
 
+#: The identifier that opens a ``U`` line (``U05:``), as CRF++ writes them.
+_TEMPLATE_ID = re.compile(r"U[^:%]*:")
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -216,6 +219,24 @@ class Template:
             out.append(v)
             out.append(p)
         return "".join(out)
+
+    def describe(self, values: Sequence[str]) -> str:
+        """What the attribute with these cell values tests, for people.
+
+        The template's text without its ``U05:`` identifier (which says
+        nothing), ``=``, and the values it read with the literal text between
+        them: ``%x[-1,0:lower]/%x[0,0:lower]=of/the`` where :meth:`render`
+        gives ``U06:of/the``.  A template without macros (a bias) is its text.
+        """
+        ident = _TEMPLATE_ID.match(self.source)
+        body = self.source[ident.end() if ident else 1:]
+        if not self.cells:
+            return body or self.source
+        out = [values[0]]
+        for p, v in zip(self.parts[1:-1], values[1:]):
+            out.append(p)
+            out.append(v)
+        return f"{body}={''.join(out)}"
 
     @property
     def skeleton(self) -> str:
@@ -866,7 +887,7 @@ class TemplateFeaturizer:
         self._name_cells = None  # int32, the cells of each attribute, concatenated
         self._name_strings = None  # list of str the cells index (see _strings)
         self._name_blob = None  # or those strings as stored in a file: (UTF-8 blob, offsets)
-        self._names = None  # cached attribute_names()
+        self._names = None  # cached names: {Template method: list} (_render_names)
         self._tags: TagDictionary | None = None  # the classes of ``tags`` cells, once fitted
         self.n_columns_: int | None = None  # columns per token in training, once fitted
 
@@ -1455,15 +1476,32 @@ class TemplateFeaturizer:
         return self.templates.bigram
 
     def attribute_names(self) -> list[str]:
-        """Readable name of each attribute id, e.g. ``"U05:of/the"``.
+        """The attribute string of each attribute id, as CRF++ builds it: ``"U05:of/the"``.
 
-        In hashing mode a bucket cannot be named by the features that fall in
-        it; the names are ``"hash[<id>]"``.
+        The identity of an attribute (what ``GreedyTagger(tag_dict="U05:")``
+        matches, what CRF++ model files list); :meth:`feature_names` says what
+        it tests.  In hashing mode a bucket cannot be named by the features
+        that fall in it; the names are ``"hash[<id>]"``.
         """
+        return self._render_names("render")
+
+    def feature_names(self) -> list[str]:
+        """What each attribute id tests, e.g. ``"%x[-1,0:lower]/%x[0,0:lower]=of/the"``.
+
+        The names :func:`cseq.explain.feature_names` gives ``explain``,
+        ``top_features``, ``cseq info`` and the report (see
+        :meth:`Template.describe`); ``"hash[<id>]"`` in hashing mode.
+        """
+        return self._render_names("describe")
+
+    def _render_names(self, how: str) -> list[str]:
+        """Each attribute's name by the Template method ``how`` (``render``, ``describe``)
+        from the strings it read; cached until the attributes change."""
         if self.n_buckets is not None:
             return [f"hash[{i}]" for i in range(self.n_buckets)]
         self._check_fitted()
-        if self._names is None:
+        cached = self._names or {}
+        if how not in cached:
             tpl = self.templates.templates
             strings = self._strings()
             cells = self._name_cells.tolist()
@@ -1472,10 +1510,11 @@ class TemplateFeaturizer:
             for t in self._name_template.tolist():
                 tt = tpl[t]
                 m = len(tt.cells)
-                names.append(tt.render([strings[c] for c in cells[k : k + m]]))
+                names.append(getattr(tt, how)([strings[c] for c in cells[k : k + m]]))
                 k += m
-            self._names = names
-        return list(self._names)
+            # A new dict, never one a copy of this featurizer may share.
+            self._names = cached = {**cached, how: names}
+        return list(cached[how])
 
     def keep_attributes(self, kept: np.ndarray) -> bool:
         """Keep only the attribute ids ``kept`` (ascending), renumbered ``0 .. len(kept) - 1``.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import json
 import pickle
 import re
@@ -260,6 +261,54 @@ def test_get_params_set_params(cls, expected):
     assert type(est).__name__ in repr(est) and "max_iter=3" in repr(est)
     with pytest.raises(TypeError):
         cls(1.0)  # keyword-only
+
+
+@pytest.mark.parametrize("cls", sorted(serialize.ESTIMATORS.values(), key=lambda c: c.__name__))
+def test_unknown_keyword_names_the_nearest_parameter(cls):
+    """Issue 30, item 4: every learner's constructor (wrapped once, in
+    ChainEstimator.__init_subclass__) and set_params suggest the nearest name."""
+    name = cls._param_names[-1]
+    typo = name[:-1] + ("x" if name[-1] != "x" else "y")
+    with pytest.raises(InputTypeError, match=f"{cls.__name__}.*{typo!r}.*did you mean {name!r}"):
+        cls(**{typo: 1})
+    with pytest.raises(InputError, match=f"{typo!r}.*did you mean {name!r}"):
+        cls().set_params(**{typo: 1})
+    with pytest.raises(InputTypeError, match="the parameters are"):
+        cls(zzzzzz=1)
+    # the wrapper keeps what scikit-learn reads
+    assert list(inspect.signature(cls).parameters) == list(cls._param_names)
+    assert cls.__init__.__name__ == "__init__" and cls.__init__.__doc__ == cls.__init__.__wrapped__.__doc__
+
+
+@pytest.mark.parametrize("kwargs, hint", [
+    ({"max_iterations": 100}, r"did you mean 'max_iter'\? \(cseq's name for sklearn-crfsuite's"),
+    ({"all_possible_states": True}, "did you mean 'all_states'"),
+    ({"all_possible_transitions": True}, "cseq always learns every transition"),
+])
+def test_sklearn_crfsuite_spellings_get_cseqs_name(kwargs, hint):
+    with pytest.raises(InputTypeError, match=hint) as info:
+        cseq.CRF(c1=0.1, c2=0.1, **kwargs)
+    assert "cseq.compat.sklearn_crfsuite" in str(info.value)
+    assert isinstance(info.value, TypeError)  # existing ``except TypeError`` still works
+    with pytest.raises(InputError, match=hint):
+        cseq.CRF().set_params(**kwargs)
+
+
+def test_compat_crf_names_the_nearest_sklearn_crfsuite_parameter():
+    from cseq.compat.sklearn_crfsuite import CRF
+    with pytest.raises(InputTypeError, match="did you mean 'max_iterations'"):
+        CRF(max_iter=100)
+
+
+def test_a_user_subclass_keeps_the_keyword_check_and_its_own_signature():
+    class Mine(cseq.CRF):
+        def __init__(self, *, extra: int = 0, **kwargs):
+            super().__init__(**kwargs)
+            self.extra = extra
+
+    with pytest.raises(InputTypeError, match="did you mean 'max_iter'"):
+        Mine(max_iterations=3)
+    assert Mine(extra=1, max_iter=3).max_iter == 3
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

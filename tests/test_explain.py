@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -122,13 +123,14 @@ def test_explain_lists_the_top_k_features_and_readable_template_names():
     assert ex.labels == ["DET", "NOUN", "VERB", "PUNCT"]
     assert all(len(t.features) == 3 for t in ex.tokens)
     names = [f.name for t in ex.tokens for f in t.features]
-    names_all = est.featurizer_.attribute_names()
+    names_all = est.featurizer_.feature_names()
     assert all(n in names_all for n in names)
-    # readable: the words the templates read appear in the names, not ids (the
-    # perceptron drops attributes whose weights are all zero, so look at all tokens)
+    # readable: the template's text and the words it read, not the attribute ids
+    # (the perceptron drops attributes whose weights are all zero, so look at all tokens)
     every = [f.name for t in est.explain(["The", "dog", "sat", "."], k=100).tokens
              for f in t.features]
-    assert any("dog" in n for n in every) and all(":" in n for n in every)
+    assert "%x[1,0:lower]=dog" in every and "%x[0,0:lower]/%x[1,0:lower]=the/dog" in every
+    assert not any(re.match(r"U\d+:", n) for n in every)
     assert est.explain([], k=3).tokens == []
 
 
