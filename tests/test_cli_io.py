@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import stat
 import subprocess
@@ -410,6 +411,11 @@ def test_info_names_the_learner(chunk_model):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("learner: perceptron (StructuredPerceptron)")
     assert "max_iter=3" in r.stdout and "input columns: 2" in r.stdout
+    # Issue 30, item 4: features read as what they test (template text = value),
+    # not as attribute ids such as U05:the.
+    top = [line for line in r.stdout.splitlines() if line.startswith("top features for")]
+    assert top and all("%x[" in line and "=" in line for line in top)
+    assert not re.search(r"\bU\d+:", "\n".join(top))
 
 
 # ---------------------------------------------------------------------------

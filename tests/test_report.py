@@ -98,6 +98,18 @@ def test_report_has_every_section_and_needs_nothing_else(est):
     assert f"{100 * f1:.2f}%" in summary
 
 
+def test_report_names_template_features_by_what_they_test():
+    """Issue 30, item 4: the features table reads ``%x[0,0]=Rome``, not ``U00:Rome``."""
+    words = [[t[0][2:] for t in x] for x in X]
+    est = cseq.StructuredPerceptron(max_iter=3, random_state=0, features=cseq.TemplateFeaturizer(
+        "U00:%x[0,0]\nU01:%x[-1,0]")).fit(words, Y)
+    text = report.report_html(est, words, GOLD)
+    features = text[text.index('<section id="features"'):]
+    features = features[:features.index("</section>")]
+    assert '<td class="l">%x[0,0]=Rome</td>' in features
+    assert not re.search(r"<td[^>]*>U0[01]:", features)
+
+
 def test_report_on_token_labels_and_without_history(tmp_path):
     Xp = [["the", "dog", "barks"], ["a", "cat", "sleeps"]]
     yp = [["DET", "NOUN", "VERB"], ["DET", "NOUN", "VERB"]]
