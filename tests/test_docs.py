@@ -100,11 +100,15 @@ DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templat
                    "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
-                   "cseq.compat.sklearn_crfsuite.metrics"]
+                   "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk"]
+#: Modules that need an optional extra: their examples skip without it.
+OPTIONAL = {"cseq.compat.nltk": "nltk"}
 
 
 @pytest.mark.parametrize("name", DOCTEST_MODULES)
 def test_docstring_examples(name, tmp_path, monkeypatch):
+    if name in OPTIONAL:
+        pytest.importorskip(OPTIONAL[name])
     monkeypatch.chdir(tmp_path)
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
