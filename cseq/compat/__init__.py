@@ -6,6 +6,13 @@ means changing an import:
 
 - :mod:`cseq.compat.sklearn_crfsuite`: sklearn-crfsuite's ``CRF`` and its
   ``metrics`` (docs/migrating.md).
+- :mod:`cseq.compat.nltk`: an NLTK ``TaggerI`` over a cseq model (needs the
+  ``nltk`` extra).
+- :mod:`cseq.compat.spacy`: the spaCy pipeline component ``"cseq"`` (needs
+  the ``spacy`` extra; registered by an entry point).
+
+Neither NLTK nor spaCy is imported by ``import cseq``; :mod:`cseq.compat._tagger`
+holds what those two adapters share.
 
 :mod:`cseq.compat.crfsuite_items` reads python-crfsuite's per-token feature
 formats, which every CRFsuite-style layer shares.
