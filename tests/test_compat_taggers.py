@@ -49,8 +49,8 @@ def _fit(y, **kw):
 def models(tmp_path_factory):
     """Paths of three saved models: entities (BIO), UPOS tags, entities in BIOES."""
     d = tmp_path_factory.mktemp("models")
-    bioes = [[{"B-PER": "B-PER", "I-PER": "E-PER"}.get(l, l) for l in s] for s in NER]
-    bioes[1][0] = bioes[2][0] = "S-PER"
+    bioes = [[{"I-PER": "E-PER"}.get(lab, lab) for lab in s] for s in NER]
+    bioes[1][0] = bioes[2][0] = bioes[3][0] = "S-PER"
     bioes[0][4] = bioes[2][2] = "S-LOC"
     bioes[1][3] = bioes[3][4] = "E-LOC"
     paths = {}
