@@ -38,7 +38,7 @@ from cseq.features import (
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
-from cseq.serialize import dumps, loads, save
+from cseq.serialize import dumps, header_field, loads, save
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
 
@@ -886,8 +886,14 @@ class ChainEstimator:
                 or not all(isinstance(c, str) for c in labels) or len(set(labels)) != len(labels)):
             raise ModelFormatError("model header has bad labels")
         training = header.get("training")
-        if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
-            raise ModelFormatError("model header has bad training information")
+        if not isinstance(training, dict):
+            raise ModelFormatError("model header field training is not an object")
+        n_iter = header_field(training, "n_iter", "training", int)
+        best = header_field(training, "best_iteration", "training", int, 1, default=None)
+        stop = training.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise ModelFormatError("model header field training.stop_reason is not a string")
+        history = _checked_history(training.get("history", []))
         featurizer = featurizer_from_state(header.get("featurizer"), _sub(arrays, "featurizer/"))
         order = header.get("order", 1)
         if type(order) is not int or order not in (1, 2):
@@ -900,19 +906,36 @@ class ChainEstimator:
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
         est.featurizer_, est.classes_, est.model_ = featurizer, labels, model
-        est.n_iter_ = training["n_iter"]
-        best = training.get("best_iteration")
-        if best is not None and type(best) is not int:
-            raise ModelFormatError("model header has bad training information")
-        est.best_iteration_ = best
-        if "stop_reason" in training:
-            if not isinstance(training["stop_reason"], str):
-                raise ModelFormatError("model header has bad training information")
-            est.stop_reason_ = training["stop_reason"]
-        history = training.get("history", [])
-        est.history_ = history if isinstance(history, list) else []
+        est.n_iter_, est.best_iteration_, est.stop_reason_, est.history_ = (n_iter, best, stop,
+                                                                            history)
         est._restore_training(training)
         return est
+
+
+#: The numbers the learners record in ``history_`` (what the report plots).
+_HISTORY_NUMBERS = ("loss", "errors", "error_rate", "hinge", "violations", "dev_accuracy",
+                    "dev_f1")
+
+
+def _checked_history(history: Any) -> list[dict]:
+    """``training.history`` of a model header, checked as the records ``_report`` makes.
+
+    A list of objects, each with an ``iteration`` (an int >= 1) and, where
+    present, the numbers of :data:`_HISTORY_NUMBERS` finite: what saving,
+    pickling and the report read back.  Other keys are kept as they are
+    (new optional keys do not change the format).  ModelFormatError naming
+    the record otherwise.
+    """
+    if not isinstance(history, list):
+        raise ModelFormatError("model header field training.history is not a list")
+    for i, record in enumerate(history):
+        where = f"training.history[{i}]"
+        if not isinstance(record, dict):
+            raise ModelFormatError(f"model header field {where} is not an object")
+        header_field(record, "iteration", where, int, 1)
+        for key in _HISTORY_NUMBERS:
+            header_field(record, key, where, float, -math.inf, math.inf, default=None)
+    return history
 
 
 def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

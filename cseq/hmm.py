@@ -15,6 +15,7 @@ posterior marginals, and the model file is the one every learner writes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
-from cseq.serialize import register_estimator
+from cseq.serialize import header_field, register_estimator
 
 __all__ = ["HMM", "WordLexicon", "suffix_probabilities"]
 
@@ -457,7 +458,4 @@ class HMM(ChainEstimator):
         return {"theta": self.theta_}
 
     def _restore_training(self, training: dict) -> None:
-        theta = training.get("theta")
-        if not isinstance(theta, (int, float)) or isinstance(theta, bool) or not theta >= 0:
-            raise ModelFormatError("model header has bad training information")
-        self.theta_ = float(theta)
+        self.theta_ = header_field(training, "theta", "training", float, 0.0, math.inf)
