@@ -25,6 +25,7 @@ prints the number of inputs tried and every crash (with its shrunk input).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import io
@@ -209,7 +210,8 @@ def check_loads(data: bytes, report: bool = False) -> None:
         COUNTS[f"load: {type(exc).__name__}"] += 1
         return
     COUNTS["load: ok"] += 1
-    with warnings.catch_warnings():  # quick refits stop at max_iter
+    # Quick refits stop at max_iter; a header may say verbose=True.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore", cseq.ConvergenceWarning)
         use_model(est, report)
 
