@@ -153,6 +153,16 @@ class _Figures:
         return text
 
 
+#: Longest label drawn on a figure's axis; the tables show every label in full.
+_TICK_CHARS = 40
+
+
+def _ticks(names: list[str]) -> list[str]:
+    """Label names as a figure's tick labels, each cut to ``_TICK_CHARS``: a longer one
+    would squeeze the plot to nothing (matplotlib then warns and drops the layout)."""
+    return [n if len(n) <= _TICK_CHARS else n[:_TICK_CHARS - 1] + "\u2026" for n in names]
+
+
 def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str], *,
              title: str, xlabel: str, ylabel: str, cmap: str, center: bool = False,
              annotate: np.ndarray | None = None) -> str:
@@ -165,8 +175,8 @@ def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str
         image = ax.imshow(matrix, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto")
     else:
         image = ax.imshow(matrix, cmap=cmap, vmin=0.0, aspect="auto")
-    ax.set_xticks(range(n_c), cols, rotation=90, fontsize=7)
-    ax.set_yticks(range(n_r), rows, fontsize=7)
+    ax.set_xticks(range(n_c), _ticks(cols), rotation=90, fontsize=7)
+    ax.set_yticks(range(n_r), _ticks(rows), fontsize=7)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -362,7 +372,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
         ax = fig.add_subplot()
         names = [str(r[0]) for r in rows]
         ax.barh(range(len(rows)), [per[n]["f1"] for n in per], color="C0")
-        ax.set_yticks(range(len(rows)), names, fontsize=7)
+        ax.set_yticks(range(len(rows)), _ticks(names), fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_xlabel("F1")
