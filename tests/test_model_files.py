@@ -692,3 +692,70 @@ def test_repeated_pairs_are_found_in_rows_out_of_order_too():
         chain([0, 2, 0, 2])
     with pytest.raises(ModelFormatError, match="attribute 1 and label 0"):
         chain([0, 0, 0])
+
+
+# Issue 27 item 9: the template text a header carries was parsed without a
+# cost bound (a 65 MB file took 302 s and 4.5 GB).
+
+def _with_templates(models, text: str) -> bytes:
+    """The template CRF's file with ``text`` as its templates (both copies in the header)."""
+    _, header, arrays = split_model(models["crf-templates"])
+    header["features"]["templates"] = header["featurizer"]["templates"] = text
+    return build_model(header, arrays)
+
+
+@pytest.mark.parametrize("what", ["templates", "characters"])
+def test_template_text_beyond_the_limits_is_refused_before_parsing(models, what):
+    from cseq.templates import MAX_TEMPLATE_CHARS, MAX_TEMPLATES
+    if what == "templates":  # each its own column: quadratic in the columns before
+        text = "\n".join(f"U{i}:%x[0,{i}]" for i in range(MAX_TEMPLATES + 1))
+        message = f"more than {MAX_TEMPLATES} U templates"
+    else:
+        text = "U0:%x[0,0]\n#" + "x" * MAX_TEMPLATE_CHARS
+        message = "MAX_TEMPLATE_CHARS"
+    data = _with_templates(models, text)
+    t = time.perf_counter()
+    with pytest.raises(ModelFormatError, match=message):
+        serialize.loads(data)
+    assert time.perf_counter() - t < 2.0
+    with pytest.raises(cseq.InputError, match=message):  # and a user's text likewise
+        cseq.TemplateFeaturizer(text)
+
+
+def test_templates_reading_many_columns_compile_in_linear_time():
+    # Column positions were found by list.index: 10,000 templates reading
+    # 10,000 columns took 1.9 s to compile (82x the time of 1,000), 0.1 s now.
+    def best(n):
+        text = "\n".join(f"U{i}:%x[0,{i}]" for i in range(n))
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            cseq.TemplateFeaturizer(text)
+            times.append(time.perf_counter() - t)
+        return min(times)
+    small, large = best(2000), best(10000)
+    assert large < 12 * small, (small, large)  # 5x the templates: ~5x linear, ~25x quadratic
+
+
+@pytest.mark.parametrize("shape", ["columns", "cells per line", "one long line"])
+def test_templates_at_the_limits_cost_a_bounded_multiple_of_the_file(models, shape):
+    # The documented bound (docs/reliability.md): load() allocates at most
+    # about 64 times the file's size plus a constant.  Parsing costs about the
+    # same per template and per macro at any size; these are a few times
+    # smaller than the limits, so that tracemalloc keeps the test short.
+    text = {
+        "columns": "\n".join(f"U{i}:%x[{i % 1000},{i}]" for i in range(4000)),
+        "cells per line": "\n".join("U:" + "%x[0,0]" * 14 for _ in range(2000)),
+        "one long line": "U0:" + "%x[0,0]" * 30_000,
+    }[shape]
+    data = _with_templates(models, text)
+    tracemalloc.start()
+    try:
+        try:
+            serialize.loads(data)
+        except ModelFormatError:
+            pass  # the stored attributes do not belong to these templates
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * len(data) + (16 << 20), (peak, len(data))
