@@ -48,6 +48,7 @@ import html
 import io
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -138,7 +139,11 @@ class _Figures:
         buf = io.StringIO()
         # Glyphs as paths (no font is needed to view it), a fixed hash salt and
         # no date, so the same report gives the same bytes.
-        with rc_context({"svg.fonttype": "path", "svg.hashsalt": "cseq"}):
+        with rc_context({"svg.fonttype": "path", "svg.hashsalt": "cseq"}), \
+                warnings.catch_warnings():
+            # A label in a script the font lacks (CJK in DejaVu Sans) is drawn
+            # as boxes; the tables show it as written, so no warning per glyph.
+            warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
             fig.savefig(buf, format="svg", metadata={"Date": None})
         text = buf.getvalue()
         text = text[text.index("<svg"):]
@@ -158,9 +163,11 @@ _TICK_CHARS = 40
 
 
 def _ticks(names: list[str]) -> list[str]:
-    """Label names as a figure's tick labels, each cut to ``_TICK_CHARS``: a longer one
-    would squeeze the plot to nothing (matplotlib then warns and drops the layout)."""
-    return [n if len(n) <= _TICK_CHARS else n[:_TICK_CHARS - 1] + "\u2026" for n in names]
+    """Label names as a figure's tick labels: control characters escaped (``\\x9c``),
+    each cut to ``_TICK_CHARS`` (a longer one would squeeze the plot to nothing:
+    matplotlib then warns and drops the layout)."""
+    shown = ["".join(c if c.isprintable() else repr(c)[1:-1] for c in n) for n in names]
+    return [n if len(n) <= _TICK_CHARS else n[:_TICK_CHARS - 1] + "\u2026" for n in shown]
 
 
 def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str], *,
