@@ -31,6 +31,9 @@ from cseq.serialize import header_field, register_estimator
 
 __all__ = ["HMM", "WordLexicon", "suffix_probabilities"]
 
+#: Range of ``alpha``: 5e-324 made every unseen pair's probability 0 (log -inf).
+_ALPHA_RANGE = (1e-100, 1e100)
+
 
 def _describe(obj) -> str:
     return type(obj).__name__
@@ -346,7 +349,7 @@ class HMM(ChainEstimator):
     Parameters
     ----------
     alpha : float, default 0.01
-        Add-alpha smoothing of transitions and emissions (> 0).
+        Add-alpha smoothing of transitions and emissions, in [1e-100, 1e100].
     suffix_length : int, default 10
         Longest suffix of the unknown-word model (0 ignores the spelling).
     rare_threshold : int, default 10
@@ -389,9 +392,10 @@ class HMM(ChainEstimator):
 
     def _validate_params(self) -> None:
         check_number("alpha", self.alpha, low=0.0)
-        if not self.alpha > 0:
-            raise InputError("alpha must be > 0 (add-alpha smoothing keeps every "
-                             "probability non-zero)")
+        if not _ALPHA_RANGE[0] <= self.alpha <= _ALPHA_RANGE[1]:
+            raise InputError(f"alpha must be in [1e-100, 1e100] (add-alpha smoothing keeps "
+                             f"every probability non-zero: a smaller alpha underflows them to "
+                             f"0, a larger one overflows their sums), got {self.alpha!r}")
         check_number("suffix_length", self.suffix_length, low=0, integer=True)
         check_number("rare_threshold", self.rare_threshold, low=0, integer=True)
         if self.word is not None and type(self.word) is not str:
