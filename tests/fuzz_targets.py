@@ -2,24 +2,37 @@
 
 Each target takes generated input, calls the parser, and treats any exception
 other than a cseq exception (``CSeqError``) or an ``OSError`` as a failure.
-Whatever parses must also be usable: a loaded model predicts, a read corpus
-has one label per token.
+Whatever parses must also be usable.
 
-* :func:`fuzz_model_loads` -- mutations of valid model files of every kind
-  (truncation, bit flips, byte insertion, deletion and overwriting), with the
-  SHA-256 recomputed most of the time so that the damage reaches the parser.
-* :func:`fuzz_model_header` -- edits of the JSON header (values replaced by
-  random JSON, keys deleted or added) with a recomputed checksum.
+* :func:`fuzz_model_loads` -- mutations of valid model files (truncation,
+  bit flips, byte insertion, deletion and overwriting), with the SHA-256
+  recomputed most of the time so that the damage reaches the parser.
+* :func:`fuzz_model_header` -- edits of the JSON header with a recomputed
+  checksum: a section is chosen (those read after loading most often), then a
+  value in it, replaced by type (edge numbers such as ``1e400``, ``5e-324``,
+  ``2**63``; other JSON types; a list with an element dropped or repeated; an
+  object without one of its keys), by random JSON, deleted or added to.
 * :func:`fuzz_conll` -- random text for ``read_conll`` and ``read_conllu``
   built from tabs, spaces, blank lines, ``-DOCSTART-``, ``#``, IDs, BOMs,
   CRs, NULs and invalid UTF-8, read as bytes and as text.
 
+The model files are seeded by every learner and training state
+(:data:`SEEDS`: CRF by L-BFGS, L1 and SGD, fit and ``partial_fit``, early
+stopping, order 2, ``:tags`` and hashing templates, the perceptron, SSVM,
+MEMM, HMM and greedy tagger, an unfitted estimator).  A model that loads goes
+through :func:`use_model`: predict, predict_marginals, explain and
+top_features, save and load again, pickle, partial_fit, fit again and (one in
+:data:`REPORT_EVERY`) the HTML report; each may raise a cseq exception, and
+the counts of every outcome are kept in :data:`COUNTS`.
+
 ``tests/test_fuzz.py`` runs each briefly.  For a long run::
 
-    python tests/fuzz_targets.py --minutes 10
+    nice -n 19 python tests/fuzz_targets.py --minutes 10
 
-prints the number of inputs tried and every crash (with its shrunk input).
-``CSEQ_FUZZ_EXAMPLES`` sets the examples per target for ``test_fuzz.py``.
+prints the inputs tried, every crash (with its shrunk input), the number of
+non-cseq exceptions (distinct crash sites) and the count of each outcome; a
+warning is an error there, as in the test suite.  ``CSEQ_FUZZ_EXAMPLES`` sets
+the examples per target for ``test_fuzz.py``.
 """
 
 from __future__ import annotations
@@ -463,7 +476,7 @@ def crash_sites(report: str) -> set[tuple[str, str]]:
         m = re.search(r'File "([^"]*/cseq/[^"]+)", line (\d+)', line)
         if m:
             frame = f"{m.group(1).rsplit('/', 2)[-2]}/{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"
-        m = re.match(r"^[\s|]*(\w+(?:Error|Exception|Exit|Interrupt))\b", line)
+        m = re.match(r"^[\s|]*(\w+(?:Error|Exception|Exit|Interrupt|Warning))\b", line)
         if m and "Group" not in m.group(1) and "Traceback" not in line:
             sites.add((frame, m.group(1)))
             frame = "?"
@@ -500,9 +513,10 @@ def main(argv=None) -> int:
             except Exception:  # a crash: record it and go on with the next seed
                 report = traceback.format_exc()
                 crashes.append((name, seed, report))
-                new = crash_sites(report) - sites
+                found = crash_sites(report)
+                new = found - sites
                 sites |= new
-                if new:
+                if new or not found:
                     print(f"CRASH in {name} (seed {seed}):\n{report}", flush=True)
                 else:
                     print(f"crash in {name} (seed {seed}) at a known site", flush=True)
