@@ -76,10 +76,10 @@ def _check_unique_pairs(attr_ptr: np.ndarray, attr_labels: np.ndarray, n_labels:
     n = len(attr_labels)
     if n < 2:
         return
-    within = np.ones(n - 1, dtype=bool)  # within[k]: weights k and k + 1 share an attribute
+    step = np.diff(attr_labels)  # step[k]: label of weight k + 1 less that of weight k
     starts = attr_ptr[1:-1]
-    within[starts[(starts > 0) & (starts < n)] - 1] = False
-    if (np.diff(attr_labels)[within] > 0).all():
+    step[starts[(starts > 0) & (starts < n)] - 1] = 1  # a new attribute may start anywhere
+    if (step > 0).all():
         return
     keys = np.repeat(np.arange(len(attr_ptr) - 1, dtype=np.int64), np.diff(attr_ptr)) \
         * n_labels + attr_labels
