@@ -32,7 +32,7 @@ from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelF
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, relabel
-from cseq.serialize import MAX_COUNT, header_field
+from cseq.serialize import header_field
 
 if TYPE_CHECKING:
     from typing_extensions import Self
