@@ -157,13 +157,18 @@ def header_field(section: Any, key: str, where: str, kind: type, low: float = 0,
         if default is _REQUIRED:
             raise ModelFormatError(f"model header lacks {name}")
         return default
-    value = section[key]
-    if type(value) not in ((int,) if kind is int else (int, float)) \
-            or not (low <= value <= high and math.isfinite(value)):
+    value = given = section[key]
+    if kind is float and type(value) is int:
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond float64's range
+            value = math.inf
+    if type(value) is not kind or not low <= value <= high \
+            or (kind is float and not math.isfinite(value)):
         what = "an int" if kind is int else "a finite number"
         raise ModelFormatError(f"model header field {name} must be {what} in [{low!r}, "
-                               f"{high!r}], got {value!r:.40}")
-    return kind(value)
+                               f"{high!r}], got {given!r:.40}")
+    return value
 
 
 def _read_arrays(header: dict, data: memoryview, known) -> dict[str, np.ndarray]:

@@ -588,6 +588,8 @@ ITEM7_REFUSED = {
                          "1e400 is out of float64's range"),
     "history loss=1e400": ("crf", _set(("training", "history", 0, "loss"),
                                        fuzz_targets.RAW + "1e400"), "1e400"),
+    "history loss=10**400": ("crf", _set(("training", "history", 0, "loss"), 10**400),
+                             r"training.history\[0\].loss must be a finite number"),
     "history=[1, 2]": ("crf", _set(("training", "history"), [1, 2]),
                        r"training.history\[0\] is not an object"),
     "history without iteration": ("crf", _drop_iterations,
