@@ -308,9 +308,9 @@ def _paths(obj, prefix=()):
 
 
 #: Numbers a JSON reader turns into trouble: inf by overflow, subnormals, -0,
-#: beyond int64 and float64's integers.
+#: beyond int64 and float64's integers, an int beyond float64's range.
 RAW_NUMBERS = [RAW + t for t in ("1e400", "-1e400", "5e-324", "-0.0", "1e308", "1e-300",
-                                 "NaN", "Infinity", "9007199254740993.0")]
+                                 "NaN", "Infinity", "9007199254740993.0", "1" + "0" * 400)]
 
 
 def _typed_value(draw, value):
