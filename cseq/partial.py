@@ -28,6 +28,7 @@ import numpy as np
 
 from cseq import _pack, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq.base import check_record
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain
@@ -254,6 +255,7 @@ class PartialFitMixin:
             if not (all(np.isfinite(v).all() for v in state.arrays.values())
                     and np.isfinite(model.params).all()):
                 raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
+            check_record(record, type(self).__name__)  # before the batch is committed
         except BaseException:
             if before is not None:
                 # The featurizer has grown: keep the estimator consistent with
