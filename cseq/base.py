@@ -40,7 +40,7 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, header_field, loads, save
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_number", "check_record", "MAX_ITER_REASON"]
+__all__ = ["ChainEstimator", "EarlyStopping", "check_number", "MAX_ITER_REASON"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
 #: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
@@ -68,21 +68,6 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False) ->
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
     elif not (math.isfinite(value) and value >= low):
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
-
-
-def check_record(record: dict, learner: str) -> None:
-    """ConvergenceError if a number of an iteration's record is not finite.
-
-    The record goes into ``history_`` and the model file, whose JSON holds
-    only finite numbers: an infinite loss (weights so large that their
-    squared norm overflows) would make the model unsaveable.
-    """
-    for key, value in record.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            when = (f"iteration {record['iteration']}" if "iteration" in record
-                    else "this batch")
-            raise ConvergenceError(f"{learner}: the {key} of {when} is {value} (the weights "
-                                   "became too large)")
 
 
 class EarlyStopping:
@@ -926,6 +911,21 @@ class ChainEstimator:
                                                                             history)
         est._restore_training(training)
         return est
+
+
+def check_record(record: dict, learner: str) -> None:
+    """ConvergenceError if a number of an iteration's record is not finite.
+
+    The record goes into ``history_`` and the model file, whose JSON holds
+    only finite numbers: an infinite loss (weights so large that their
+    squared norm overflows) would make the model unsaveable.
+    """
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            when = (f"iteration {record['iteration']}" if "iteration" in record
+                    else "this batch")
+            raise ConvergenceError(f"{learner}: the {key} of {when} is {value} (the weights "
+                                   "became too large)")
 
 
 #: The numbers the learners record in ``history_`` (what the report plots).
