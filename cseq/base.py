@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,9 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False) ->
     if integer:
         if not low <= value <= 2**31 - 1:
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not (math.isfinite(value) and value >= low):
+    elif not low <= value <= sys.float_info.max:
+        # A chained comparison, not math.isfinite: exact for an int of any
+        # size (math.isfinite(10**400) raises OverflowError), false for NaN.
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
 
 

@@ -609,6 +609,8 @@ ITEM7_REFUSED = {
                             "training.partial.eta0"),
     "crf-sgd without eta0": ("crf-sgd-partial", _set(("training", "partial", "eta0"), _DELETE),
                              "training.partial has or lacks eta0"),
+    # An int beyond float64 for a float hyperparameter: math.isfinite raised OverflowError.
+    "c2=10**400": ("crf", _set(("params", "c2"), 10**400), "c2 must be finite"),
     "n_iter=2**63": ("crf", _set(("training", "n_iter"), 2**63), "training.n_iter"),
     "best_iteration=0.5": ("crf-early", _set(("training", "best_iteration"), 0.5),
                            "training.best_iteration"),
