@@ -15,6 +15,7 @@ import inspect
 import math
 import os
 import threading
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -46,7 +47,7 @@ from cseq.features import (
 from cseq.model import LinearChain, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
-from cseq.serialize import dumps, loads, write_atomic
+from cseq.serialize import dumps, header_field, loads, write_atomic
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
@@ -98,7 +99,9 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False,
     if integer:
         if not low <= int(value) <= 2**31 - 1:
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not (math.isfinite(value) and float(value) >= low):
+    elif not low <= value <= sys.float_info.max:
+        # A chained comparison, not math.isfinite: exact for an int of any
+        # size (math.isfinite(10**400) raises OverflowError), false for NaN.
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
     elif high is not None and float(value) > high:
         raise InputError(f"{name} must be at most {high:g}, got {value!r}")
@@ -937,6 +940,7 @@ class ChainEstimator:
         extra = self.__dict__.pop("_dev_extra", None)
         if extra and "dev_accuracy" in record:
             record.update(extra)
+        check_record(record, type(self).__name__)
         self._snapshot = snapshot
         self.history_.append(record)
         if self.verbose:
@@ -1137,8 +1141,14 @@ class ChainEstimator:
                 or not all(isinstance(c, str) for c in labels) or len(set(labels)) != len(labels)):
             raise ModelFormatError("model header has bad labels")
         training = header.get("training")
-        if not isinstance(training, dict) or type(training.get("n_iter")) is not int:
-            raise ModelFormatError("model header has bad training information")
+        if not isinstance(training, dict):
+            raise ModelFormatError("model header field training is not an object")
+        n_iter = header_field(training, "n_iter", "training", int)
+        best = header_field(training, "best_iteration", "training", int, 1, default=None)
+        stop = training.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise ModelFormatError("model header field training.stop_reason is not a string")
+        history = _checked_history(training.get("history", []))
         featurizer = featurizer_from_state(header.get("featurizer"), _sub(arrays, "featurizer/"))
         order = header.get("order", 1)
         if type(order) is not int or order not in (1, 2):
@@ -1151,20 +1161,52 @@ class ChainEstimator:
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
         est._begin_fit(featurizer, labels)
-        est.n_iter_ = training["n_iter"]
-        best = training.get("best_iteration")
-        if best is not None and type(best) is not int:
-            raise ModelFormatError("model header has bad training information")
-        est.best_iteration_ = best
-        if "stop_reason" in training:
-            if not isinstance(training["stop_reason"], str):
-                raise ModelFormatError("model header has bad training information")
-            est.stop_reason_ = training["stop_reason"]
-        history = training.get("history", [])
-        est.history_ = history if isinstance(history, list) else []
+        est.n_iter_, est.best_iteration_, est.stop_reason_, est.history_ = (n_iter, best, stop,
+                                                                            history)
         est._restore_training(training)
         est._commit(model)
         return est
+
+
+def check_record(record: dict, learner: str) -> None:
+    """ConvergenceError if a number of an iteration's record is not finite.
+
+    The record goes into ``history_`` and the model file, whose JSON holds
+    only finite numbers: an infinite loss (weights so large that their
+    squared norm overflows) would make the model unsaveable.
+    """
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            when = (f"iteration {record['iteration']}" if "iteration" in record
+                    else "this batch")
+            raise ConvergenceError(f"{learner}: the {key} of {when} is {value} (the weights "
+                                   "became too large)")
+
+
+#: The numbers the learners record in ``history_`` (what the report plots).
+_HISTORY_NUMBERS = ("loss", "errors", "error_rate", "hinge", "violations", "dev_accuracy",
+                    "dev_f1")
+
+
+def _checked_history(history: Any) -> list[dict]:
+    """``training.history`` of a model header, checked as the records ``_report`` makes.
+
+    A list of objects, each with an ``iteration`` (an int >= 1) and, where
+    present, the numbers of :data:`_HISTORY_NUMBERS` finite: what saving,
+    pickling and the report read back.  Other keys are kept as they are
+    (new optional keys do not change the format).  ModelFormatError naming
+    the record otherwise.
+    """
+    if not isinstance(history, list):
+        raise ModelFormatError("model header field training.history is not a list")
+    for i, record in enumerate(history):
+        where = f"training.history[{i}]"
+        if not isinstance(record, dict):
+            raise ModelFormatError(f"model header field {where} is not an object")
+        header_field(record, "iteration", where, int, 1)
+        for key in _HISTORY_NUMBERS:
+            header_field(record, key, where, float, -math.inf, math.inf, default=None)
+    return history
 
 
 def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import register_estimator
+from cseq.serialize import MAX_COUNT, header_field, register_estimator
 from cseq._vectors import dot
 
 __all__ = ["CRF"]
@@ -28,6 +28,22 @@ _ETA0_CANDIDATES = (1.0, 0.3, 0.1, 0.03, 0.01)
 # 1.7e308 made t0 0).
 _SGD_RANGE = (1e-100, 1e100)
 _CALIBRATION_SEQUENCES = 1000
+
+
+def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
+                 what: str = "eta0") -> float:
+    """``t0 = 1 / (lam * eta0)`` of SGD's rate schedule ``1 / (lam * (t0 + t))``.
+
+    The first step's rate is then ``eta0``.  Raises ``error`` when ``lam *
+    eta0`` is so small that ``t0`` overflows (every rate would be 0, or the
+    division fails): the only way valid ``c2`` and ``eta0`` can break the
+    schedule.  ``what`` names the rate in the message.
+    """
+    t0 = 1.0 / (lam * eta0) if lam * eta0 > 0 else math.inf
+    if not math.isfinite(t0):
+        raise error(f"SGD's rate schedule overflows: {what}={eta0!r} times the L2 strength per "
+                    f"sequence {lam!r} is too small (raise c2 or eta0)")
+    return t0
 
 
 @register_estimator
@@ -211,7 +227,7 @@ class CRF(PartialFitMixin, ChainEstimator):
             w = np.zeros_like(model.params)
             trainer = _sgd.CRFSGDTrainer(model.index, view, w)
             try:
-                loss, _ = trainer.epoch(sample, lam, 1.0 / (lam * eta), 0)
+                loss, _ = trainer.epoch(sample, lam, _rate_offset(lam, eta), 0)
             except FloatingPointError:
                 continue
             loss += self.c2 * len(sample) / n * dot(w, w)
@@ -228,7 +244,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         eta0 = float(self.eta0) if self.eta0 is not None else self._calibrate(corpus, model,
                                                                                 lam, rng)
         self.eta0_ = eta0
-        t0 = 1.0 / (lam * eta0)
+        t0 = _rate_offset(lam, eta0)
         w = np.zeros_like(model.params)
         trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         losses: list[float] = []
@@ -268,11 +284,11 @@ class CRF(PartialFitMixin, ChainEstimator):
     def _partial_start(self) -> dict:
         return {"t": 0, "eta0": None, "rng": rng_state(np.random.default_rng(self.random_state))}
 
-    def _check_partial_scalars(self, scalars: dict) -> None:
-        check_scalars({**scalars, "eta0": scalars.get("eta0", 0.0)},
-                      {"t": (int, 1), "eta0": (float, 0.0)})
-        if not (isinstance(scalars["eta0"], float) and scalars["eta0"] > 0):
-            raise ModelFormatError("model header has a bad training state (eta0)")
+    def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
+        # The smallest positive float for eta0: > 0, and the schedule is checked below.
+        check_scalars(scalars, {"t": (int, 1, MAX_COUNT), "eta0": (float, 5e-324, math.inf)})
+        _rate_offset(2.0 * float(self.c2) / n_sequences, scalars["eta0"], ModelFormatError,
+                     "model header field training.partial.eta0")
 
     def _partial_pass(self, corpus, model, state, classes):
         sc = state.scalars
@@ -284,7 +300,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         w = state.arrays["w"]
         trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         loss, sc["t"] = self._sgd_epoch(trainer, rng.permutation(corpus.n_sequences).astype(
-            np.int64), lam, 1.0 / (lam * sc["eta0"]), sc["t"])
+            np.int64), lam, _rate_offset(lam, sc["eta0"]), sc["t"])
         sc["rng"] = rng_state(rng)
         model.params = w.copy()
         return {"loss": loss + float(self.c2) * corpus.n_sequences / state.n_sequences
@@ -305,26 +321,18 @@ class CRF(PartialFitMixin, ChainEstimator):
         return self._chain_marginals(X, n_jobs, constraints, fixed)
 
     def _training_state(self, fitted):
+        # stop_reason is the base class's; the optional fields are written when known.
         a = fitted.attributes
-        state = {"stop_reason": a["stop_reason_"], "n_evaluations": int(a["n_evaluations_"]),
-                 "n_pruned": int(a["n_pruned_"])}
-        if a["eta0_"] is not None:
+        state = {"n_pruned": int(a["n_pruned_"])}
+        if a.get("n_evaluations_") is not None:
+            state["n_evaluations"] = int(a["n_evaluations_"])
+        if a.get("eta0_") is not None:
             state["eta0"] = float(a["eta0_"])
         return state
 
     def _restore_training(self, training: dict) -> None:
-        self.n_pruned_ = 0
-        self.eta0_ = None
-        if "stop_reason" in training:
-            self.stop_reason_ = str(training["stop_reason"])
-            n_eval = training.get("n_evaluations")
-            if type(n_eval) is not int or n_eval < 0:
-                raise ModelFormatError("model header has bad training information")
-            self.n_evaluations_ = n_eval
-        n_pruned = training.get("n_pruned", 0)
-        eta0 = training.get("eta0")
-        if type(n_pruned) is not int or n_pruned < 0 or not (
-                eta0 is None or (type(eta0) is float and eta0 > 0)):
-            raise ModelFormatError("model header has bad training information")
-        self.n_pruned_ = n_pruned
-        self.eta0_ = eta0
+        self.n_evaluations_ = header_field(training, "n_evaluations", "training", int,
+                                           default=None)
+        self.n_pruned_ = header_field(training, "n_pruned", "training", int, default=0)
+        self.eta0_ = header_field(training, "eta0", "training", float, 5e-324, math.inf,
+                                  default=None)

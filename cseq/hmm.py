@@ -15,6 +15,7 @@ posterior marginals, and the model file is the one every learner writes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,9 +27,12 @@ from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
-from cseq.serialize import register_estimator
+from cseq.serialize import header_field, register_estimator
 
 __all__ = ["HMM", "WordLexicon", "suffix_probabilities"]
+
+#: Range of ``alpha``: 5e-324 made every unseen pair's probability 0 (log -inf).
+_ALPHA_RANGE = (1e-100, 1e100)
 
 
 def _describe(obj) -> str:
@@ -345,7 +349,7 @@ class HMM(ChainEstimator):
     Parameters
     ----------
     alpha : float, default 0.01
-        Add-alpha smoothing of transitions and emissions (> 0).
+        Add-alpha smoothing of transitions and emissions, in [1e-100, 1e100].
     suffix_length : int, default 10
         Longest suffix of the unknown-word model (0 ignores the spelling).
     rare_threshold : int, default 10
@@ -390,9 +394,10 @@ class HMM(ChainEstimator):
     def _validate_params(self) -> None:
         super()._validate_params()
         check_number("alpha", self.alpha, low=0.0)
-        if not self.alpha > 0:
-            raise InputError("alpha must be > 0 (add-alpha smoothing keeps every "
-                             "probability non-zero)")
+        if not _ALPHA_RANGE[0] <= self.alpha <= _ALPHA_RANGE[1]:
+            raise InputError(f"alpha must be in [1e-100, 1e100] (add-alpha smoothing keeps "
+                             f"every probability non-zero: a smaller alpha underflows them to "
+                             f"0, a larger one overflows their sums), got {self.alpha!r}")
         check_number("suffix_length", self.suffix_length, low=0, integer=True)
         check_number("rare_threshold", self.rare_threshold, low=0, integer=True)
         if self.word is not None and type(self.word) is not str:
@@ -459,7 +464,4 @@ class HMM(ChainEstimator):
         return {"theta": fitted.attributes["theta_"]}
 
     def _restore_training(self, training: dict) -> None:
-        theta = training.get("theta")
-        if not isinstance(theta, (int, float)) or isinstance(theta, bool) or not theta >= 0:
-            raise ModelFormatError("model header has bad training information")
-        self.theta_ = float(theta)
+        self.theta_ = header_field(training, "theta", "training", float, 0.0, math.inf)

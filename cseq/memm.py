@@ -9,11 +9,10 @@ import numpy as np
 
 from cseq import _memm, decoding
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
-from cseq.exceptions import ModelFormatError
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
-from cseq.serialize import register_estimator
+from cseq.serialize import header_field, register_estimator
 
 __all__ = ["MEMM"]
 
@@ -155,13 +154,10 @@ class MEMM(ChainEstimator):
         return self.sequence_log_prob(X, y)
 
     def _training_state(self, fitted) -> dict:
-        a = fitted.attributes
-        return {"stop_reason": a["stop_reason_"], "n_evaluations": int(a["n_evaluations_"])}
+        # stop_reason is the base class's; n_evaluations is written when known.
+        n_eval = fitted.attributes.get("n_evaluations_")
+        return {} if n_eval is None else {"n_evaluations": int(n_eval)}
 
     def _restore_training(self, training: dict) -> None:
-        if "stop_reason" in training:
-            self.stop_reason_ = str(training["stop_reason"])
-            n_eval = training.get("n_evaluations")
-            if type(n_eval) is not int or n_eval < 0:
-                raise ModelFormatError("model header has bad training information")
-            self.n_evaluations_ = n_eval
+        self.n_evaluations_ = header_field(training, "n_evaluations", "training", int,
+                                           default=None)

@@ -87,6 +87,32 @@ def not_finite(seq: int, what: str) -> InputError:
         "overflow float64: feature values times weights are too large for this model)")
 
 
+def _check_unique_pairs(attr_ptr: np.ndarray, attr_labels: np.ndarray, n_labels: int) -> None:
+    """ModelFormatError if an (attribute, label) pair has two state weights.
+
+    The scorers would add both while :meth:`LinearChain.pruned`, ``explain``
+    and ``top_features`` see one.  Every writer lists each attribute's labels
+    in increasing order, which rules repeats out in one pass; only a row out
+    of order costs a sort of the pairs.
+    """
+    n = len(attr_labels)
+    if n < 2:
+        return
+    step = np.diff(attr_labels)  # step[k]: label of weight k + 1 less that of weight k
+    starts = attr_ptr[1:-1]
+    step[starts[(starts > 0) & (starts < n)] - 1] = 1  # a new attribute may start anywhere
+    if (step > 0).all():
+        return
+    keys = np.repeat(np.arange(len(attr_ptr) - 1, dtype=np.int64), np.diff(attr_ptr)) \
+        * n_labels + attr_labels
+    keys.sort()
+    repeated = np.flatnonzero(keys[1:] == keys[:-1])
+    if len(repeated):
+        attr, label = divmod(int(keys[repeated[0]]), n_labels)
+        raise ModelFormatError(f"model state index has two weights for attribute {attr} and "
+                               f"label {label}")
+
+
 class LinearChain:
     """A first- or second-order linear-chain model: parameters, and inference over packed corpora.
 
@@ -199,6 +225,7 @@ class LinearChain:
             raise ModelFormatError("model attr_ptr is inconsistent with attr_labels")
         if len(lab) and (lab.min() < 0 or lab.max() >= L):
             raise ModelFormatError("model attr_labels has a label id out of range")
+        _check_unique_pairs(ptr, lab, L)
         try:
             layout = self._layout_of(len(lab), L, self.order)
         except ValueError as exc:

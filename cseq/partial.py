@@ -19,7 +19,6 @@ pair, giving the new pairs 0.
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -30,12 +29,13 @@ import numpy as np
 
 from cseq import _pack, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
-from cseq.base import _format_record
+from cseq.base import _format_record, check_record
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, relabel
+from cseq.serialize import header_field
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -275,6 +275,7 @@ class PartialFitMixin:
         if not (all(np.isfinite(v).all() for v in state.arrays.values())
                 and np.isfinite(model.params).all()):
             raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
+        check_record(record, type(self).__name__)  # before the batch is committed
         history = list(old.attributes["history_"]) if fitted else []
         history.append({"iteration": len(history) + 1, **record,
                         "seconds": time.perf_counter() - clock})
@@ -337,37 +338,37 @@ class PartialFitMixin:
             if arrays:
                 raise ModelFormatError("model file has training arrays but no training state")
             return None
-        bad = ModelFormatError("model header has a bad training state")
         if not isinstance(entry, dict) or set(arrays) != set(self._partial_arrays):
-            raise bad
-        n_seq = entry.get("n_sequences")
-        if type(n_seq) is not int or n_seq < 1:
-            raise bad
+            raise ModelFormatError("model header has a bad training state")
+        n_seq = header_field(entry, "n_sequences", "training.partial", int, 1)
         n_params = self.model_.layout["n_params"]
         for name, arr in arrays.items():
             if arr.dtype != WEIGHT or arr.shape != (n_params,) or not np.isfinite(arr).all():
                 raise ModelFormatError(f"training array {name!r} is not {n_params} finite "
                                        "float64 weights")
         scalars = {k: v for k, v in entry.items() if k != "n_sequences"}
-        self._check_partial_scalars(scalars)
+        self._check_partial_scalars(scalars, n_seq)
         return TrainingState({k: np.ascontiguousarray(v) for k, v in arrays.items()},
                              scalars, n_seq)
 
-    def _check_partial_scalars(self, scalars: dict) -> None:
-        """ModelFormatError unless ``scalars`` is what ``_partial_start`` gives (learner-specific)."""
+    def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
+        """ModelFormatError unless ``scalars`` is what ``_partial_pass`` leaves after
+        ``n_sequences`` sequences (learner-specific)."""
         raise NotImplementedError
 
 
-def check_scalars(scalars: dict, spec: dict[str, tuple[type, float]]) -> None:
+def check_scalars(scalars: dict, spec: dict[str, tuple[type, float, float]]) -> None:
     """ModelFormatError unless ``scalars`` has exactly the keys of ``spec`` (plus ``rng``).
 
-    ``spec[name] = (int or float, low)``: the value's type and lower bound
-    (finite); ``rng`` must be a generator state (:func:`rng_from_state`).
+    ``spec[name] = (int or float, low, high)``: the value's type and inclusive
+    range (see :func:`cseq.serialize.header_field`; counters are bounded by
+    ``MAX_COUNT`` so that the kernels' int64 counts cannot overflow);
+    ``rng`` must be a generator state (:func:`rng_from_state`).
     """
-    if set(scalars) != set(spec) | {"rng"}:
-        raise ModelFormatError("model header has a bad training state")
+    extra = set(scalars) ^ (set(spec) | {"rng"})
+    if extra:
+        raise ModelFormatError(f"model header has a bad training state: training.partial "
+                               f"has or lacks {', '.join(sorted(map(str, extra)))}")
     rng_from_state(scalars["rng"])
-    for name, (kind, low) in spec.items():
-        v = scalars[name]
-        if type(v) is not kind or not (math.isfinite(v) and v >= low):
-            raise ModelFormatError(f"model header has a bad training state ({name})")
+    for name, (kind, low, high) in spec.items():
+        scalars[name] = header_field(scalars, name, "training.partial", kind, low, high)

@@ -10,7 +10,7 @@ from cseq import _train, _weights
 from cseq.base import ChainEstimator, check_number
 from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import register_estimator
+from cseq.serialize import MAX_COUNT, register_estimator
 
 __all__ = ["StructuredPerceptron"]
 
@@ -121,8 +121,8 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     def _partial_start(self) -> dict:
         return {"n_examples": 0, "rng": rng_state(np.random.default_rng(self.random_state))}
 
-    def _check_partial_scalars(self, scalars: dict) -> None:
-        check_scalars(scalars, {"n_examples": (int, 1)})
+    def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
+        check_scalars(scalars, {"n_examples": (int, 1, MAX_COUNT)})
 
     def _partial_pass(self, corpus, model, state, classes):
         params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],

@@ -48,6 +48,7 @@ import html
 import io
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,7 +140,11 @@ class _Figures:
         buf = io.StringIO()
         # Glyphs as paths (no font is needed to view it), a fixed hash salt and
         # no date, so the same report gives the same bytes.
-        with rc_context({"svg.fonttype": "path", "svg.hashsalt": "cseq"}):
+        with rc_context({"svg.fonttype": "path", "svg.hashsalt": "cseq"}), \
+                warnings.catch_warnings():
+            # A label in a script the font lacks (CJK in DejaVu Sans) is drawn
+            # as boxes; the tables show it as written, so no warning per glyph.
+            warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
             fig.savefig(buf, format="svg", metadata={"Date": None})
         text = buf.getvalue()
         text = text[text.index("<svg"):]
@@ -160,6 +165,18 @@ class _Figures:
 _LITERAL = {"parse_math": False, "usetex": False}
 
 
+#: Longest label drawn on a figure's axis; the tables show every label in full.
+_TICK_CHARS = 40
+
+
+def _ticks(names: list[str]) -> list[str]:
+    """Label names as a figure's tick labels: control characters escaped (``\\x9c``),
+    each cut to ``_TICK_CHARS`` (a longer one would squeeze the plot to nothing:
+    matplotlib then warns and drops the layout)."""
+    shown = ["".join(c if c.isprintable() else repr(c)[1:-1] for c in n) for n in names]
+    return [n if len(n) <= _TICK_CHARS else n[:_TICK_CHARS - 1] + "\u2026" for n in shown]
+
+
 def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str], *,
              title: str, xlabel: str, ylabel: str, cmap: str, center: bool = False,
              annotate: np.ndarray | None = None) -> str:
@@ -172,8 +189,8 @@ def _heatmap(figs: _Figures, matrix: np.ndarray, rows: list[str], cols: list[str
         image = ax.imshow(matrix, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto")
     else:
         image = ax.imshow(matrix, cmap=cmap, vmin=0.0, aspect="auto")
-    ax.set_xticks(range(n_c), cols, rotation=90, fontsize=7, **_LITERAL)
-    ax.set_yticks(range(n_r), rows, fontsize=7, **_LITERAL)
+    ax.set_xticks(range(n_c), _ticks(cols), rotation=90, fontsize=7, **_LITERAL)
+    ax.set_yticks(range(n_r), _ticks(rows), fontsize=7, **_LITERAL)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -369,7 +386,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
         ax = fig.add_subplot()
         names = [str(r[0]) for r in rows]
         ax.barh(range(len(rows)), [per[n]["f1"] for n in per], color="C0")
-        ax.set_yticks(range(len(rows)), names, fontsize=7, **_LITERAL)
+        ax.set_yticks(range(len(rows)), _ticks(names), fontsize=7, **_LITERAL)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_xlabel("F1")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import stat
 import struct
@@ -36,8 +37,8 @@ import numpy as np
 from cseq._files import replacing
 from cseq.exceptions import InputTypeError, ModelFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "dumps", "loads", "save", "load", "write_atomic",
-           "read_file_bytes"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads", "save",
+           "load", "write_atomic", "read_file_bytes"]
 
 MAGIC = b"CSEQMDL\x00"
 FORMAT_VERSION = 1
@@ -47,6 +48,13 @@ _DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|i1"}
 #: The header is parsed into Python objects, up to ~25 bytes of them per byte
 #: of JSON; real headers are a few KiB (templates, labels, training history).
 _MAX_HEADER = 64 << 20
+#: Most elements an array-table entry may declare, counting only its non-zero
+#: dimensions: a zero-size array (``nbytes`` 0) still needs a shape numpy can
+#: hold, and no real array has 2**53 elements.
+_MAX_ELEMENTS = 1 << 53
+#: Largest count a header may give (iterations, examples, sequences, SGD
+#: steps): exact in float64, and a count plus a batch stays far inside int64.
+MAX_COUNT = 1 << 53
 
 
 #: Estimator classes by the name stored in a file's header; filled by
@@ -112,6 +120,60 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not allowed in a model header")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; ``1e400`` overflows to inf and is refused
+    like the literal ``Infinity`` (a header holds only finite numbers, as ``dumps`` writes)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of float64's range")
+    return value
+
+
+_REQUIRED = object()
+
+
+def header_field(section: Any, key: str, where: str, kind: type, low: float = 0,
+                 high: float = MAX_COUNT, default: Any = _REQUIRED) -> Any:
+    """``section[key]`` of a model header, checked: the one test of every header number.
+
+    Parameters
+    ----------
+    section : the JSON object (dict) holding the field.
+    key : the field's name; ``where`` names ``section`` in messages
+        (``"training.partial"``), so an error names the field in full.
+    kind : int or float
+        ``int``: a JSON integer; ``float``: a JSON integer or finite number,
+        returned as a float.  Booleans are neither.
+    low, high : the inclusive range (``high`` defaults to :data:`MAX_COUNT`).
+    default : what a missing key gives; without it a missing key is an error.
+
+    Raises
+    ------
+    ModelFormatError
+        Naming the field, if it is missing (without a default), of another
+        type, not finite or out of range.
+    """
+    name = f"{where}.{key}"
+    if not isinstance(section, dict):
+        raise ModelFormatError(f"model header field {where} is not an object")
+    if key not in section:
+        if default is _REQUIRED:
+            raise ModelFormatError(f"model header lacks {name}")
+        return default
+    value = given = section[key]
+    if kind is float and type(value) is int:
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond float64's range
+            value = math.inf
+    if type(value) is not kind or not low <= value <= high \
+            or (kind is float and not math.isfinite(value)):
+        what = "an int" if kind is int else "a finite number"
+        raise ModelFormatError(f"model header field {name} must be {what} in [{low!r}, "
+                               f"{high!r}], got {given!r:.40}")
+    return value
+
+
 def _read_arrays(header: dict, data: memoryview, known) -> dict[str, np.ndarray]:
     """The arrays of the table in ``header``, copied out of ``data``.
 
@@ -144,9 +206,11 @@ def _read_arrays(header: dict, data: memoryview, known) -> dict[str, np.ndarray]
         if offset + nbytes > len(data):
             raise ModelFormatError(f"array {name!r} extends past the end of the file")
         dt = np.dtype(dtype)
-        count = 1
-        for d in shape:
-            count *= d
+        elements = math.prod(d for d in shape if d)
+        if elements > _MAX_ELEMENTS:
+            raise ModelFormatError(f"array {name!r} has a shape of more than 2**53 elements "
+                                   f"{shape!r:.80}")
+        count = elements if all(shape) else 0
         if count * dt.itemsize != nbytes:
             raise ModelFormatError(f"array {name!r}: shape and size disagree")
         checked.append((offset, nbytes, name, dt, shape))
@@ -197,7 +261,7 @@ def unpack(data: bytes, known_arrays=None) -> tuple[dict, dict[str, np.ndarray]]
             f"model header length {head_len} exceeds the file size or {_MAX_HEADER >> 20} MiB")
     try:
         header = json.loads(body[_PREFIX.size:_PREFIX.size + head_len].decode("ascii"),
-                            parse_constant=_reject_constant)
+                            parse_constant=_reject_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"model header is not valid JSON: {exc}") from None
     if not isinstance(header, dict) or header.get("library") != "cseq":

@@ -12,11 +12,11 @@ from numpy.typing import ArrayLike
 
 from cseq import _ssvm, _weights
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
-from cseq.exceptions import InputError, InputTypeError, ModelFormatError
+from cseq.exceptions import InputError, InputTypeError
 from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import register_estimator
+from cseq.serialize import MAX_COUNT, register_estimator
 from cseq._vectors import dot
 
 __all__ = ["StructuredSVM"]
@@ -247,11 +247,11 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         return {"n_examples": 0, "scale": 1.0, "scale_sum": 0.0, "weight_sum": 0.0,
                 "rng": rng_state(np.random.default_rng(self.random_state))}
 
-    def _check_partial_scalars(self, scalars: dict) -> None:
-        check_scalars(scalars, {"n_examples": (int, 1), "scale": (float, _weights.MIN_SCALE),
-                                "scale_sum": (float, 0.0), "weight_sum": (float, 1.0)})
-        if scalars["scale"] > 1.0:
-            raise ModelFormatError("model header has a bad training state (scale)")
+    def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
+        check_scalars(scalars, {"n_examples": (int, 1, MAX_COUNT),
+                                "scale": (float, _weights.MIN_SCALE, 1.0),
+                                "scale_sum": (float, 0.0, math.inf),
+                                "weight_sum": (float, 1.0, math.inf)})
 
     def _partial_pass(self, corpus, model, state, classes):
         sc = state.scalars

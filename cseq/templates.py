@@ -67,6 +67,12 @@ MAX_COLUMN = 100_000
 #: bytes) and about 40 bytes at the peak of training, so 2**24 buckets make
 #: a 134 MB file and 0.7 GB of training memory before the first token.
 MAX_BUCKETS = 1 << 24
+#: Most ``U`` templates, and most characters of template text, one template
+#: set may have (real sets have tens to hundreds of lines).  A model file
+#: carries the text and loading parses it, so these bound what a header's
+#: templates can cost: about 1 KB of parsed objects per template (two copies).
+MAX_TEMPLATES = 10_000
+MAX_TEMPLATE_CHARS = 1 << 20
 #: Identifies the hash functions of :mod:`cseq._templates`; stored with every
 #: fitted featurizer so that a file written by a different scheme is refused.
 HASH_SCHEME = "cseq-fmix64-v1"
@@ -328,6 +334,9 @@ class Templates:
     def __init__(self, text: str) -> None:
         if not isinstance(text, str):
             raise InputTypeError(f"template text must be a str, not {type(text).__name__}")
+        if len(text) > MAX_TEMPLATE_CHARS:
+            raise InputError(f"template text of {len(text)} characters is longer than "
+                             f"{MAX_TEMPLATE_CHARS} (cseq.templates.MAX_TEMPLATE_CHARS)")
         self.text = text
         self.bigram = False
         templates = []
@@ -336,6 +345,9 @@ class Templates:
             if not line or line.startswith("#"):
                 continue
             if line[0] == "U":
+                if len(templates) == MAX_TEMPLATES:
+                    raise InputError(f"template line {line_no}: more than {MAX_TEMPLATES} U "
+                                     "templates (cseq.templates.MAX_TEMPLATES)")
                 templates.append(_parse_line(line, line_no))
             elif line[0] == "B":
                 if "%" in line:
@@ -959,8 +971,11 @@ class TemplateFeaturizer:
             ptr.append(len(rows))
         self._slots = list(slots)  # (column, function) of each slot
         self._columns = sorted({col for col, _ in self._slots})
+        # Positions by dict, not list.index: a template set may read thousands
+        # of columns, and a model file's header chooses it.
+        col_pos = {col: k for k, col in enumerate(self._columns)}
         self._col_index = np.asarray(self._columns, dtype=np.int32)
-        self._slot_col = np.asarray([self._columns.index(c) for c, _ in self._slots], np.int32)
+        self._slot_col = np.asarray([col_pos[c] for c, _ in self._slots], np.int32)
         # A ``tags`` slot is computed as ``lower`` (the key of the tag
         # dictionary), then its values are replaced by the classes
         # (_tags_interned, _tags_hashed): a slot of its own, apart from ``lower``.
@@ -968,14 +983,14 @@ class TemplateFeaturizer:
             [-1 if f is None else _tokens.FUNCTIONS.index("lower" if f == TAGS else f)
              for _, f in self._slots], np.int32
         )
-        self._tag_slots = [self._slots.index((c, TAGS)) for c in self._tag_columns]
+        self._tag_slots = [slots[(c, TAGS)] for c in self._tag_columns]
         # Templates that read one column of one row are looked up once per
         # distinct string of that column (KeyTable.word_memo): when tagging,
         # whatever the row; when fitting, those of the current row.
         one = [bool(tc) and all(c.row == tc[0].row and c.col == tc[0].col for c in tc)
                for tc in cells]
         self._memo_col = np.asarray(
-            [self._columns.index(tc[0].col) if ok else -1 for tc, ok in zip(cells, one)],
+            [col_pos[tc[0].col] if ok else -1 for tc, ok in zip(cells, one)],
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)

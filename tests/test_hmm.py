@@ -197,6 +197,7 @@ def test_estimator_api_round_trips_and_verbose(tmp_path):
 
 
 @pytest.mark.parametrize("params", [{"alpha": 0.0}, {"alpha": -1.0}, {"alpha": "1"},
+                                    {"alpha": 5e-324}, {"alpha": 1e300},
                                     {"suffix_length": -1}, {"rare_threshold": 1.5},
                                     {"word": 3}])
 def test_bad_hyperparameters(params):

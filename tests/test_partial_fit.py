@@ -480,3 +480,18 @@ def test_ewt_two_halves_with_a_save_and_load_equal_one_call(tmp_path):
     one = make().partial_fit(X, y, classes=classes)
     _same_state(half, one)
     assert half.featurizer_.n_attributes > 10000
+
+
+def test_a_batch_whose_loss_overflows_is_refused_and_the_model_still_saves():
+    # Weights of 1e160 (a crafted file's training state loads: they are
+    # finite) made the SGD loss inf: partial_fit recorded it in history_ and
+    # every later save raised ValueError ("Out of range float values are not
+    # JSON compliant").  Found by the model-file fuzzer.
+    import fuzz_targets
+    est = serialize.loads(fuzz_targets.seed_models()["crf-sgd-partial"])
+    est._partial.arrays["w"][:] = 1e160
+    history = list(est.history_)
+    with pytest.raises(cseq.ConvergenceError, match="the loss of this batch is inf"):
+        est.partial_fit(fuzz_targets.X_VOC, fuzz_targets.Y_VOC)
+    assert est.history_ == history
+    assert serialize.loads(est.to_bytes()).history_ == history

@@ -220,3 +220,27 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000
+
+
+def test_report_with_a_very_long_label_keeps_its_figures():
+    # A 1,000-character label (the model-file fuzzer made one) squeezed the
+    # per-label bar chart to nothing: matplotlib warned "axes sizes collapsed
+    # to zero" (an error in this suite) and dropped the layout.  Figures cut
+    # long names; the tables keep them whole.
+    long = "L" * 1000
+    y = [[long if lab == "O" else lab for lab in seq] for seq in Y]
+    est = cseq.StructuredPerceptron(max_iter=2, random_state=0).fit(X, y)
+    html = report.report_html(est, X, y)
+    assert long in html
+    assert "L" * (report._TICK_CHARS - 1) + "\u2026" in html
+
+
+def test_report_with_control_characters_and_glyphs_the_font_lacks():
+    # A label holding a C1 control character (the fuzzer's "\x9c") or a script
+    # DejaVu Sans lacks made matplotlib warn once per glyph ("Glyph 156
+    # missing from font"): figures escape control characters, and glyphs the
+    # font lacks are drawn as boxes without a warning (the tables show them).
+    y = [[{"O": "a\x9cb", "B-PER": "漢字"}.get(lab, lab) for lab in seq] for seq in Y]
+    est = cseq.StructuredPerceptron(max_iter=2, random_state=0).fit(X, y)
+    html = report.report_html(est, X, y)
+    assert "漢字" in html
