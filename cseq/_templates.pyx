@@ -1117,11 +1117,13 @@ cdef class KeyTable:
                     hot_np[sp.cell_slot[c]] = 1
         cdef const int32_t[::1] hot = np.flatnonzero(hot_np).astype(np.int32)
         cdef const int32_t[::1] plain = np.flatnonzero(memo.memo_col < 0).astype(np.int32)
-        has_memo = memo.memo_col >= 0
-        pairs = np.unique(np.stack([memo.memo_col[has_memo], memo.memo_row[has_memo]],
-                                   axis=1).astype(np.int32), axis=0)
-        cdef const int32_t[::1] group_col = np.ascontiguousarray(pairs[:, 0])
-        cdef const int32_t[::1] group_row = np.ascontiguousarray(pairs[:, 1])
+        # The distinct (column, row) pairs, sorted (np.unique's order): a few
+        # templates, so Python sets, not np.unique(axis=0), whose setup alone
+        # cost more than looking up a short sentence.
+        pairs = sorted({(col, row) for col, row in zip(memo.memo_col.tolist(),
+                                                       memo.memo_row.tolist()) if col >= 0})
+        cdef const int32_t[::1] group_col = np.array([p[0] for p in pairs], dtype=np.int32)
+        cdef const int32_t[::1] group_row = np.array([p[1] for p in pairs], dtype=np.int32)
         cdef Plan plan
         plan.hot = &hot[0] if hot.shape[0] else NULL
         plan.n_hot = hot.shape[0]

@@ -430,3 +430,43 @@ def test_predict_racing_fit_gives_the_old_or_the_new_labels_or_not_fitted():
         stop.set()
         thread.join()
     assert results and all(r is None or r in want for r in results)
+
+
+# -- sentence at a time from many threads, alongside partial_fit (issue 32, item 2) -------
+
+@pytest.mark.parametrize("make", [_perceptron, _crf_sgd], ids=["perceptron", "crf-sgd"])
+def test_many_threads_tagging_single_sentences_racing_partial_fit(race_data, make):
+    # The serving pattern: one model, 8 threads each calling predict([sentence]) while
+    # another thread's partial_fit commits.  Every sentence gets the labels the old
+    # model gives it alone or those the new one gives it, never a mix of the two states.
+    old, new, batch = _snapshots(make, race_data)
+    X = race_data[2][:160]
+    want = [serialize.loads(b).predict(X) for b in (old, new)]
+    assert want[0] != want[1]
+    est = serialize.loads(old)
+    results: list = []
+    errors: list[BaseException] = []
+    go = threading.Barrier(9)
+
+    def tagger(k: int):
+        try:
+            go.wait()
+            for _ in range(3):
+                for i in range(k, len(X), 8):
+                    results.append((i, est.predict([X[i]])[0]))
+        except BaseException as exc:  # re-raised in the main thread
+            errors.append(exc)
+    threads = [threading.Thread(target=tagger, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    go.wait()
+    est.partial_fit(*batch)
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert est.to_bytes() == new
+    assert len(results) == 3 * len(X)
+    for i, labels in results:
+        assert labels in (want[0][i], want[1][i]), f"sentence {i}: labels of neither model"
+    # Tagged after the commit: the new model's labels, sentence by sentence.
+    assert [est.predict([x])[0] for x in X] == want[1]
