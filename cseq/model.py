@@ -311,7 +311,10 @@ class LinearChain:
         if group.shape != (k,) or (k and not (0 <= group.min() and group.max() < n_groups)):
             raise InputError(f"word_rows: group must give each of the {k} columns a group "
                              f"in 0..{n_groups - 1}")
-        order = np.argsort(group, kind="stable")  # columns by group, in order within one
+        # Columns by group, in order within one.  Sorted in Python: the columns
+        # are a few templates, and np.argsort releases the GIL even for those,
+        # which under a busy second Python thread costs a switch interval.
+        order = np.array(sorted(range(k), key=group.tolist().__getitem__), dtype=np.int64)
         ids = attrs[:, order]
         keep = ids >= 0
         # Token w * n_groups + g holds the kept ids of word w's columns of group g.
