@@ -403,6 +403,11 @@ cdef struct WordRows:
 cdef enum:
     # Tokens ahead whose word rows add_word_rows prefetches.
     WR_AHEAD = 2
+    # Below this many token-label cells (tens of microseconds of Viterbi),
+    # decode_corpus on one thread keeps the GIL: Python's own hashlib keeps it
+    # for inputs under 2 KiB, NumPy for loops under 500 elements, for the same
+    # reason (see decode_corpus).
+    GIL_MIN_WORK = 16384
 
 
 cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
@@ -646,10 +651,19 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef int failed = 0
     bad_np = np.full((n_chunks, 3), -1, dtype=np.int64)
     cdef index_t[:, ::1] bad = bad_np
-    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-        failed += -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[c], chunks[c + 1],
-                                &out[0], &bad[c, 0])
+    if n_jobs == 1 and n_chunks == 1 and <index_t> n_tok * tr.n_labels < GIL_MIN_WORK:
+        # A few microseconds of work (one short sentence): done holding the GIL.
+        # Releasing it would let another Python thread take it for up to the
+        # switch interval (5 ms) before this one gets it back (the convoy
+        # effect), for no overlap worth having.
+        failed = -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[0], chunks[1],
+                               &out[0], &bad[0, 0])
+    else:
+        for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
+                        num_threads=n_jobs):
+            # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
+            failed += -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[c], chunks[c + 1],
+                                    &out[0], &bad[c, 0])
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
     raise_bad_sequence(bad_np)

@@ -57,6 +57,12 @@ from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, Layou
                             sink_add)
 
 
+cdef enum:
+    # Below this many token-label cells, tag_corpus on one thread keeps the
+    # GIL (the convoy effect; see GIL_MIN_WORK in cseq/_decode.pyx).
+    GIL_MIN_WORK = 16384
+
+
 cdef struct History:
     # Offsets of the label-history blocks after the chain's layout.
     index_t two_back    # (L + 1) x L, row = label two back (L = pad)
@@ -218,8 +224,13 @@ def tag_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv, tagdict
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef index_t c
     cdef int failed = 0
-    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -tag_range(&ch, &h, &params[0], td, chunks[c], chunks[c + 1], &out[0])
+    if n_jobs == 1 and n_chunks == 1 and n_tok * ix.layout.n_labels < GIL_MIN_WORK:
+        # A short sentence: tagged holding the GIL (cseq/_decode.pyx's GIL_MIN_WORK).
+        failed = -tag_range(&ch, &h, &params[0], td, chunks[0], chunks[1], &out[0])
+    else:
+        for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
+                        num_threads=n_jobs):
+            failed += -tag_range(&ch, &h, &params[0], td, chunks[c], chunks[c + 1], &out[0])
     if failed:
         raise MemoryError("cseq: out of memory while tagging")
     return out_np

@@ -76,6 +76,9 @@ cdef struct Slot:
 # Strings looked up together by one thread, their memory accesses overlapped.
 cdef enum:
     BATCH = 16
+    # Below this many feature strings (tens of microseconds of lookups),
+    # looking them up on one thread keeps the GIL (see _lookup_scratch).
+    GIL_MIN_STRINGS = 1024
 
 
 cdef inline bint _entry_is(const uint8_t* entry, int kind, const uint8_t* data,
@@ -376,8 +379,16 @@ cdef class StringTable:
         cdef Py_ssize_t b, n_batches = (n + BATCH - 1) // BATCH
         self._readers += 1
         try:
-            for b in prange(n_batches, nogil=True, schedule="static", num_threads=n_jobs):
-                self._find_batch(buf, offs, kinds, out, b * BATCH, min((b + 1) * BATCH, n))
+            if n_jobs == 1 and n < GIL_MIN_STRINGS:
+                # A few microseconds of lookups (one short sentence): done holding
+                # the GIL, which another Python thread could otherwise keep for up
+                # to the switch interval (5 ms) before this one got it back.
+                for b in range(n_batches):
+                    self._find_batch(buf, offs, kinds, out, b * BATCH, min((b + 1) * BATCH, n))
+            else:
+                for b in prange(n_batches, nogil=True, schedule="static", num_threads=n_jobs):
+                    self._find_batch(buf, offs, kinds, out, b * BATCH,
+                                     min((b + 1) * BATCH, n))
         finally:
             self._readers -= 1
         return 0
@@ -686,17 +697,26 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
 cdef Py_ssize_t _drop_unknown(int64_t[::1] tok_ptr, int32_t* attr, float* val,
                               Py_ssize_t n_tok) noexcept:
     """Remove features with id -1 in place, fixing ``tok_ptr``; the new feature count."""
-    cdef Py_ssize_t t, k, start = 0, end, n = 0
+    cdef Py_ssize_t n
+    if n_tok * 16 < GIL_MIN_STRINGS:  # a short sentence: the GIL kept, as in _lookup_scratch
+        return _drop_unknown_nogil(&tok_ptr[0], attr, val, n_tok)
     with nogil:
-        for t in range(n_tok):
-            end = tok_ptr[t + 1]
-            for k in range(start, end):
-                if attr[k] >= 0:
-                    attr[n] = attr[k]
-                    val[n] = val[k]
-                    n += 1
-            tok_ptr[t + 1] = n
-            start = end
+        n = _drop_unknown_nogil(&tok_ptr[0], attr, val, n_tok)
+    return n
+
+
+cdef Py_ssize_t _drop_unknown_nogil(int64_t* tok_ptr, int32_t* attr, float* val,
+                                    Py_ssize_t n_tok) noexcept nogil:
+    cdef Py_ssize_t t, k, start = 0, end, n = 0
+    for t in range(n_tok):
+        end = tok_ptr[t + 1]
+        for k in range(start, end):
+            if attr[k] >= 0:
+                attr[n] = attr[k]
+                val[n] = val[k]
+                n += 1
+        tok_ptr[t + 1] = n
+        start = end
     return n
 
 

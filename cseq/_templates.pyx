@@ -446,6 +446,11 @@ cdef enum:
     AHEAD = 24
     # Tokens whose keys are made before any is probed (a few kB of keys).
     BLOCK = 32
+    # Below this many keys (tens of microseconds of probing), word_memo and
+    # lookup_packed on one thread keep the GIL: releasing it would let another
+    # busy Python thread keep it for up to the switch interval (5 ms) before
+    # this one got it back (the convoy effect; cseq/_decode.pyx's GIL_MIN_WORK).
+    GIL_MIN_KEYS = 2048
 
 
 cdef void _probe_all(const KSlot* slots, uint64_t mask, const uint64_t* keys,
@@ -1044,10 +1049,16 @@ cdef class KeyTable:
         where_np = np.empty((n_jobs, chunk * n_memo), dtype=np.int64)
         cdef uint64_t[:, ::1] bufs = bufs_np
         cdef int64_t[:, ::1] where = where_np
-        for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
-            _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
-                        &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
-                        &bufs[threadid(), 0], &where[threadid(), 0])
+        if n_jobs == 1 and n_words * n_memo < GIL_MIN_KEYS:
+            for i in range(n_wchunks):  # a few words: the GIL kept (GIL_MIN_KEYS)
+                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
+                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                            &bufs[0, 0], &where[0, 0])
+        else:
+            for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
+                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
+                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                            &bufs[threadid(), 0], &where[threadid(), 0])
         memo.pending = (memo.ids == -2).any(axis=1).view(np.uint8)
         return memo
 
@@ -1117,11 +1128,13 @@ cdef class KeyTable:
                     hot_np[sp.cell_slot[c]] = 1
         cdef const int32_t[::1] hot = np.flatnonzero(hot_np).astype(np.int32)
         cdef const int32_t[::1] plain = np.flatnonzero(memo.memo_col < 0).astype(np.int32)
-        has_memo = memo.memo_col >= 0
-        pairs = np.unique(np.stack([memo.memo_col[has_memo], memo.memo_row[has_memo]],
-                                   axis=1).astype(np.int32), axis=0)
-        cdef const int32_t[::1] group_col = np.ascontiguousarray(pairs[:, 0])
-        cdef const int32_t[::1] group_row = np.ascontiguousarray(pairs[:, 1])
+        # The distinct (column, row) pairs, sorted (np.unique's order): a few
+        # templates, so Python sets, not np.unique(axis=0), whose setup alone
+        # cost more than looking up a short sentence.
+        pairs = sorted({(col, row) for col, row in zip(memo.memo_col.tolist(),
+                                                       memo.memo_row.tolist()) if col >= 0})
+        cdef const int32_t[::1] group_col = np.array([p[0] for p in pairs], dtype=np.int32)
+        cdef const int32_t[::1] group_row = np.array([p[1] for p in pairs], dtype=np.int32)
         cdef Plan plan
         plan.hot = &hot[0] if hot.shape[0] else NULL
         plan.n_hot = hot.shape[0]
@@ -1150,6 +1163,21 @@ cdef class KeyTable:
         counts_np = np.empty((n_jobs, chunk), dtype=np.int32)
         cdef int32_t[:, ::1] rows = rows_np
         cdef int32_t[:, ::1] counts = counts_np
+        if n_jobs == 1 and n_tok * n_tmpl < GIL_MIN_KEYS:
+            # A short sentence: the GIL kept (GIL_MIN_KEYS), one chunk after another.
+            for i in range(n_chunks):
+                self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
+                                 words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
+                                 &memo_row[0], &pending[0] if without_memo else NULL, &plan,
+                                 &rows[0, 0] if packed else &o[i * chunk, 0],
+                                 &counts[0, 0], &bufs[0, 0], &where[0, 0])
+                if packed:
+                    _compact(&rows[0, 0], &counts[0, 0], &o[0, 0], n_tmpl,
+                             i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
+            if not packed:
+                return out
+            _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
+            return out.reshape(-1)[:ptr[n_tok]], ptr_np
         for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
             self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
                              words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],

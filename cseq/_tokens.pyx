@@ -51,6 +51,12 @@ FUNCTIONS = (
 )
 
 cdef enum:
+    # Below this many cells (tokens times columns) on one thread,
+    # intern_for_lookup keeps the GIL (see _hash_slots).
+    GIL_MIN_CELLS = 1024
+
+
+cdef enum:
     F_LOWER = 0
     F_PREFIX1 = 1       # prefix n is F_PREFIX1 + n - 1
     F_SUFFIX1 = 7       # suffix n is F_SUFFIX1 + n - 1
@@ -849,35 +855,32 @@ cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengt
                      int32_t[:, ::1] slot_ids, int32_t[:, ::1] words,
                      int32_t[:, ::1] word_slots, uint64_t[::1] hashes) except -1:
     """:func:`_fill_slots` with the function values hashed (ids from ``base``), in threads."""
-    cdef Py_ssize_t n_slots = slot_col.shape[0], n_seq = lengths.shape[0]
-    cdef Py_ssize_t si, j, k, n, c, n_chunks
-    cdef int64_t t, b, w, n_words = word_slots.shape[0], n_tok = slot_ids.shape[0]
+    cdef Py_ssize_t c, n_chunks
+    cdef int64_t n_words = word_slots.shape[0], n_tok = slot_ids.shape[0]
     cdef uint8_t* present = <uint8_t*> calloc(max(n_words * n_cols, 1), 1)
     if present == NULL:
         raise MemoryError()
     cdef Py_ssize_t chunk = 256
     try:
+        if n_jobs == 1 and n_tok * n_cols < GIL_MIN_CELLS:
+            # A short sentence: done holding the GIL, which another busy Python
+            # thread could otherwise keep for up to the switch interval (5 ms)
+            # before this one got it back (the convoy effect).
+            _mark_words(cells, lengths, n_cols, n_words, present, words)
+            _hash_words(vals, present, n_words, slot_col, slot_func, base, 0, n_words,
+                        word_slots, hashes)
+            _slot_rows(words, word_slots, slot_col, 0, n_tok, slot_ids)
+            return 0
         with nogil:
-            b = 0
-            t = 0
-            for si in range(n_seq):
-                n = lengths[si]
-                for k in range(n_cols):
-                    for j in range(n):
-                        w = cells[b + k * n + j]
-                        present[k * n_words + w] = 1
-                        words[t + j, k] = <int32_t> w
-                b += n * n_cols
-                t += n
+            _mark_words(cells, lengths, n_cols, n_words, present, words)
         n_chunks = (n_words + chunk - 1) // chunk
         for c in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=n_jobs):
             _hash_words(vals, present, n_words, slot_col, slot_func, base, c * chunk,
                         min((c + 1) * chunk, n_words), word_slots, hashes)
         n_chunks = (n_tok + chunk - 1) // chunk
         for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
-            for t in range(c * chunk, min((c + 1) * chunk, n_tok)):
-                for k in range(n_slots):
-                    slot_ids[t, k] = word_slots[words[t, slot_col[k]], k]
+            _slot_rows(words, word_slots, slot_col, c * chunk, min((c + 1) * chunk, n_tok),
+                       slot_ids)
     finally:
         free(present)
     return 0
@@ -911,6 +914,34 @@ cdef int _hash_words(Values vals, const uint8_t* present, int64_t n_words,
     finally:
         free(out.p)
     return 0
+
+
+cdef void _mark_words(const int32_t* cells, const int64_t[::1] lengths, Py_ssize_t n_cols,
+                      int64_t n_words, uint8_t* present, int32_t[:, ::1] words) noexcept nogil:
+    """``words[p, k]``, the cell string of token ``p`` in column ``k``, and
+    ``present[k * n_words + w]``: whether string ``w`` occurs in column ``k``."""
+    cdef Py_ssize_t si, j, k, n
+    cdef int64_t t = 0, b = 0, w
+    for si in range(lengths.shape[0]):
+        n = lengths[si]
+        for k in range(n_cols):
+            for j in range(n):
+                w = cells[b + k * n + j]
+                present[k * n_words + w] = 1
+                words[t + j, k] = <int32_t> w
+        b += n * n_cols
+        t += n
+
+
+cdef void _slot_rows(const int32_t[:, ::1] words, const int32_t[:, ::1] word_slots,
+                     const int32_t[::1] slot_col, int64_t t0, int64_t t1,
+                     int32_t[:, ::1] slot_ids) noexcept nogil:
+    """``slot_ids[t, k]``, slot ``k``'s value of token ``t``, for ``t0 <= t < t1``."""
+    cdef int64_t t
+    cdef Py_ssize_t k
+    for t in range(t0, t1):
+        for k in range(slot_col.shape[0]):
+            slot_ids[t, k] = word_slots[words[t, slot_col[k]], k]
 
 
 cdef int _fill_slots(Values vals, const int32_t* cells, const int64_t[::1] lengths,

@@ -483,7 +483,14 @@ def score_corpus_emissions(ChainIndex ix, const weight_t[::1] params, CorpusView
     cdef int L = ix.layout.n_labels
     out_np = np.zeros((t1 - t0, L), dtype=np.float64)
     cdef weight_t[:, ::1] out = out_np
-    if t1 > t0:
+    if t1 <= t0:
+        return out_np
+    if (t1 - t0) * L < 16384:
+        # A few microseconds (the word rows of one sentence): done holding the
+        # GIL, as decode_corpus does below GIL_MIN_WORK (the convoy effect).
+        score_emissions(&ix.index, &params[0] if params.shape[0] else NULL,
+                        &cv.corpus, t0, t1, L, &out[0, 0])
+    else:
         with nogil:
             score_emissions(&ix.index, &params[0] if params.shape[0] else NULL,
                             &cv.corpus, t0, t1, L, &out[0, 0])

@@ -861,7 +861,7 @@ class ChainEstimator:
         fitted = self._check_fitted()
         if constraints is not None or fixed is not None:
             return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
-        labels = np.asarray(fitted.classes, dtype=object)
+        labels = fitted.label_names
 
         def work(corpus, block, ids):
             return label_lists(labels, ids, corpus.seq_ptr)

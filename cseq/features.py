@@ -163,7 +163,8 @@ class FeatureVocabulary:
         The feature strings are copied with the GIL held and then looked up
         without it, in ``n_jobs`` threads.
         """
-        return Sequences(*_pack.pack_features(X, self._table, False, resolve_n_jobs(n_jobs)))
+        return Sequences.packed(*_pack.pack_features(X, self._table, False,
+                                                    resolve_n_jobs(n_jobs)))
 
     def fit_part(self, X: Sequence[Any]) -> FeatureVocabulary:
         """A vocabulary of the attributes of ``X`` alone: one part for :meth:`merge`.

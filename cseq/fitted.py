@@ -27,8 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from cseq.model import LinearChain
@@ -57,6 +60,17 @@ class Fitted:
     classes: list[str]
     model: LinearChain | None
     attributes: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @cached_property
+    def label_names(self) -> np.ndarray:
+        """``classes`` as an object array, for turning label ids into names by indexing.
+
+        Derived once per snapshot (stored in this snapshot, so a ``partial_fit``
+        that publishes new labels publishes a new one with them): every
+        ``predict`` needs it, and building it costs as much as tagging a short
+        sentence.
+        """
+        return np.asarray(self.classes, dtype=object)
 
     def with_attributes(self, **attributes: Any) -> Fitted:
         """A new snapshot: this one with ``attributes`` set (the others kept)."""

@@ -59,6 +59,8 @@ def resolve_n_jobs(n_jobs) -> int:
     """
     if n_jobs is None:
         return usable_cpus()
+    if type(n_jobs) is int and n_jobs == 1:
+        return 1  # the common case, without the affinity system call (per predict call)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (
             n_jobs < 1 and n_jobs != -1):
         raise InputError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
@@ -74,6 +76,8 @@ def work_chunks(seq_ptr: np.ndarray, n_chunks: int) -> np.ndarray:
     """
     n_seq = len(seq_ptr) - 1
     n_chunks = max(1, min(n_chunks, max(n_seq, 1)))
+    if n_chunks == 1:  # what the general split gives, without its NumPy calls
+        return np.array([0, n_seq], dtype=INDEX)
     targets = np.linspace(0, seq_ptr[-1], n_chunks + 1)
     bounds = np.searchsorted(seq_ptr, targets, side="left").astype(INDEX)
     bounds[0], bounds[-1] = 0, n_seq
@@ -334,17 +338,20 @@ class LinearChain:
         if group.shape != (k,) or (k and not (0 <= group.min() and group.max() < n_groups)):
             raise InputError(f"word_rows: group must give each of the {k} columns a group "
                              f"in 0..{n_groups - 1}")
-        order = np.argsort(group, kind="stable")  # columns by group, in order within one
+        # Columns by group, in order within one.  Sorted in Python: the columns
+        # are a few templates, and np.argsort releases the GIL even for those,
+        # which under a busy second Python thread costs a switch interval.
+        order = np.array(sorted(range(k), key=group.tolist().__getitem__), dtype=np.int64)
         ids = attrs[:, order]
         keep = ids >= 0
         # Token w * n_groups + g holds the kept ids of word w's columns of group g.
-        counts = np.stack([keep[:, group[order] == g].sum(axis=1) for g in range(n_groups)],
-                          axis=1).reshape(-1)
+        one_hot = group[order][:, None] == np.arange(n_groups)  # (k, n_groups): one call
+        counts = (keep.astype(np.int64) @ one_hot.astype(np.int64)).reshape(-1)
         tok_ptr = np.zeros(len(counts) + 1, dtype=INDEX)
         np.cumsum(counts, out=tok_ptr[1:])
         attr_ids = np.ascontiguousarray(ids[keep], dtype=ATTR)
-        corpus = Sequences(np.array([0, len(counts)], dtype=INDEX), tok_ptr, attr_ids,
-                           np.ones(len(attr_ids), dtype=VALUE), None)
+        corpus = Sequences.packed(np.array([0, len(counts)], dtype=INDEX), tok_ptr, attr_ids,
+                                  np.ones(len(attr_ids), dtype=VALUE))
         return self.emissions(corpus, 0, len(counts)).reshape(n_words, n_groups,
                                                               self.n_labels)
 

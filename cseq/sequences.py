@@ -98,6 +98,22 @@ class Sequences:
             if len(lab) and lab.min() < -1:
                 raise InputError("Sequences.labels must be label ids, or -1 for an unknown label")
 
+    @classmethod
+    def packed(cls, seq_ptr: np.ndarray, tok_ptr: np.ndarray, attr_ids: np.ndarray,
+               values: np.ndarray, labels: np.ndarray | None = None) -> Sequences:
+        """A corpus from arrays cseq's own packers made (``cseq._pack``, the template
+        lookup), without :meth:`__post_init__`'s checks.
+
+        Those arrays hold the invariants by construction; the checks (a dozen
+        NumPy reductions) are the boundary's, for arrays from outside, and
+        cost more than tagging a short sentence.
+        """
+        self = object.__new__(cls)
+        for name, value in (("seq_ptr", seq_ptr), ("tok_ptr", tok_ptr), ("attr_ids", attr_ids),
+                            ("values", values), ("labels", labels)):
+            object.__setattr__(self, name, value)
+        return self
+
     @property
     def n_sequences(self) -> int:
         """Number of sequences."""

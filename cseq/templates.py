@@ -770,8 +770,8 @@ class TransformChunks:
             data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
             f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
             self._memo, resolve_n_jobs(n_jobs), without_memo)
-        return Sequences(seq_ptr=np.ascontiguousarray(seq_ptr), tok_ptr=tok_ptr, attr_ids=attr,
-                         values=np.ones(len(attr), dtype=VALUE), labels=None)
+        return Sequences.packed(np.ascontiguousarray(seq_ptr), tok_ptr, attr,
+                                np.ones(len(attr), dtype=VALUE))
 
     def words(self, k: int) -> np.ndarray:
         """int32 (n_tokens, n_columns): the word id of each token of chunk ``k`` in each column."""
@@ -795,11 +795,7 @@ class TransformChunks:
         f = self._f
         if self._data is None or self._memo.n_memo == 0:
             return None
-        memo = f._memo_col >= 0
-        pairs = np.stack([f._memo_col[memo], f._memo_row[memo]], axis=1)
-        groups, group = np.unique(pairs, axis=0, return_inverse=True)
-        return (self._memo.memo_ids, group.reshape(-1).astype(np.int32),
-                np.ascontiguousarray(groups, dtype=np.int32))
+        return self._memo.memo_ids, f._memo_group, f._memo_groups
 
 
 def _dense_ids(ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -994,6 +990,14 @@ class TemplateFeaturizer:
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
+        # The memo templates grouped by the (column, row) they read, for
+        # TransformChunks.memo_attributes: fixed by the templates, so built here
+        # once rather than per transform.
+        memo = self._memo_col >= 0
+        pairs = np.stack([self._memo_col[memo], self._memo_row[memo]], axis=1).reshape(-1, 2)
+        groups, group = np.unique(pairs, axis=0, return_inverse=True)
+        self._memo_group = group.reshape(-1).astype(np.int32)
+        self._memo_groups = np.ascontiguousarray(groups, dtype=np.int32)
         # When fitting, a word's jackknifed class depends on its sentence's
         # fold, not on the word alone: templates with ``tags`` are not memoized.
         tagged = np.asarray([any(c.func == TAGS for c in tc) for tc in cells], dtype=bool)

@@ -430,3 +430,56 @@ def test_predict_racing_fit_gives_the_old_or_the_new_labels_or_not_fitted():
         stop.set()
         thread.join()
     assert results and all(r is None or r in want for r in results)
+
+
+# -- sentence at a time from many threads, alongside partial_fit (issue 32, item 2) -------
+
+@pytest.mark.parametrize("make", [_perceptron, _crf_sgd], ids=["perceptron", "crf-sgd"])
+def test_many_threads_tagging_single_sentences_racing_partial_fit(race_data, make):
+    # The serving pattern: one model, 8 threads each calling predict([sentence]) while
+    # another thread's partial_fit commits, 4 times (each commit is a chance to land
+    # inside some call).  Every sentence gets the labels one of the committed models
+    # gives it alone, never a mix of two states (e.g. one snapshot's labels, the next
+    # one's model: the first batch adds a label that sorts first, so every id moves).
+    (X, y), batch, X_test = race_data
+    batches = [batch] + [(X[k:k + 10], y[k:k + 10]) for k in (0, 100, 200)]
+    est = make().partial_fit(X, y)
+    models = [est.to_bytes()]
+    for b in batches:  # the models the racing estimator commits, serially
+        models.append(serialize.loads(models[-1]).partial_fit(*b).to_bytes())
+    sentences = X_test[:160]
+    want = [serialize.loads(m).predict(sentences) for m in models]
+    assert want[0] != want[1]
+    est = serialize.loads(models[0])
+    results: list = []
+    errors: list[BaseException] = []
+    go, done = threading.Barrier(9), threading.Event()
+
+    def tagger(k: int):
+        try:
+            go.wait()
+            while True:
+                last = done.is_set()
+                for i in range(k, len(sentences), 8):
+                    results.append((i, est.predict([sentences[i]])[0]))
+                if last:
+                    return
+        except BaseException as exc:  # re-raised in the main thread
+            errors.append(exc)
+    threads = [threading.Thread(target=tagger, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    go.wait()
+    try:
+        for b in batches:
+            est.partial_fit(*b)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[0]
+    assert est.to_bytes() == models[-1]
+    for i, labels in results:
+        assert any(labels == w[i] for w in want), f"sentence {i}: labels of no committed model"
+    # Every thread's last pass started after the last commit: the last model's labels.
+    assert [est.predict([x])[0] for x in sentences] == want[-1]

@@ -1,0 +1,216 @@
+"""Per-call cost of tagging one sentence at a time: cseq against python-crfsuite, in one process.
+
+    python bench/per_call.py                  # EWT dev and CoNLL-2000, 500 sentences each
+    python bench/per_call.py --sentences 200 --repeat 5
+
+What a production tagger does (a web service, a stream processor): one
+``predict([sentence])`` per sentence, not one call for the corpus.  Printed,
+on the first ``--sentences`` sentences of EWT dev (UPOS labels) and of
+CoNLL-2000's last 1,000 sentences (chunk labels):
+
+* plain feature lists (``bench/features.py``, the core benchmark's CRF++
+  attributes, from the word and its XPOS/POS tag): the averaged perceptron,
+  ``predict([s])`` per sentence, against python-crfsuite's ``Tagger.tag``
+  with the same lists and an averaged perceptron trained on them;
+* from the words with the ``pos`` preset (EWT only): the perceptron and the
+  greedy tagger, per sentence and in one call for all;
+* ``predict_marginals([s])`` of a CRF (plain lists, EWT);
+* the fixed cost of one call on a one-token sentence (plain lists, templates);
+* sentence at a time from 2 threads against 1 (the same sentences, split
+  in two halves, one per thread).
+
+Every figure is the best of ``--repeat`` runs; per call in µs, throughput in
+tokens/s.  A measuring tool, not a test: it asserts nothing about speed.  The
+targets are those of issue 32 (see docs/production.md, "Per-call cost").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import features
+
+import cseq
+from cseq.conll import read_conll, read_conllu
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def best(fn, repeat: int) -> float:
+    """Fastest of ``repeat`` runs of ``fn()``, in seconds."""
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def per_sentence(tag, X, repeat: int) -> float:
+    """Seconds to call ``tag(x)`` once per sentence of ``X`` (best of ``repeat``)."""
+    def run():
+        for x in X:
+            tag(x)
+    return best(run, repeat)
+
+
+def two_threads(tag, X, repeat: int) -> float:
+    """Seconds for 2 threads to tag the two halves of ``X`` sentence by sentence."""
+    halves = [X[0::2], X[1::2]]
+
+    def run():
+        threads = [threading.Thread(target=lambda h=h: [tag(x) for x in h]) for h in halves]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return best(run, repeat)
+
+
+def crfsuite_model(X, y, path: str, iterations: int):
+    import pycrfsuite
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for xseq, yseq in zip(X, y):
+        trainer.append(xseq, yseq)
+    trainer.select("ap")
+    trainer.set_params({"max_iterations": iterations})
+    trainer.train(path)
+    tagger = pycrfsuite.Tagger()
+    tagger.open(path)
+    return tagger
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def add(self, what: str, seconds: float, n_calls: int, n_tokens: int, note: str = "") -> float:
+        us = 1e6 * seconds / n_calls
+        self.rows.append((what, f"{us:9.1f}", f"{n_tokens / seconds / 1e3:8.0f}k", note))
+        return n_tokens / seconds
+
+    def print(self) -> None:
+        print(f"| {'what':58s} | µs/call | tokens/s | note |")
+        print(f"|{'-' * 60}|--------:|---------:|------|")
+        for what, us, tps, note in self.rows:
+            print(f"| {what:58s} | {us} | {tps} | {note} |")
+
+
+def plain_rows(name, X_train, y_train, X, est, args, table: Table, tmp: str) -> None:
+    n_tok = sum(len(x) for x in X)
+    est.fit(X_train, y_train)
+    tagger = crfsuite_model(X_train, y_train, os.path.join(tmp, f"{name}.crfsuite"), args.iter)
+    t_cs = table.add(f"{name}: python-crfsuite Tagger.tag, per sentence",
+                     per_sentence(tagger.tag, X, args.repeat), len(X), n_tok)
+    t_all = table.add(f"{name}: perceptron, plain lists, one call for all",
+                      best(lambda: est.predict(X), args.repeat), 1, n_tok)
+    t_one = table.add(f"{name}: perceptron, plain lists, predict([s])",
+                      per_sentence(lambda x: est.predict([x]), X, args.repeat), len(X), n_tok)
+    table.rows[-1] = table.rows[-1][:3] + (f"{t_one / t_cs:.2f}x crfsuite, "
+                                           f"{t_one / t_all:.0%} of one call",)
+    t_two = table.add(f"{name}: perceptron, plain lists, predict([s]), 2 threads",
+                      two_threads(lambda x: est.predict([x]), X, args.repeat), len(X), n_tok)
+    table.rows[-1] = table.rows[-1][:3] + (f"{t_two / t_one:.2f}x 1 thread",)
+    t_cs2 = table.add(f"{name}: python-crfsuite Tagger.tag, 2 threads (own Tagger each)",
+                      two_threads(_thread_tagger(os.path.join(tmp, f"{name}.crfsuite")), X,
+                                  args.repeat), len(X), n_tok)
+    table.rows[-1] = table.rows[-1][:3] + (f"{t_cs2 / t_cs:.2f}x 1 thread",)
+    one = [X[0][:1]]
+    table.add(f"{name}: fixed cost, one-token predict, plain lists",
+              best(lambda: [est.predict(one) for _ in range(args.fixed)], args.repeat),
+              args.fixed, args.fixed)
+    table.add(f"{name}: fixed cost, one-token Tagger.tag, python-crfsuite",
+              best(lambda: [tagger.tag(one[0]) for _ in range(args.fixed)], args.repeat),
+              args.fixed, args.fixed)
+    tagger.close()
+
+
+def _thread_tagger(path: str):
+    """A tag function that gives each thread its own pycrfsuite Tagger (one is not thread-safe)."""
+    import pycrfsuite
+    local = threading.local()
+
+    def tag(x):
+        tagger = getattr(local, "tagger", None)
+        if tagger is None:
+            tagger = local.tagger = pycrfsuite.Tagger()
+            tagger.open(path)
+        return tagger.tag(x)
+    return tag
+
+
+def template_rows(words_train, y_train, words, args, table: Table) -> None:
+    n_tok = sum(len(x) for x in words)
+    one = [words[0][:1]]
+    for label, est in (
+            ("perceptron", cseq.StructuredPerceptron(
+                max_iter=args.iter, random_state=0, features=cseq.TemplateFeaturizer("pos"))),
+            ("greedy", cseq.GreedyTagger(max_iter=args.iter, random_state=0,
+                                         features=cseq.TemplateFeaturizer("pos")))):
+        est.fit(words_train, y_train)
+        t_all = table.add(f"EWT: {label}, pos preset, one call for all",
+                          best(lambda: est.predict(words), args.repeat), 1, n_tok)
+        t_one = table.add(f"EWT: {label}, pos preset, predict([s])",
+                          per_sentence(lambda x: est.predict([x]), words, args.repeat),
+                          len(words), n_tok)
+        table.rows[-1] = table.rows[-1][:3] + (f"{t_one / t_all:.0%} of one call",)
+        t_two = table.add(f"EWT: {label}, pos preset, predict([s]), 2 threads",
+                          two_threads(lambda x: est.predict([x]), words, args.repeat),
+                          len(words), n_tok)
+        table.rows[-1] = table.rows[-1][:3] + (f"{t_two / t_one:.2f}x 1 thread",)
+        table.add(f"EWT: {label}, fixed cost, one-token predict, pos preset",
+                  best(lambda: [est.predict(one) for _ in range(args.fixed)], args.repeat),
+                  args.fixed, args.fixed)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--sentences", type=int, default=500, help="sentences tagged per corpus")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--iter", type=int, default=5, help="training passes (both systems)")
+    p.add_argument("--fixed", type=int, default=2000, help="calls for the one-token cost")
+    args = p.parse_args()
+    import pycrfsuite  # noqa: F401  (fail early when it is missing)
+    print(f"cseq {cseq.__version__}, python {sys.version.split()[0]}, "
+          f"{len(os.sched_getaffinity(0))} CPUs; best of {args.repeat}")
+
+    ewt = args.data / "ud_en_ewt"
+    rows_tr, y_tr = read_conllu(ewt / "en_ewt-ud-train.conllu", columns=("form", "xpos"))
+    rows_dev, y_dev = read_conllu(ewt / "en_ewt-ud-dev.conllu", columns=("form", "xpos"))
+    rows_dev = rows_dev[:args.sentences]
+    table = Table()
+    with tempfile.TemporaryDirectory() as tmp:
+        plain_rows("EWT", features.featurize(rows_tr), y_tr, features.featurize(rows_dev),
+                   cseq.StructuredPerceptron(max_iter=args.iter, random_state=0), args,
+                   table, tmp)
+        words_tr = [[r[0] for r in s] for s in rows_tr]
+        words_dev = [[r[0] for r in s] for s in rows_dev]
+        template_rows(words_tr, y_tr, words_dev, args, table)
+
+        X_dev = features.featurize(rows_dev)
+        crf = cseq.CRF(max_iter=30).fit(features.featurize(rows_tr[:3000]), y_tr[:3000])
+        n_tok = sum(len(x) for x in X_dev)
+        t_all = table.add("EWT: CRF (30 it., 3k sent.), predict_marginals, one call",
+                          best(lambda: crf.predict_marginals(X_dev), args.repeat), 1, n_tok)
+        t_one = table.add("EWT: CRF, predict_marginals([s])",
+                          per_sentence(lambda x: crf.predict_marginals([x]), X_dev,
+                                       args.repeat), len(X_dev), n_tok)
+        table.rows[-1] = table.rows[-1][:3] + (f"{t_one / t_all:.0%} of one call",)
+
+        rows, labels = read_conll(args.data / "conll2000" / "train.txt")
+        X = features.featurize(rows)
+        plain_rows("CoNLL-2000", X[:-1000], labels[:-1000], X[-1000:][:args.sentences],
+                   cseq.StructuredPerceptron(max_iter=args.iter, random_state=0), args,
+                   table, tmp)
+    table.print()
+
+
+if __name__ == "__main__":
+    main()

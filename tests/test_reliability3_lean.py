@@ -1,0 +1,124 @@
+"""Sentence at a time equals the batch, bit for bit (issue 32, item 1).
+
+A production tagger calls ``predict([sentence])`` once per request.  The
+per-call work was trimmed (no validation of cseq's own packed arrays, no
+affinity call for ``n_jobs=1``, per-snapshot and per-featurizer derived
+state built once); none of it may change a result.  For every learner, with
+feature lists and with the ``pos`` template preset (``:tags`` included),
+with constraints and at order 2, the labels and the marginals of each
+sentence tagged alone must equal, exactly, those of one call on the whole
+corpus (with one thread and with two, whose blocks and chunks differ).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cseq
+from shared_data import EWT, needs
+
+pytestmark = [needs(EWT / "en_ewt-ud-dev.conllu"),
+              pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")]
+
+
+@pytest.fixture(scope="module")
+def ewt():
+    from cseq.conll import read_conllu
+    X, y = read_conllu(EWT / "en_ewt-ud-dev.conllu")
+    words = [[row[0] for row in s] for s in X]
+    # Training and test sentences apart, so the test has unseen words and attributes.
+    return (words[:200], y[:200]), words[200:330]
+
+
+def _lists(words):
+    """Feature lists of the python-crfsuite style, one value feature among them."""
+    return [[{"w": w.lower(), "suf": w[-2:], "i": i / 10.0,
+              "prev": s[i - 1].lower() if i else "<s>"}
+             for i, w in enumerate(s)] for s in words]
+
+
+def _templates():
+    return cseq.TemplateFeaturizer("pos")
+
+
+LEARNERS = {
+    "perceptron": lambda f: cseq.StructuredPerceptron(max_iter=3, random_state=0, features=f),
+    "perceptron-order2": lambda f: cseq.StructuredPerceptron(max_iter=3, random_state=0,
+                                                             order=2, features=f),
+    "crf": lambda f: cseq.CRF(max_iter=15, features=f),
+    "crf-order2": lambda f: cseq.CRF(max_iter=10, order=2, features=f),
+    "ssvm": lambda f: cseq.StructuredSVM(max_iter=3, random_state=0, features=f),
+    "memm": lambda f: cseq.MEMM(max_iter=15, features=f),
+    "greedy": lambda f: cseq.GreedyTagger(max_iter=3, random_state=0, features=f),
+}
+
+_FITTED: dict = {}
+
+
+def _fitted(name: str, features: str, ewt):
+    key = (name, features)
+    if key not in _FITTED:
+        (words, y), _ = ewt
+        f = _templates() if features == "templates" else None
+        X = words if features == "templates" else _lists(words)
+        _FITTED[key] = LEARNERS[name](f).fit(X, y)
+    return _FITTED[key]
+
+
+def _test_X(features: str, ewt):
+    words = ewt[1]
+    return words if features == "templates" else _lists(words)
+
+
+def _no_det_after_det(est) -> np.ndarray:
+    """A transition matrix that forbids DET after DET (changes some labelings)."""
+    allowed = np.ones((len(est.classes_),) * 2, dtype=bool)
+    det = est.classes_.index("DET")
+    allowed[det, det] = False
+    return allowed
+
+
+def _same_arrays(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x.shape == z.shape and x.dtype == z.dtype
+                                    and np.array_equal(x, z) for x, z in zip(a, b))
+
+
+@pytest.mark.parametrize("features", ["lists", "templates"])
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_sentence_at_a_time_predicts_the_batch_labels(ewt, name, features):
+    est = _fitted(name, features, ewt)
+    X = _test_X(features, ewt)
+    one = [est.predict([x])[0] for x in X]
+    assert one == est.predict(X) == est.predict(X, n_jobs=2)
+    if name == "greedy":
+        return  # the greedy tagger decodes left to right and takes no constraints
+    allowed = _no_det_after_det(est)
+    one = [est.predict([x], constraints=allowed)[0] for x in X]
+    assert one == est.predict(X, constraints=allowed)
+
+
+@pytest.mark.parametrize("features", ["lists", "templates"])
+@pytest.mark.parametrize("name", ["crf", "crf-order2", "memm"])
+def test_sentence_at_a_time_gives_the_batch_marginals_bit_for_bit(ewt, name, features):
+    est = _fitted(name, features, ewt)
+    X = _test_X(features, ewt)
+    one = [est.predict_marginals([x])[0] for x in X]
+    assert _same_arrays(one, est.predict_marginals(X))
+    assert _same_arrays(one, est.predict_marginals(X, n_jobs=2))
+    allowed = _no_det_after_det(est)
+    one = [est.predict_marginals([x], constraints=allowed)[0] for x in X]
+    assert _same_arrays(one, est.predict_marginals(X, constraints=allowed))
+
+
+def test_hmm_sentence_at_a_time_equals_the_batch(ewt):
+    (words, y), X = ewt
+    est = cseq.HMM().fit(words, y)
+    assert [est.predict([x])[0] for x in X] == est.predict(X)
+    assert _same_arrays([est.predict_marginals([x])[0] for x in X], est.predict_marginals(X))
+
+
+def test_one_token_and_empty_sentences_alone_equal_the_batch(ewt):
+    est = _fitted("perceptron", "templates", ewt)
+    X = [["Hello"], [], ["the"], ["Zyzzyva", "runs"], []]
+    assert [est.predict([x])[0] for x in X] == est.predict(X)
