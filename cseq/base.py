@@ -96,14 +96,15 @@ def check_number(name: str, value: Any, *, low: float, integer: bool = False,
         raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
     # Compared as a Python number: a float32 compared with 1e100 would be
     # cast to float32 (NumPy 2's rules) and overflow.
+    number = value.item() if isinstance(value, np.generic) else value
     if integer:
-        if not low <= int(value) <= 2**31 - 1:
+        if not low <= number <= 2**31 - 1:
             raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not low <= value <= sys.float_info.max:
+    elif not low <= number <= sys.float_info.max:
         # A chained comparison, not math.isfinite: exact for an int of any
         # size (math.isfinite(10**400) raises OverflowError), false for NaN.
         raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
-    elif high is not None and float(value) > high:
+    elif high is not None and number > high:
         raise InputError(f"{name} must be at most {high:g}, got {value!r}")
 
 
