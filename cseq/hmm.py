@@ -167,7 +167,9 @@ class WordLexicon:
         keys = [""]
         seen = {""}
         rare = [w for w, c in zip(self._words, self._counts) if c <= self.rare_threshold]
-        for length in range(self.suffix_length + 1):
+        # Up to the longest rare word, not to suffix_length: that may be 2**31 - 1.
+        longest = max(map(len, rare), default=0)
+        for length in range(min(self.suffix_length, longest) + 1):
             for w in rare:
                 if length <= len(w):
                     key = _case(w) + (w[len(w) - length:] if length else "")

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import functools
 import hashlib
 import io
@@ -639,6 +640,8 @@ def main(argv=None) -> int:
             if time.monotonic() >= deadline:
                 break
             seed = args.seed + rounds
+            # A hang shows as the stacks of a round that runs for 5 minutes.
+            faulthandler.dump_traceback_later(300)
             try:
                 run(TARGETS[name], args.chunk, seed)
             except Exception:  # a crash: record it and go on with the next seed
@@ -655,6 +658,7 @@ def main(argv=None) -> int:
         print(f"{time.monotonic() - start:7.0f}s  inputs tried: "
               + ", ".join(f"{k} {COUNTS[k]}" for k in args.targets)
               + f"  crashes: {len(crashes)}", flush=True)
+    faulthandler.cancel_dump_traceback_later()
     total = sum(COUNTS[k] for k in args.targets)
     print(f"done in {(time.monotonic() - start) / 60:.1f} min: {total} inputs "
           f"({', '.join(f'{k} {COUNTS[k]}' for k in args.targets)}), {len(crashes)} crashing "

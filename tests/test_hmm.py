@@ -8,6 +8,7 @@ import itertools
 from collections import Counter
 import math
 import pickle
+import time
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -285,3 +286,16 @@ def test_random_corpora_counts_and_posteriors(Xy, alpha, sentence):
             want[i, t] += pr
     np.testing.assert_allclose(hmm.predict_marginals([sentence])[0], want, rtol=1e-9,
                                atol=1e-12)
+
+
+def test_a_huge_suffix_length_costs_no_more_than_the_longest_word():
+    # suffix_length=2**31 - 1 (a valid int; a model file's header may say it)
+    # made fit loop over every length up to it: a hang (10**8 took about ten
+    # seconds).  Found by the model-file fuzzer refitting a loaded HMM.
+    t = time.perf_counter()
+    huge = cseq.HMM(suffix_length=10**8, rare_threshold=1).fit(X_SUF, Y_SUF)
+    assert time.perf_counter() - t < 5
+    longest = max(len(w) for s in X_SUF for w in s)
+    same = cseq.HMM(suffix_length=longest, rare_threshold=1).fit(X_SUF, Y_SUF)
+    assert huge.featurizer_.attribute_names() == same.featurizer_.attribute_names()
+    assert huge.predict([["unseenly"]]) == same.predict([["unseenly"]])
