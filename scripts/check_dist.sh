@@ -96,7 +96,8 @@ assert r.returncode != 0, "CC works"
 print(f"   no compiler: none of {sorted(set(names))} on PATH; CC={cc} exits {r.returncode}")
 EOF
 s=$(now)
-pipq "${nocc[@]}" "$work/venv/bin/python" -m pip install -q "${wheel}[test]"
+pipq "${nocc[@]}" "$work/venv/bin/python" -m pip install -q -U pip   # --group needs pip >= 25.1
+pipq "${nocc[@]}" "$work/venv/bin/python" -m pip install -q "$wheel" --group "$src/pyproject.toml:test"
 echo "   install of the wheel with its run-time and test dependencies: $(since "$s") s"
 s=$(now)
 pipq "${nocc[@]}" "$work/venv/bin/python" -m pip install -q --no-deps --force-reinstall "$wheel"

@@ -29,7 +29,7 @@ def _metadata():
         return importlib.metadata.metadata(DIST)
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - reported as a failure
         pytest.fail(f"the distribution {DIST!r} is not installed; the distribution was renamed "
-                    f"from 'cseq': run `pip install -e \".[test]\"` again")
+                    f"from 'cseq': run `pip install -e .` again")
 
 
 def test_version_is_single_sourced():
