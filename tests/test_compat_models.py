@@ -32,6 +32,7 @@ from cseq.serialize import loads
 from cseq.templates import expand
 from cli_run import run
 from shared_data import CONLL2000, needs
+from crfsuite_peer import train_tagger as _train_crfsuite
 
 DATA = Path(__file__).resolve().parent / "data"
 CRFSUITE_SEED = DATA / "crfsuite_small.model"
@@ -66,17 +67,6 @@ def crfpp():
 
 
 # -- CRFsuite ------------------------------------------------------------------------
-
-def _train_crfsuite(pycrfsuite, X, y, path, algorithm="lbfgs", **params):
-    trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
-    trainer.set_params(params)
-    for xseq, yseq in zip(X, y):
-        trainer.append(xseq, yseq)
-    trainer.train(str(path))
-    tagger = pycrfsuite.Tagger()
-    tagger.open(str(path))
-    return tagger
-
 
 def _assert_same_as_tagger(est, tagger, X):
     """Every label and every marginal of ``est`` is python-crfsuite's."""

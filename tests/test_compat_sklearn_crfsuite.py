@@ -22,6 +22,7 @@ from cseq.compat import sklearn_crfsuite
 from cseq.compat.crfsuite_items import convert, item_attributes
 from cseq.compat.sklearn_crfsuite import metrics
 from shared_data import CONLL2000, needs
+from crfsuite_peer import train_tagger as _pycrfsuite_model
 
 
 _spec = importlib.util.spec_from_file_location(
@@ -46,17 +47,6 @@ def conll():
 def pycrfsuite():
     """python-crfsuite (bench/requirements.txt), which the comparisons need."""
     return pytest.importorskip("pycrfsuite")
-
-
-def _pycrfsuite_model(pycrfsuite, X, y, path, algorithm="lbfgs", **params):
-    trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
-    trainer.set_params(params)
-    for xseq, yseq in zip(X, y):
-        trainer.append(xseq, yseq)
-    trainer.train(str(path))
-    tagger = pycrfsuite.Tagger()
-    tagger.open(str(path))
-    return tagger
 
 
 @pytest.fixture(scope="module")
