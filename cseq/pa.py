@@ -39,10 +39,9 @@ class PassiveAggressive(ChainEstimator):
     error_sensitive : bool, default True
         The loss's margin grows as the square root of the wrong labels.
     average : bool, default True
-        Return the average of the weights after every example (kept lazily,
-        as the perceptron does) instead of the last ones.  CRFsuite's
-        average also counts the zero weights before the first example; it
-        differs from this one by a positive factor only, so both tag alike.
+        Return the average of the weight vectors before the first example
+        and after every example (CRFsuite's average; kept lazily, as the
+        perceptron's is) instead of the last ones.
     max_iter : int, default 10
         Passes over the training data.
     tol : float, default 0.0
@@ -124,7 +123,14 @@ class PassiveAggressive(ChainEstimator):
         params = _weights.AveragedParams(model.params.copy())
         trainer = _pa.PATrainer(model.index, corpus.view(), params, int(self.pa_type),
                                 float(self.C), bool(self.error_sensitive))
-        weights = (lambda: params.averaged()) if self.average else (lambda: params.w.copy())
+
+        def weights():
+            if not self.average:
+                return params.w.copy()
+            # params.averaged() is the mean of the n vectors after each example;
+            # CRFsuite's mean also counts the zero vector before the first.
+            n = params.n_examples
+            return params.averaged() * (n / (n + 1))
 
         def run_pass(order):
             try:
