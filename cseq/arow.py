@@ -56,6 +56,14 @@ class AROW(ChainEstimator):
     The chain is first order, as CRFsuite's; every label must be known.
     There is no averaging (CRFsuite's AROW has none).
 
+    Examples
+    --------
+    >>> import cseq
+    >>> X = [[["w=the"], ["w=dog"], ["w=barks"]], [["w=a"], ["w=cat"], ["w=sleeps"]]]
+    >>> y = [["DET", "NOUN", "VERB"], ["DET", "NOUN", "VERB"]]
+    >>> cseq.AROW(random_state=0).fit(X, y).predict([[["w=a"], ["w=dog"], ["w=sleeps"]]])
+    [['DET', 'NOUN', 'VERB']]
+
     References
     ----------
     Crammer, K., Kulesza, A., Dredze, M. (2009). Adaptive regularization of

@@ -74,6 +74,14 @@ class PassiveAggressive(ChainEstimator):
 
     The chain is first order, as CRFsuite's; every label must be known.
 
+    Examples
+    --------
+    >>> import cseq
+    >>> X = [[["w=the"], ["w=dog"], ["w=barks"]], [["w=a"], ["w=cat"], ["w=sleeps"]]]
+    >>> y = [["DET", "NOUN", "VERB"], ["DET", "NOUN", "VERB"]]
+    >>> cseq.PassiveAggressive(random_state=0).fit(X, y).predict([[["w=a"], ["w=dog"], ["w=sleeps"]]])
+    [['DET', 'NOUN', 'VERB']]
+
     References
     ----------
     Crammer, K., Dekel, O., Keshet, J., Shalev-Shwartz, S., Singer, Y. (2006).
