@@ -117,3 +117,33 @@ def test_partial_labels_are_refused():
     for est in (cseq.PassiveAggressive(), cseq.AROW()):
         with pytest.raises(cseq.InputTypeError, match=r"y\[0\]\[1\] is None"):
             est.fit([[["a"], ["b"]]], [["A", None]])
+
+
+def test_a_loss_beyond_float64_stops_the_pass_without_an_update():
+    # Two features whose weights for label 0 are 1e308 each: that label's
+    # score is inf; the gold label is 1, so the loss is inf.
+    X, y = [[["f", "g"]], [["f", "g"]]], [["A"], ["B"]]
+    _, corpus, model = pack(X, y, all_states=True)
+    w = np.zeros(len(model.params))
+    w[[k for k in range(len(model.attr_labels)) if model.attr_labels[k] == 0]] = 1e308
+    params = _weights.AveragedParams(w.copy())
+    trainer = _pa.PATrainer(model.index, corpus.view(), params, 1, 1.0, True)
+    with pytest.raises(FloatingPointError, match="at sequence 1"):
+        trainer.train_epoch(np.array([1, 0], dtype=np.int64))
+    np.testing.assert_array_equal(params.w, w)
+    mean, cov = w.copy(), np.ones_like(w)
+    trainer = _arow.AROWTrainer(model.index, corpus.view(), mean, cov, 1.0)
+    with pytest.raises(FloatingPointError, match="at sequence 1"):
+        trainer.train_epoch(np.array([1, 0], dtype=np.int64))
+    np.testing.assert_array_equal(mean, w)
+    np.testing.assert_array_equal(cov, 1.0)
+
+
+def test_pa_average_counts_the_zero_weights_before_the_first_example_as_crfsuite():
+    # One sequence, one pass: one update w1.  CRFsuite averages the vectors
+    # before the example (0) and after it (w1): w1 / 2.
+    X, y = [[["a"], ["b"]]], [["A", "B"]]
+    last = cseq.PassiveAggressive(max_iter=1, average=False, all_states=True).fit(X, y)
+    mean = cseq.PassiveAggressive(max_iter=1, all_states=True).fit(X, y)
+    assert np.any(last.model_.params != 0)
+    np.testing.assert_allclose(mean.model_.params, last.model_.params / 2, rtol=1e-15)
