@@ -77,7 +77,7 @@ cdef class AROWTrainer:
         margin_scratch_free(&self.m)
 
     cdef index_t _train_sequence(self, index_t s, weight_t* loss) noexcept nogil:
-        """Decode sequence ``s`` and update on a mistake; returns the wrong labels, sets ``loss``."""
+        """Decode sequence ``s``, update on a mistake; returns the wrong labels, sets ``loss``."""
         cdef int L = self.ch.layout.n_labels
         cdef index_t t0 = self.ch.corpus.seq_ptr[s]
         cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0

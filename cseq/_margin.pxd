@@ -85,7 +85,8 @@ cdef inline void _take(MarginScratch* m, index_t k) noexcept nogil:
 
 cdef inline void margin_delta(const Chain* ch, index_t t0, index_t n, const label_t* gold,
                               const label_t* pred, MarginScratch* m) noexcept nogil:
-    """Set ``m.keys``/``m.vals`` (``m.n`` entries) to ``Phi(gold) - Phi(pred)`` of tokens ``t0:t0 + n``."""
+    """Set ``m.keys``, ``m.vals`` (``m.n`` entries) to ``Phi(gold) - Phi(pred)`` on tokens
+    ``t0:t0 + n``."""
     cdef ParamSink sink
     cdef index_t t, f, k
     sink.w = m.acc

@@ -79,7 +79,8 @@ class PassiveAggressive(ChainEstimator):
     >>> import cseq
     >>> X = [[["w=the"], ["w=dog"], ["w=barks"]], [["w=a"], ["w=cat"], ["w=sleeps"]]]
     >>> y = [["DET", "NOUN", "VERB"], ["DET", "NOUN", "VERB"]]
-    >>> cseq.PassiveAggressive(random_state=0).fit(X, y).predict([[["w=a"], ["w=dog"], ["w=sleeps"]]])
+    >>> est = cseq.PassiveAggressive(random_state=0).fit(X, y)
+    >>> est.predict([[["w=a"], ["w=dog"], ["w=sleeps"]]])
     [['DET', 'NOUN', 'VERB']]
 
     References
@@ -115,7 +116,8 @@ class PassiveAggressive(ChainEstimator):
         super()._validate_params()
         check_number("pa_type", self.pa_type, low=0, integer=True)
         if self.pa_type not in (0, 1, 2):
-            raise InputError(f"pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II), got {self.pa_type!r}")
+            raise InputError("pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II), "
+                             f"got {self.pa_type!r}")
         check_number("C", self.C, low=0.0, high=MAX_REGULARIZATION)
         if not self.C > 0:
             raise InputError(f"C must be positive, got {self.C!r}")
