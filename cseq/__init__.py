@@ -1,7 +1,8 @@
 """cseq: fast, safe discriminative sequence labeling.
 
 The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
-:class:`MEMM`, :class:`HMM`, :class:`GreedyTagger` and :class:`StructuredSVM`,
+:class:`MEMM`, :class:`HMM`, :class:`GreedyTagger`, :class:`StructuredSVM`,
+:class:`PassiveAggressive` and :class:`AROW`,
 the kernels :func:`viterbi`, :func:`viterbi_nbest`, :func:`loss_augmented_viterbi`
 and :func:`forward_backward`, :func:`load`, the readers of other libraries' models
 :func:`from_crfsuite` and :func:`from_crfpp`, and the exceptions; the modules
@@ -13,6 +14,7 @@ and :func:`forward_backward`, :func:`load`, the readers of other libraries' mode
 from cseq import conll, decoding, explain, metrics, probability, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
+from cseq.arow import AROW
 from cseq.crf import CRF
 from cseq.compat.crfpp_model import from_crfpp
 from cseq.compat.crfsuite_model import from_crfsuite
@@ -31,6 +33,7 @@ from cseq.greedy import GreedyTagger
 from cseq.hmm import HMM
 from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
 from cseq.memm import MEMM
+from cseq.pa import PassiveAggressive
 from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
 from cseq.ssvm import StructuredSVM
@@ -44,6 +47,8 @@ __all__ = [
     "HMM",
     "GreedyTagger",
     "StructuredSVM",
+    "PassiveAggressive",
+    "AROW",
     "FeatureVocabulary",
     "TemplateFeaturizer",
     "Templates",

@@ -69,7 +69,7 @@ _WORD_ROWS_BYTES = 1 << 27
 
 
 #: The hyperparameters that are flags, in whichever learner has them.
-_FLAGS = ("all_states", "average", "early_stopping", "shuffle", "verbose")
+_FLAGS = ("all_states", "average", "early_stopping", "error_sensitive", "shuffle", "verbose")
 
 
 #: Largest regularisation weight (``c1``, ``c2``, the SSVM's ``C``).  Beyond it

@@ -94,6 +94,12 @@ LEARNERS: dict[str, Learner] = {
                     {"C": "C", "seed": "random_state", "order": "order", **_EARLY},
                     "structured SVM, L2 and hinge loss, stochastic subgradient",
                     {"random_state": 0}),
+    "pa": Learner("PassiveAggressive", 10,
+                  {"C": "C", "seed": "random_state", **_EARLY},
+                  "passive-aggressive (PA-I; CRFsuite's pa), first order", {"random_state": 0}),
+    "arow": Learner("AROW", 10, {"seed": "random_state", **_EARLY},
+                    "adaptive regularization of weights (CRFsuite's arow), first order",
+                    {"random_state": 0}),
     "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs", **_EARLY},
                     "maximum-entropy Markov model, L-BFGS", {"c2": 0.1}),
     "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
@@ -915,7 +921,7 @@ def _parser() -> argparse.ArgumentParser:
                    "the pos preset, and crf 200 iterations)")
     t.add_argument("--C", dest="C", type=float, default=None,
                    help="structured SVM: weight of the hinge losses against 1/2 ||w||^2 "
-                   "(default 0.1)")
+                   "(default 0.1); pa: the aggressiveness, the largest step (default 1.0)")
     t.add_argument("--early-stopping", action="store_true", default=None,
                    help="score --dev after every iteration, stop after --patience iterations "
                    "without a better accuracy and keep the best iteration")

@@ -718,3 +718,79 @@ class NaivePegasos:
             return self.weights.copy()
         steps = np.arange(1, len(self.history) + 1, dtype=np.float64)
         return (steps[:, None] * np.array(self.history)).sum(axis=0) / steps.sum()
+
+
+# ---------------------------------------------------------------------------
+# Passive-aggressive and AROW (CRFsuite's update rules, dense and slow)
+
+
+class NaiveMargin:
+    """Passive-aggressive or AROW on dense vectors, as ``cseq._pa``/``cseq._arow`` train.
+
+    ``step(s)`` decodes sequence ``s`` by brute force under the current
+    weights (ties resolved as the kernel does), and when the path is wrong
+    forms ``delta = Φ(gold) - Φ(pred)`` with :func:`path_features` and
+    updates: PA (``kind`` 0, 1, 2) ``w += tau delta`` with ``tau`` from
+    ``loss / ||delta||^2``; AROW (``kind="arow"``) the mean and the diagonal
+    covariance.  The weights after every step are kept, so that
+    :meth:`averaged` is their plain mean.  ``ambiguous`` is set when a step
+    met several best paths tied up to rounding under nonzero weights: the
+    kernel, adding in another order, may then have chosen another one, and
+    a comparison must stop there.
+    """
+
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, kind, C: float = 1.0,
+                 error_sensitive: bool = True, variance: float = 1.0,
+                 gamma: float = 1.0) -> None:
+        self.attr_ptr = np.asarray(attr_ptr)
+        self.attr_labels = np.asarray(attr_labels)
+        self.L = int(n_labels)
+        self.corpus = corpus
+        self.kind, self.C, self.error_sensitive, self.gamma = kind, C, error_sensitive, gamma
+        self.n_state = len(self.attr_labels)
+        self.weights = np.zeros(self.n_state + self.L * self.L + 2 * self.L)
+        self.cov = np.full_like(self.weights, variance)
+        self.history: list[np.ndarray] = []
+        self.ambiguous = False
+
+    def step(self, s: int) -> tuple[int, float]:
+        """Train on sequence ``s``; returns the wrong labels and the loss."""
+        c = self.corpus
+        t0, t1 = int(c.seq_ptr[s]), int(c.seq_ptr[s + 1])
+        gold = tuple(int(y) for y in c.labels[t0:t1])
+        errors, loss = 0, 0.0
+        if gold:
+            _, T, start, end = split_params(self.weights, self.n_state, self.L)
+            E = sequence_emissions(self.weights, self.attr_ptr, self.attr_labels, self.L, c, s)
+            paths, scores = all_path_scores(E, T, start, end)
+            best = float(scores.max())
+            # Ties up to rounding: the kernel adds the terms in another order.
+            tied = [tuple(int(y) for y in p) for p, v in zip(paths, scores)
+                    if v >= best - 1e-9 * max(1.0, abs(best))]
+            pred = kernel_tie_break(tied)
+            errors = sum(g != p for g, p in zip(gold, pred))
+            # Under zero weights every score is exactly 0 and the tie-break exact.
+            self.ambiguous |= len(tied) > 1 and bool(self.weights.any())
+        if errors:
+            margin = float(errors) if self.kind == "arow" else (
+                math.sqrt(errors) if self.error_sensitive else 1.0)
+            loss = best - path_score(E, T, start, end, gold) + margin
+            delta = (path_features(self.attr_ptr, self.attr_labels, self.L, c, s, gold)
+                     - path_features(self.attr_ptr, self.attr_labels, self.L, c, s, pred))
+            if self.kind == "arow":
+                alpha = loss / (self.gamma + float(np.sum(self.cov * delta ** 2)))
+                self.weights = self.weights + alpha * self.cov * delta
+                self.cov = 1.0 / (1.0 / self.cov + delta ** 2 / self.gamma)
+            else:
+                norm2 = float(delta @ delta)
+                tau = {0: loss / norm2, 1: min(self.C, loss / norm2),
+                       2: loss / (norm2 + 0.5 / self.C)}[self.kind]
+                self.weights = self.weights + tau * delta
+        self.history.append(self.weights.copy())
+        return errors, loss
+
+    def averaged(self) -> np.ndarray:
+        """Mean of the weight vectors stored after each example (the weights before any)."""
+        if not self.history:
+            return self.weights.copy()
+        return np.mean(np.array(self.history), axis=0)

@@ -310,7 +310,8 @@ def test_early_stopping_stops_after_patience_iterations_without_improvement():
 def test_early_stopping_needs_a_dev_set():
     for est in (cseq.CRF(early_stopping=True), cseq.StructuredPerceptron(early_stopping=True),
                 cseq.MEMM(early_stopping=True), cseq.StructuredSVM(early_stopping=True),
-                cseq.GreedyTagger(early_stopping=True)):
+                cseq.GreedyTagger(early_stopping=True),
+                cseq.PassiveAggressive(early_stopping=True), cseq.AROW(early_stopping=True)):
         with pytest.raises(cseq.InputError, match="dev set"):
             est.fit(TRAIN, LABELS)
     with pytest.raises(cseq.InputError):

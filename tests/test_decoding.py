@@ -51,6 +51,8 @@ ESTIMATORS = {
     "perceptron": lambda: cseq.StructuredPerceptron(max_iter=3, random_state=0),
     "perceptron2": lambda: cseq.StructuredPerceptron(max_iter=3, random_state=0, order=2),
     "ssvm": lambda: cseq.StructuredSVM(max_iter=3),
+    "pa": lambda: cseq.PassiveAggressive(max_iter=3, random_state=0),
+    "arow": lambda: cseq.AROW(max_iter=3, random_state=0),
     "memm": lambda: cseq.MEMM(max_iter=20),
     "hmm": lambda: cseq.HMM(),
 }

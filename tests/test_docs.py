@@ -96,7 +96,8 @@ def test_fence_parser():
 
 DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
                    "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
-                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.features", "cseq.sequences",
+                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.pa", "cseq.arow", "cseq.features",
+                   "cseq.sequences",
                    "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",

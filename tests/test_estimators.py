@@ -29,7 +29,7 @@ from cseq.features import FeatureVocabulary
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
 ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM, cseq.GreedyTagger,
-              cseq.StructuredSVM]
+              cseq.StructuredSVM, cseq.PassiveAggressive, cseq.AROW]
 
 
 def make_corpus(seed: int, n_seqs: int = 30):
@@ -79,7 +79,17 @@ def ssvm():
     return fit(cseq.StructuredSVM)
 
 
-@pytest.fixture(params=["crf", "perceptron", "memm", "ssvm"])
+@pytest.fixture(scope="module")
+def pa():
+    return fit(cseq.PassiveAggressive)
+
+
+@pytest.fixture(scope="module")
+def arow():
+    return fit(cseq.AROW)
+
+
+@pytest.fixture(params=["crf", "perceptron", "memm", "ssvm", "pa", "arow"])
 def fitted(request):
     return request.getfixturevalue(request.param)
 
@@ -243,6 +253,13 @@ def test_score_is_token_accuracy(fitted):
                           "shuffle": True, "random_state": None, "early_stopping": False,
                           "patience": 3, "all_states": False, "features": None,
                           "verbose": False}),
+    (cseq.PassiveAggressive, {"pa_type": 1, "C": 1.0, "error_sensitive": True, "average": True,
+                              "max_iter": 10, "tol": 0.0, "shuffle": True, "random_state": None,
+                              "early_stopping": False, "patience": 3, "all_states": False,
+                              "features": None, "verbose": False}),
+    (cseq.AROW, {"variance": 1.0, "gamma": 1.0, "max_iter": 10, "tol": 0.0, "shuffle": True,
+                 "random_state": None, "early_stopping": False, "patience": 3,
+                 "all_states": False, "features": None, "verbose": False}),
     (cseq.GreedyTagger, {"max_iter": 5, "average": True, "shuffle": True, "random_state": None,
                          "early_stopping": False, "patience": 3, "tag_dict": None,
                          "tag_dict_min_count": 20, "tag_dict_min_share": 0.97,
@@ -425,6 +442,12 @@ BAD_PARAMS = [
     (cseq.StructuredSVM, {"cost": {"a": {"b": float("inf")}}}),
     (cseq.CRF, {"order": 3}), (cseq.StructuredPerceptron, {"order": 0}),
     (cseq.StructuredSVM, {"order": "2"}),
+    (cseq.PassiveAggressive, {"pa_type": 3}), (cseq.PassiveAggressive, {"pa_type": 1.0}),
+    (cseq.PassiveAggressive, {"C": 0.0}), (cseq.PassiveAggressive, {"C": float("inf")}),
+    (cseq.PassiveAggressive, {"error_sensitive": 1}), (cseq.PassiveAggressive, {"tol": -1.0}),
+    (cseq.PassiveAggressive, {"max_iter": 0}),
+    (cseq.AROW, {"variance": 0.0}), (cseq.AROW, {"gamma": -1.0}),
+    (cseq.AROW, {"gamma": float("nan")}), (cseq.AROW, {"tol": float("inf")}),
 ]
 
 
@@ -526,6 +549,10 @@ def test_pickle_never_contains_a_pickled_model(fitted):
     cseq.StructuredSVM(),
     cseq.StructuredSVM(C=2.5, max_iter=3, cost={"a": {"b": 0.5, "z": 2}}, average=False,
                        shuffle=False, random_state=4),
+    cseq.PassiveAggressive(),
+    cseq.PassiveAggressive(pa_type=2, C=0.5, error_sensitive=False, average=False, tol=0.1,
+                           shuffle=False, random_state=4),
+    cseq.AROW(), cseq.AROW(variance=0.5, gamma=2.0, tol=0.1, shuffle=False, random_state=4),
 ], ids=repr)
 def test_unfitted_round_trips(est, tmp_path):
     for loaded in (pickle.loads(pickle.dumps(est)), cseq.load(_saved(est, tmp_path))):

@@ -87,7 +87,9 @@ def _brute_best(est, x):
     lambda: cseq.StructuredSVM(C=1.0, max_iter=5, random_state=0),
     lambda: cseq.StructuredPerceptron(max_iter=5, random_state=0, order=2),
     lambda: cseq.CRF(c2=0.1, max_iter=30, order=2),
-], ids=["perceptron", "crf", "ssvm", "perceptron-order2", "crf-order2"])
+    lambda: cseq.PassiveAggressive(max_iter=5, random_state=0),
+    lambda: cseq.AROW(max_iter=5, random_state=0),
+], ids=["perceptron", "crf", "ssvm", "perceptron-order2", "crf-order2", "pa", "arow"])
 def test_explain_terms_add_up_to_the_best_score(make):
     X, y = _toy(0)
     est = make().fit(X, y)

@@ -365,7 +365,9 @@ def test_bioes_spans_match_enumeration():
 
 @pytest.mark.parametrize("est", [cseq.StructuredPerceptron(max_iter=2),
                                  cseq.StructuredSVM(max_iter=2),
-                                 cseq.GreedyTagger(max_iter=2)],
+                                 cseq.GreedyTagger(max_iter=2),
+                                 cseq.PassiveAggressive(max_iter=2),
+                                 cseq.AROW(max_iter=2)],
                          ids=lambda e: type(e).__name__)
 def test_models_without_probabilities_refuse(est):
     est.fit(TRAIN_X, TRAIN_Y)

@@ -51,6 +51,8 @@ LEARNERS = {
     "ssvm": lambda f: cseq.StructuredSVM(max_iter=3, random_state=0, features=f),
     "memm": lambda f: cseq.MEMM(max_iter=15, features=f),
     "greedy": lambda f: cseq.GreedyTagger(max_iter=3, random_state=0, features=f),
+    "pa": lambda f: cseq.PassiveAggressive(max_iter=3, random_state=0, features=f),
+    "arow": lambda f: cseq.AROW(max_iter=3, random_state=0, features=f),
 }
 
 _FITTED: dict = {}

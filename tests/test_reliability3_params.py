@@ -87,9 +87,10 @@ def test_cli_tag_with_a_huge_n_jobs(tmp_path):
 # -- item 6: hyperparameter types -------------------------------------------------------------
 
 LEARNERS = [cseq.CRF, cseq.StructuredPerceptron, cseq.StructuredSVM, cseq.MEMM, cseq.HMM,
-            cseq.GreedyTagger]
+            cseq.GreedyTagger, cseq.PassiveAggressive, cseq.AROW]
 FLAGS = [(cls, name) for cls in LEARNERS for name in cls._param_names
-         if name in ("all_states", "average", "early_stopping", "shuffle", "verbose")]
+         if name in ("all_states", "average", "early_stopping", "error_sensitive", "shuffle",
+                     "verbose")]
 
 
 def _fit(est):

@@ -10,7 +10,8 @@ algorithm  cseq estimator
 lbfgs      ``cseq.CRF(algorithm="lbfgs")``: L-BFGS, OWL-QN when c1 > 0
 l2sgd      ``cseq.CRF(algorithm="sgd")``
 ap         ``cseq.StructuredPerceptron`` (averaged)
-pa, arow   none yet: InputError naming the alternatives
+pa         ``cseq.PassiveAggressive`` (``pa_type``, ``c`` as ``C``, ``epsilon`` as ``tol``)
+arow       ``cseq.AROW`` (``epsilon`` as ``tol``)
 ========== ============================================================
 
 The objective is CRFsuite's: ``-sum log p(y | x) + c1 * ||w||_1 + c2 *
@@ -64,12 +65,6 @@ _ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 _FEATURE_DEFAULTS = {"min_freq": 0.0, "all_possible_states": False,
                      "all_possible_transitions": False}
-
-#: Why a learner is missing, and what to use instead.
-_MISSING_LEARNERS = {
-    "pa": "passive-aggressive training",
-    "arow": "AROW (adaptive regularization of weight vectors)",
-}
 
 #: The line searches CRFsuite's L-BFGS offers (``linesearch`` is checked, then ignored).
 _LINESEARCHES = ("MoreThuente", "Backtracking", "StrongBacktracking")
@@ -153,8 +148,8 @@ class CRF:
     Parameters
     ----------
     algorithm : {"lbfgs", "l2sgd", "ap", "pa", "arow"} or None (``"lbfgs"``)
-        ``"pa"`` and ``"arow"`` raise :class:`~cseq.InputError`: cseq has no
-        such learner yet.
+        The table above (``"passive-aggressive"`` and
+        ``"averaged-perceptron"`` are CRFsuite's aliases).
     min_freq : float or None
         Only 0 (the default): cseq keeps every (attribute, label) pair seen.
     all_possible_states : bool or None
@@ -168,13 +163,15 @@ class CRF:
         CRFsuite's scale: ``c1 * ||w||_1 + c2 * ||w||^2``.
     max_iterations : int or None
         ``lbfgs``: unlimited (cseq's stopping tests end it); ``l2sgd``: 1000
-        epochs; ``ap``: 100 epochs.
+        epochs; ``ap``, ``pa``, ``arow``: 100 epochs.
     period, delta : int, float or None (10; ``lbfgs`` 1e-5, ``l2sgd`` 1e-6)
         Stop when the objective improved by less than ``delta`` (relative)
         over the last ``period`` iterations (cseq's ``period`` and ``tol``).
     epsilon : float or None
-        Only CRFsuite's default (``lbfgs`` 1e-5, cseq's gradient test; ``ap``
-        0).
+        ``lbfgs`` and ``ap``: only CRFsuite's default (``lbfgs`` 1e-5,
+        cseq's gradient test; ``ap`` 0).  ``pa``, ``arow``: stop after an
+        epoch whose mean loss is below (``arow``: at most) ``epsilon``
+        (default 0), the learners' ``tol``.
     num_memories, linesearch, max_linesearch : optional
         Validated and ignored: cseq's L-BFGS keeps 6 corrections (CRFsuite's
         default) and has its own line search; they change how fast L-BFGS
@@ -183,8 +180,11 @@ class CRF:
         Only their defaults: cseq's SGD calibrates its first rate its own way.
     calibration_candidates, calibration_max_trials : optional
         Only their defaults, likewise.
-    pa_type, c, error_sensitive, averaging, variance, gamma : optional
-        Parameters of ``pa`` and ``arow``.
+    pa_type, c, error_sensitive, averaging : optional (1, 1.0, True, True)
+        Parameters of ``pa``: :class:`cseq.PassiveAggressive`'s ``pa_type``,
+        ``C``, ``error_sensitive`` and ``average``.
+    variance, gamma : optional (1.0, 1.0)
+        Parameters of ``arow``: :class:`cseq.AROW`'s.
     verbose : bool
         Print one line per iteration.
     model_filename : None
@@ -196,7 +196,7 @@ class CRF:
 
     Attributes
     ----------
-    estimator_ : cseq.CRF or cseq.StructuredPerceptron
+    estimator_ : cseq.CRF, cseq.StructuredPerceptron, cseq.PassiveAggressive or cseq.AROW
         The fitted cseq estimator (``estimator_.save(path)`` writes a cseq
         model file).
     classes_ : list of str
@@ -300,11 +300,6 @@ class CRF:
         if name not in _ALGORITHM_DEFAULTS:
             raise InputError(f"algorithm must be one of {', '.join(map(repr, _ALGORITHM_DEFAULTS))}"
                              f", got {self.algorithm!r}")
-        if name in _MISSING_LEARNERS:
-            raise InputError(
-                f"algorithm={name!r} ({_MISSING_LEARNERS[name]}) has no cseq learner yet; use "
-                "'ap' (averaged perceptron, cseq.StructuredPerceptron), 'lbfgs' or 'l2sgd' "
-                "(cseq.CRF), or cseq.StructuredSVM for a max-margin learner")
         return name
 
     def _settings(self, algorithm: str) -> dict[str, Any]:
@@ -328,15 +323,19 @@ class CRF:
         for name in ("max_iterations", "period", "num_memories", "max_linesearch"):
             if name in settings:
                 check_number(name, settings[name], low=1, integer=True)
-        for name in ("all_possible_states", "all_possible_transitions"):
-            if not isinstance(settings[name], (bool, np.bool_, int)):
+        for name in ("all_possible_states", "all_possible_transitions", "error_sensitive",
+                     "averaging"):
+            if name in settings and not isinstance(settings[name], (bool, np.bool_, int)):
                 raise InputError(f"{name} must be True or False, got {settings[name]!r}")
         if settings.get("linesearch", "MoreThuente") not in _LINESEARCHES:
             raise InputError(f"linesearch must be one of {', '.join(_LINESEARCHES)}, got "
                              f"{settings['linesearch']!r}")
         for name, why in _DEFAULT_ONLY.items():
+            if isinstance(why, dict):
+                if algorithm not in why:
+                    continue  # a parameter cseq honours for this algorithm
+                why = why[algorithm]
             if name in settings and settings[name] != defaults[name]:
-                why = why.get(algorithm, "") if isinstance(why, dict) else why
                 raise InputError(f"{name}={settings[name]!r} has no counterpart in cseq "
                                  f"(only CRFsuite's default {defaults[name]!r} is accepted): "
                                  f"{why}")
@@ -361,6 +360,16 @@ class CRF:
             return cseq.StructuredPerceptron(max_iter=s["max_iterations"], average=True,
                                              shuffle=True, random_state=0,
                                              all_states=all_states, verbose=verbose)
+        # pa and arow: CRFsuite's shuffle is seeded the same way as ap's.
+        if algorithm == "pa":
+            return cseq.PassiveAggressive(
+                pa_type=s["pa_type"], C=s["c"], error_sensitive=bool(s["error_sensitive"]),
+                average=bool(s["averaging"]), max_iter=s["max_iterations"], tol=s["epsilon"],
+                random_state=0, all_states=all_states, verbose=verbose)
+        if algorithm == "arow":
+            return cseq.AROW(variance=s["variance"], gamma=s["gamma"],
+                             max_iter=s["max_iterations"], tol=s["epsilon"], random_state=0,
+                             all_states=all_states, verbose=verbose)
         common = dict(c2=s["c2"], max_iter=s["max_iterations"], tol=s["delta"],
                       period=s["period"], all_states=all_states, verbose=verbose)
         if algorithm == "l2sgd":

@@ -1,0 +1,144 @@
+"""AROW's epoch loop (adaptive regularization of weights), run without the GIL.
+
+AROW keeps a mean weight vector ``mu`` (the weights that tag) and a diagonal
+covariance ``Sigma`` (one variance per parameter, all ``variance`` at the
+start).  For a sequence whose Viterbi path ``y*`` under ``mu`` differs from
+the gold path ``y`` in ``d`` labels, with ``delta = Phi(y) - Phi(y*)``, the
+loss is CRFsuite's ``mu . Phi(y*) - mu . Phi(y) + d`` and the update
+(Crammer et al. 2009, for structured outputs Mejer and Crammer 2010) is
+
+    alpha = loss / (gamma + sum_k Sigma_k delta_k^2)
+    mu_k    += alpha * Sigma_k * delta_k
+    Sigma_k  = 1 / (1 / Sigma_k + delta_k^2 / gamma)
+
+so weights the data has often touched move less.
+
+References
+----------
+Crammer, K., Kulesza, A., Dredze, M. (2009). Adaptive regularization of
+weight vectors. NIPS.
+Mejer, A., Crammer, K. (2010). Confidence in structured-prediction using
+confidence-weighted models. EMNLP.
+"""
+
+from libc.math cimport isfinite
+
+from cseq._decode cimport path_score, viterbi_path
+from cseq._margin cimport (MarginScratch, margin_delta, margin_scratch_free, margin_scratch_init,
+                           n_wrong)
+from cseq._types cimport index_t, label_t, weight_t
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of, score_emissions,
+                            transitions_of)
+
+
+cdef class AROWTrainer:
+    """AROW training over one packed, fully labeled corpus (first order).
+
+    Parameters
+    ----------
+    ix : ChainIndex
+        The model's structure (a first-order layout).
+    cv : CorpusView
+        The validated packed corpus, with labels (none unknown).
+    mean, cov : ndarray of float64, shape (n_params,)
+        The weights and their variances (positive), updated in place; they
+        belong to the caller.
+    gamma : float
+        The trade-off (> 0, finite): larger means smaller steps.
+    """
+
+    cdef ChainIndex ix
+    cdef CorpusView cv
+    cdef weight_t[::1] mean
+    cdef weight_t[::1] cov
+    cdef Chain ch
+    cdef MarginScratch m
+    cdef weight_t gamma
+
+    def __cinit__(self, ChainIndex ix, CorpusView cv, weight_t[::1] mean, weight_t[::1] cov,
+                  double gamma):
+        if cv.corpus.labels == NULL and cv.corpus.seq_ptr[cv.corpus.n_seqs] > 0:
+            raise ValueError("AROW training needs a labeled corpus")
+        if ix.layout.order != 1:
+            raise ValueError("AROW training is first order")
+        if mean.shape[0] != ix.layout.n_params or cov.shape[0] != ix.layout.n_params:
+            raise ValueError(f"mean and cov must have {ix.layout.n_params} entries")
+        if not (gamma > 0 and gamma < float("inf")):
+            raise ValueError("gamma must be positive and finite")
+        self.ix = ix
+        self.cv = cv
+        self.mean = mean
+        self.cov = cov
+        self.ch = chain_of(ix, cv)
+        self.gamma = gamma
+        margin_scratch_init(&self.m, &self.ch)
+
+    def __dealloc__(self):
+        margin_scratch_free(&self.m)
+
+    cdef index_t _train_sequence(self, index_t s, weight_t* loss) noexcept nogil:
+        """Decode sequence ``s``, update on a mistake; returns the wrong labels, sets ``loss``."""
+        cdef int L = self.ch.layout.n_labels
+        cdef index_t t0 = self.ch.corpus.seq_ptr[s]
+        cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
+        cdef const label_t* gold = self.ch.corpus.labels + t0
+        cdef weight_t* mu = &self.mean[0]
+        cdef weight_t* sigma = &self.cov[0]
+        cdef MarginScratch* m = &self.m
+        cdef Transitions tr
+        cdef index_t j, k, d
+        cdef weight_t best, v, frac = self.gamma, alpha
+        loss[0] = 0.0
+        if n == 0:
+            return 0
+        transitions_of(self.ch.layout, mu, &tr)
+        score_emissions(self.ch.index, mu, self.ch.corpus, t0, t0 + n, L, m.em)
+        best = viterbi_path(m.em, n, &tr, m.vdelta, m.back, m.pred)
+        d = n_wrong(gold, m.pred, n)
+        if d == 0:
+            return 0
+        loss[0] = best - path_score(m.em, n, &tr, gold) + <weight_t>d
+        if not isfinite(loss[0]):
+            return d  # no update: the caller stops with an error
+        margin_delta(&self.ch, t0, n, gold, m.pred, m)
+        for j in range(m.n):
+            frac += sigma[m.keys[j]] * m.vals[j] * m.vals[j]
+        alpha = loss[0] / frac
+        for j in range(m.n):
+            k = m.keys[j]
+            v = m.vals[j]
+            mu[k] += alpha * sigma[k] * v
+            sigma[k] = 1.0 / (1.0 / sigma[k] + v * v / self.gamma)
+        return d
+
+    def train_epoch(self, const index_t[::1] order):
+        """One pass over the sequences in ``order`` (validated indices).
+
+        Returns
+        -------
+        errors : int
+            Labels the current weights got wrong during the pass.
+        loss : float
+            Sum of the losses of the updates (CRFsuite's "Loss").
+
+        Raises
+        ------
+        FloatingPointError
+            If a loss left float64; the offending sequence made no update.
+        """
+        cdef index_t i, errors = 0
+        cdef weight_t loss, total = 0.0
+        cdef bint finite = True
+        for i in range(order.shape[0]):
+            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
+                raise IndexError(f"sequence index {order[i]} out of range")
+        with nogil:
+            for i in range(order.shape[0]):
+                errors += self._train_sequence(order[i], &loss)
+                total += loss
+                if not isfinite(total):
+                    finite = False
+                    break
+        if not finite:
+            raise FloatingPointError(f"the loss left float64 at sequence {order[i]}")
+        return int(errors), float(total)
