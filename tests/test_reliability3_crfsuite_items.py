@@ -200,3 +200,15 @@ def test_compat_crf_with_plain_vocabulary_still_converts():
     assert type(crf.estimator_.featurizer_) is FeatureVocabulary
     assert crf.predict(X) == expected
     assert crf.score(X, y) == crf.estimator_.score(convert(X), y)
+
+
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_partial_fit_keeps_the_crfsuite_reading():
+    """partial_fit grows a copy of the featurizer: it stays a CRFsuiteVocabulary (was a plain one)."""
+    X, y = _corpus(5, False, 40)
+    model = cseq.CRF(features=CRFsuiteVocabulary(), algorithm="sgd", random_state=0)
+    model.partial_fit(X[:20], y[:20], classes=LABELS)
+    before = model.featurizer_.transform(X[:20])
+    model.partial_fit(X[20:], y[20:])
+    assert type(model.featurizer_) is CRFsuiteVocabulary
+    _same_arrays(model.featurizer_.transform(X[:20]), before)
