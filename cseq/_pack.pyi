@@ -4,7 +4,7 @@ Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,9 +29,17 @@ class StringTable:
     def from_strings(cls, strings: Sequence[str]) -> StringTable: ...
 
 def count_features(X: Sequence[Sequence[Any]]) -> tuple[int, int]: ...
+_Packed = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32], NDArray[np.float32]]
+
+@overload
 def pack_features(
     X: Sequence[Sequence[Any]], vocab: StringTable, grow: bool, n_jobs: int = 1,
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32], NDArray[np.float32]]: ...
+    crfsuite: Literal[False] = False,
+) -> _Packed: ...
+@overload
+def pack_features(
+    X: Any, vocab: StringTable, grow: bool, n_jobs: int = 1, *, crfsuite: bool,
+) -> _Packed | None: ...
 def pack_labels(y: Sequence[Sequence[str | None]], seq_ptr: NDArray[np.int64],
                 label_index: dict[str, int], grow: bool,
                 unknown: bool = False) -> NDArray[np.int32]: ...

@@ -27,7 +27,7 @@ from cython.parallel cimport prange
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from cseq._hash cimport MAX_IDS, hash_bytes, max_slots, slot_limit, slots_for
 from cseq._prefetch cimport cseq_prefetch
@@ -520,11 +520,18 @@ cdef object _changed():
 
 def count_features(object X):
     """Validate the containers of X; return (tokens, upper bound on feature entries)."""
+    return _count(X, False)
+
+
+cdef tuple _count(object X, bint lenient):
+    """:func:`count_features`; with ``lenient``, None instead of an error for a bad container."""
     cdef Py_ssize_t i, j, n_tok = 0, n_feat = 0
     cdef object seq, tok
     for i in range(len(X)):
         seq = X[i]
         if type(seq) is not list and type(seq) is not tuple:
+            if lenient:
+                return None
             raise InputTypeError(
                 f"X[{i}] must be a list of tokens, got {_describe(seq)}")
         n_tok += len(<object>seq)
@@ -532,6 +539,8 @@ def count_features(object X):
             tok = seq[j]
             if type(tok) is list or type(tok) is tuple or type(tok) is dict:
                 n_feat += len(<object>tok)
+            elif lenient:
+                return None
             else:
                 raise InputTypeError(
                     f"X[{i}][{j}] must be a list of feature strings or a dict, "
@@ -554,7 +563,8 @@ cdef inline int _emit(Scratch* sc, PyObject* key) except -1:
     return 1
 
 
-def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1):
+def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
+                  bint crfsuite=False):
     """Pack feature lists or dicts into CSR arrays.
 
     Parameters
@@ -567,18 +577,35 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
     grow : add unseen attributes to ``vocab`` (training) or drop them
         (prediction).
     n_jobs : threads for the lookups when ``grow`` is false.
+    crfsuite : read the dict tokens as python-crfsuite reads its flat dict
+        items (:mod:`cseq.compat.crfsuite_items`): a string ``v`` is the
+        feature ``name:v``, ``False`` the value 0 (kept: in training it
+        creates the feature's weights, as in CRFsuite).  What this reading
+        would not give exactly as ``crfsuite_items.convert`` does (containers
+        other than lists and tuples, names that are not exact ``str``, values
+        that are not exact ``str``, ``bool``, ``int`` or ``float`` or not
+        finite in float32, one attribute twice in a dict token, whose values
+        ``convert`` adds up) makes it return None, for the caller to convert
+        ``X`` and pack that; with ``grow``, ``vocab`` may then hold some of
+        ``X``'s attributes already, in the order the converted ``X`` adds them.
 
     Returns
     -------
     seq_ptr, tok_ptr : int64 arrays
     attr_ids : int32 array
     values : float32 array
+    or None (only with ``crfsuite``, see above)
     """
     if type(X) is not list and type(X) is not tuple:
+        if crfsuite:
+            return None
         raise InputTypeError(f"X must be a list of sequences, got {_describe(X)}")
     if n_jobs < 1:
         raise ValueError("pack_features: n_jobs must be >= 1")
-    n_tok_total, n_feat_total = count_features(X)
+    counts = _count(X, crfsuite)
+    if counts is None:
+        return None
+    n_tok_total, n_feat_total = counts
     seq_ptr_np = np.empty(len(X) + 1, dtype=np.int64)
     tok_ptr_np = np.empty(n_tok_total + 1, dtype=np.int64)
     attr_np = np.empty(n_feat_total, dtype=np.int32)
@@ -595,6 +622,9 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
     cdef object seq, tok, key, value
     cdef PyObject** items
     cdef Scratch sc
+    # With crfsuite, which tokens are dicts: their attributes must not repeat.
+    is_dict_np = np.zeros(n_tok_total if crfsuite else 0, dtype=np.uint8)
+    cdef uint8_t[::1] is_dict = is_dict_np
     _scratch_init(&sc, n_feat_total, vocab, attr, grow, n_jobs)
     try:
         seq_ptr[0] = 0
@@ -623,9 +653,28 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                         if _make_room(&sc) and len(<dict>tok) != m:
                             raise _changed()
                         if type(key) is not str:
+                            if crfsuite:
+                                return None
                             raise InputTypeError(
                                 f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
-                        if value is True:
+                        if crfsuite:
+                            if type(value) is str:
+                                key = key + ":" + value
+                                v = 1.0
+                            elif type(value) is bool:
+                                v = 1.0 if value else 0.0
+                            elif type(value) is float:
+                                v = value
+                            elif type(value) is int:
+                                try:
+                                    v = float(value)
+                                except OverflowError:
+                                    return None
+                            else:
+                                return None
+                            if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
+                                return None
+                        elif value is True:
                             v = 1.0
                         elif value is False:
                             continue
@@ -650,6 +699,8 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                             raise _changed()
                         valp[n_feat] = <float>v
                         n_feat += 1
+                    if crfsuite:
+                        is_dict[n_tok] = 1
                 elif type(tok) is list or type(tok) is tuple:
                     # Borrowed item pointers: no user code runs in this loop,
                     # and the strings' reference counts are never written,
@@ -671,6 +722,8 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
                                 raise _changed()
                             items = PySequence_Fast_ITEMS(tok)
                         if not _emit(&sc, items[k]):
+                            if crfsuite:
+                                return None
                             raise InputTypeError(
                                 f"X[{i}][{j}]: features must be str, got "
                                 f"{_describe(<object> items[k])}")
@@ -684,6 +737,8 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
         if n_tok != n_tok_total:
             raise _changed()
         _scratch_flush(&sc)
+        if crfsuite and _repeats(&tok_ptr[0], attr, &is_dict[0] if n_tok else NULL, n_tok):
+            return None
         if not grow:
             n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
     finally:
@@ -692,6 +747,47 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1)
         attr_np = attr_np[:n_feat].copy()
         val_np = val_np[:n_feat].copy()
     return seq_ptr_np, tok_ptr_np, attr_np, val_np
+
+
+cdef bint _repeats(const int64_t* tok_ptr, const int32_t* attr, const uint8_t* is_dict,
+                   Py_ssize_t n_tok) except -1:
+    """Whether a dict token (``is_dict``) has an attribute id (not -1) twice.
+
+    Each token's ids go into a small open-addressing set (ids are distinct
+    non-negative ints, so the set needs no hashing beyond a multiply).
+    """
+    cdef Py_ssize_t t, k, cap = 0, need
+    cdef uint64_t mask, h
+    cdef int32_t a
+    cdef int32_t* seen = NULL
+    try:
+        for t in range(n_tok):
+            if not is_dict[t] or tok_ptr[t + 1] - tok_ptr[t] < 2:
+                continue
+            need = 4
+            while need < 2 * (tok_ptr[t + 1] - tok_ptr[t]):
+                need *= 2
+            if need > cap:
+                free(seen)
+                seen = <int32_t*> malloc(need * sizeof(int32_t))
+                if seen == NULL:
+                    raise MemoryError()
+                cap = need
+            memset(seen, 0xff, need * sizeof(int32_t))
+            mask = <uint64_t> (need - 1)
+            for k in range(tok_ptr[t], tok_ptr[t + 1]):
+                a = attr[k]
+                if a < 0:
+                    continue
+                h = ((<uint64_t> a) * 0x9E3779B97F4A7C15ULL) >> 40
+                while seen[h & mask] != -1:
+                    if seen[h & mask] == a:
+                        return True
+                    h += 1
+                seen[h & mask] = a
+        return False
+    finally:
+        free(seen)
 
 
 cdef Py_ssize_t _drop_unknown(int64_t[::1] tok_ptr, int32_t* attr, float* val,

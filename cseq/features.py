@@ -153,7 +153,7 @@ class FeatureVocabulary:
 
         ``partial_fit`` grows a copy while readers keep using this vocabulary.
         """
-        out = FeatureVocabulary()
+        out = self.fresh()  # of this kind: a subclass reads X its own way
         out._table = self._table.copy()
         return out
 

@@ -35,8 +35,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cseq import _pack
 from cseq.exceptions import InputTypeError
 from cseq.features import FeatureVocabulary, register_featurizer
+from cseq.model import resolve_n_jobs
 from cseq.sequences import Sequences
 
 __all__ = ["item_attributes", "convert", "CRFsuiteVocabulary"]
@@ -181,9 +183,14 @@ def _fill(mapping: dict, prefix: str, token: dict[str, float]) -> int:
 class CRFsuiteVocabulary(FeatureVocabulary):
     """A :class:`~cseq.FeatureVocabulary` that reads ``X`` in python-crfsuite's item formats.
 
-    Every ``X`` goes through :func:`convert` first, so a dict item
-    ``{"w": "the"}`` is the attribute ``w:the`` as in CRFsuite (the plain
-    vocabulary would make it ``w=the``).  :func:`cseq.from_crfsuite` gives
+    A dict item ``{"w": "the"}`` is the attribute ``w:the`` as in CRFsuite
+    (the plain vocabulary would make it ``w=the``).  ``X`` whose items are
+    all lists of strings or flat dicts (``str`` names; ``str``, ``bool``,
+    ``int`` or ``float`` values) is read by the compiled packer directly
+    (``pack_features(crfsuite=True)``), which gives the arrays :func:`convert`
+    then packing would, without a Python dict per token; any other ``X``
+    (nested values, other types, an attribute twice in one item, an error
+    to report) goes through :func:`convert` first.  :func:`cseq.from_crfsuite` gives
     its estimators this featurizer, and a model file stores its kind, so a
     saved and reloaded model reads the same items the same way; as
     ``features=CRFsuiteVocabulary()`` it trains a :class:`cseq.CRF` on such
@@ -198,11 +205,20 @@ class CRFsuiteVocabulary(FeatureVocabulary):
 
     def fit_transform(self, X: Sequence[Any]) -> Sequences:
         """Learn the attributes of ``X`` (python-crfsuite items) and pack it."""
-        return super().fit_transform(convert(X))
+        # A None leaves in the table only attributes the converted X adds
+        # first, in the same order, so the ids are those of convert's path.
+        packed = _pack.pack_features(X, self._table, True, crfsuite=True)
+        if packed is None:
+            return super().fit_transform(convert(X))
+        return Sequences(*packed)
 
     def transform(self, X: Sequence[Any], *, n_jobs: int = 1) -> Sequences:
         """Pack ``X`` (python-crfsuite items), dropping attributes not in the vocabulary."""
-        return super().transform(convert(X), n_jobs=n_jobs)
+        packed = _pack.pack_features(X, self._table, False, resolve_n_jobs(n_jobs),
+                                     crfsuite=True)
+        if packed is None:
+            return super().transform(convert(X), n_jobs=n_jobs)
+        return Sequences.packed(*packed)
 
     def __repr__(self) -> str:
         return "CRFsuiteVocabulary()"

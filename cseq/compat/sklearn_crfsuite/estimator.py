@@ -36,7 +36,7 @@ import numpy as np
 
 import cseq
 from cseq.base import ChainEstimator, check_keywords, check_number
-from cseq.compat.crfsuite_items import convert
+from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
 from cseq.exceptions import ConvergenceWarning, InputError
 
 __all__ = ["CRF", "TrainingLog"]
@@ -391,12 +391,14 @@ class CRF:
         if (X_dev is None) != (y_dev is None):
             raise InputError("Pass both X_dev and y_dev to use the holdout data")
         estimator = self._new_estimator()
+        # The featurizer reads python-crfsuite's items (compiled for the flat ones).
+        estimator.features = CRFsuiteVocabulary()
         y = _label_lists(y)
-        dev = () if X_dev is None or y_dev is None else (convert(X_dev), _label_lists(y_dev))
+        dev = () if X_dev is None or y_dev is None else (X_dev, _label_lists(y_dev))
         clock = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            estimator.fit(convert(X), y, *dev)
+            estimator.fit(X, y, *dev)
         seconds = time.perf_counter() - clock
         known = set(estimator.classes_)
         self._classes = [label for label in dict.fromkeys(chain.from_iterable(y))
@@ -413,9 +415,20 @@ class CRF:
             raise cseq.NotFittedError("this CRF is not fitted yet: call fit first")
         return estimator
 
+    @staticmethod
+    def _items(estimator: ChainEstimator, X: Sequence[Any]) -> Sequence[Any]:
+        """``X`` as ``estimator``'s featurizer reads it.
+
+        A CRF fitted by this version has a :class:`CRFsuiteVocabulary`, which
+        reads the items; one pickled by an earlier version has the plain
+        vocabulary, which needs them converted.
+        """
+        return X if isinstance(estimator.featurizer_, CRFsuiteVocabulary) else convert(X)
+
     def predict(self, X: Sequence[Any]) -> list[list[str]]:
         """The most likely label sequence of each sequence of items (a list of lists)."""
-        return self._fitted().predict(convert(X))
+        estimator = self._fitted()
+        return estimator.predict(self._items(estimator, X))
 
     def predict_single(self, xseq: Sequence[Any]) -> list[str]:
         """The most likely label sequence of one sequence of items."""
@@ -429,7 +442,7 @@ class CRF:
         perceptron's, so these are the CRF probabilities those scores define).
         """
         estimator = self._fitted()
-        corpus = estimator.featurizer_.transform(convert(X))
+        corpus = estimator.featurizer_.transform(self._items(estimator, X))
         marginals = estimator.model_.marginals(corpus)
         # Columns in classes_ order (CRFsuite's label order), rows cut per sequence.
         labels = self._classes
@@ -445,7 +458,8 @@ class CRF:
 
     def score(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> float:
         """Token accuracy (``metrics.flat_accuracy_score`` of ``predict(X)``)."""
-        return self._fitted().score(convert(X), _label_lists(y))
+        estimator = self._fitted()
+        return estimator.score(self._items(estimator, X), _label_lists(y))
 
     # -- the fitted model, as CRFsuite's dump shows it --------------------------
     def _table(self, key: str) -> Any:
