@@ -133,6 +133,8 @@ SEEDS = {
     "ssvm-partial": lambda: _partial(cseq.StructuredSVM(
         random_state=0, cost={"A": {"B": 2.0}}), X_VOC, Y_VOC),
     "memm": lambda: cseq.MEMM(max_iter=5).fit(X_VOC, Y_VOC),
+    "pa": lambda: cseq.PassiveAggressive(max_iter=3, random_state=0).fit(X_VOC, Y_VOC),
+    "arow": lambda: cseq.AROW(max_iter=3, random_state=0, features=_templates()).fit(SENTS, TAGS),
     "hmm": lambda: cseq.HMM().fit(SENTS, TAGS),
     "greedy": lambda: cseq.GreedyTagger(max_iter=3, random_state=0, features=_templates())
     .fit(SENTS, TAGS),
