@@ -23,12 +23,10 @@ confidence-weighted models. EMNLP.
 
 from libc.math cimport isfinite
 
-from cseq._decode cimport path_score, viterbi_path
-from cseq._margin cimport (MarginScratch, margin_delta, margin_scratch_free, margin_scratch_init,
-                           n_wrong)
+from cseq._margin cimport (COST_COUNT, MarginScratch, margin_scratch_free, margin_scratch_init,
+                           margin_violation)
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of, score_emissions,
-                            transitions_of)
+from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of
 
 
 cdef class AROWTrainer:
@@ -78,29 +76,14 @@ cdef class AROWTrainer:
 
     cdef index_t _train_sequence(self, index_t s, weight_t* loss) noexcept nogil:
         """Decode sequence ``s``, update on a mistake; returns the wrong labels, sets ``loss``."""
-        cdef int L = self.ch.layout.n_labels
-        cdef index_t t0 = self.ch.corpus.seq_ptr[s]
-        cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
-        cdef const label_t* gold = self.ch.corpus.labels + t0
         cdef weight_t* mu = &self.mean[0]
         cdef weight_t* sigma = &self.cov[0]
         cdef MarginScratch* m = &self.m
-        cdef Transitions tr
-        cdef index_t j, k, d
-        cdef weight_t best, v, frac = self.gamma, alpha
-        loss[0] = 0.0
-        if n == 0:
-            return 0
-        transitions_of(self.ch.layout, mu, &tr)
-        score_emissions(self.ch.index, mu, self.ch.corpus, t0, t0 + n, L, m.em)
-        best = viterbi_path(m.em, n, &tr, m.vdelta, m.back, m.pred)
-        d = n_wrong(gold, m.pred, n)
-        if d == 0:
-            return 0
-        loss[0] = best - path_score(m.em, n, &tr, gold) + <weight_t>d
-        if not isfinite(loss[0]):
-            return d  # no update: the caller stops with an error
-        margin_delta(&self.ch, t0, n, gold, m.pred, m)
+        cdef index_t j, k
+        cdef weight_t v, frac = self.gamma, alpha
+        cdef index_t d = margin_violation(&self.ch, mu, s, COST_COUNT, m, loss)
+        if d == 0 or not isfinite(loss[0]):
+            return d  # no mistake, or no update: the caller stops with an error
         for j in range(m.n):
             frac += sigma[m.keys[j]] * m.vals[j] * m.vals[j]
         alpha = loss[0] / frac

@@ -13,9 +13,12 @@ a weight touched by both paths (or twice) appears once.
 
 from libc.stdlib cimport calloc, free, malloc
 
-from cseq._decode cimport viterbi_back_size, viterbi_delta_size
+from libc.math cimport isfinite, sqrt
+
+from cseq._decode cimport path_score, viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport Chain, ParamSink, add_path_features
+from cseq._weights cimport (Chain, ParamSink, Transitions, add_path_features, score_emissions,
+                            transitions_of)
 
 
 cdef struct MarginScratch:
@@ -112,4 +115,44 @@ cdef inline index_t n_wrong(const label_t* gold, const label_t* pred, index_t n)
     for t in range(n):
         if gold[t] != pred[t]:
             d += 1
+    return d
+
+
+#: The cost added to the margin of a mistake (CRFsuite's losses): 1, the
+#: square root of the wrong labels (PA's ``error_sensitive``), or their count (AROW).
+cdef enum:
+    COST_ONE = 0
+    COST_SQRT = 1
+    COST_COUNT = 2
+
+
+cdef inline index_t margin_violation(const Chain* ch, const weight_t* w, index_t s, int cost,
+                                     MarginScratch* m, weight_t* loss) noexcept nogil:
+    """Decode sequence ``s`` under ``w``; the wrong labels ``d`` (0: no mistake, ``loss`` 0).
+
+    On a mistake ``loss`` is ``score(pred) - score(gold) + cost(d)`` and, when
+    it is finite, ``m`` holds Phi(gold) - Phi(pred) (:func:`margin_delta`);
+    a non-finite loss leaves ``m`` as it was and the caller makes no update.
+    The step PA and AROW share before their own updates.
+    """
+    cdef int L = ch.layout.n_labels
+    cdef index_t t0 = ch.corpus.seq_ptr[s]
+    cdef index_t n = ch.corpus.seq_ptr[s + 1] - t0
+    cdef const label_t* gold = ch.corpus.labels + t0
+    cdef Transitions tr
+    cdef index_t d
+    cdef weight_t best
+    loss[0] = 0.0
+    if n == 0:
+        return 0
+    transitions_of(ch.layout, w, &tr)
+    score_emissions(ch.index, w, ch.corpus, t0, t0 + n, L, m.em)
+    best = viterbi_path(m.em, n, &tr, m.vdelta, m.back, m.pred)
+    d = n_wrong(gold, m.pred, n)
+    if d == 0:
+        return 0
+    loss[0] = best - path_score(m.em, n, &tr, gold) + (
+        1.0 if cost == COST_ONE else sqrt(<weight_t>d) if cost == COST_SQRT else <weight_t>d)
+    if isfinite(loss[0]):
+        margin_delta(ch, t0, n, gold, m.pred, m)
     return d

@@ -22,14 +22,12 @@ Crammer, K., Dekel, O., Keshet, J., Shalev-Shwartz, S., Singer, Y. (2006).
 Online passive-aggressive algorithms. JMLR 7.
 """
 
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 
-from cseq._decode cimport path_score, viterbi_path
-from cseq._margin cimport (MarginScratch, margin_delta, margin_scratch_free, margin_scratch_init,
-                           n_wrong)
+from cseq._margin cimport (COST_ONE, COST_SQRT, MarginScratch, margin_scratch_free,
+                           margin_scratch_init, margin_violation)
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
-                            chain_of, score_emissions, sink_add, transitions_of)
+from cseq._weights cimport AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, chain_of, sink_add
 
 
 cdef class PATrainer:
@@ -91,28 +89,13 @@ cdef class PATrainer:
 
     cdef index_t _train_sequence(self, index_t s, ParamSink* sink, weight_t* loss) noexcept nogil:
         """Decode sequence ``s``, update on a mistake; returns the wrong labels, sets ``loss``."""
-        cdef int L = self.ch.layout.n_labels
-        cdef index_t t0 = self.ch.corpus.seq_ptr[s]
-        cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
-        cdef const label_t* gold = self.ch.corpus.labels + t0
         cdef MarginScratch* m = &self.m
-        cdef Transitions tr
-        cdef index_t j, d
-        cdef weight_t best, norm2 = 0.0, tau
-        loss[0] = 0.0
-        if n == 0:
-            return 0
-        transitions_of(self.ch.layout, sink.w, &tr)
-        score_emissions(self.ch.index, sink.w, self.ch.corpus, t0, t0 + n, L, m.em)
-        best = viterbi_path(m.em, n, &tr, m.vdelta, m.back, m.pred)
-        d = n_wrong(gold, m.pred, n)
-        if d == 0:
-            return 0
-        loss[0] = best - path_score(m.em, n, &tr, gold) + (
-            sqrt(<weight_t>d) if self.error_sensitive else 1.0)
-        if not isfinite(loss[0]):
-            return d  # no update: the caller stops with an error
-        margin_delta(&self.ch, t0, n, gold, m.pred, m)
+        cdef index_t j
+        cdef weight_t norm2 = 0.0, tau
+        cdef index_t d = margin_violation(&self.ch, sink.w, s,
+                                          COST_SQRT if self.error_sensitive else COST_ONE, m, loss)
+        if d == 0 or not isfinite(loss[0]):
+            return d  # no mistake, or no update: the caller stops with an error
         for j in range(m.n):
             norm2 += m.vals[j] * m.vals[j]
         if norm2 > 0.0:
