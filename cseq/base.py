@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from cseq.features import (
     featurizer_from_state,
     featurizer_state_arrays,
 )
-from cseq.model import LinearChain, resolve_n_jobs
+from cseq.model import LinearChain, check_order, resolve_n_jobs
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, header_field, loads, write_atomic
@@ -66,10 +67,6 @@ _CHUNK_TOKENS = 8192
 # Most memory the summed emission rows of the word memo may take
 # (ChainEstimator._word_rows); beyond, tagging looks every attribute up per token.
 _WORD_ROWS_BYTES = 1 << 27
-
-
-#: The hyperparameters that are flags, in whichever learner has them.
-_FLAGS = ("all_states", "average", "early_stopping", "error_sensitive", "shuffle", "verbose")
 
 
 #: Largest regularisation weight (``c1``, ``c2``, the SSVM's ``C``).  Beyond it
@@ -121,6 +118,85 @@ def check_flag(name: str, value: Any) -> None:
         raise InputError(f"{name} must be True or False, got {value!r}")
 
 
+#: A hyperparameter's constraint: called with the parameter's name and value,
+#: it raises InputError (or InputTypeError) naming the parameter when the value
+#: is bad.  None: no check here (``features`` is checked when a fit makes the
+#: featurizer, :meth:`ChainEstimator._new_featurizer`).
+Constraint = Callable[[str, Any], None] | None
+
+
+@dataclass(frozen=True)
+class Number:
+    """Constraint: a finite number >= ``low`` (an int if ``integer``), at most ``high``.
+
+    ``positive`` excludes 0 as well (a weight that divides or scales a step);
+    ``optional`` lets None through (a default chosen at fit time).  The checks
+    are :func:`check_number`'s.
+    """
+
+    low: float
+    integer: bool = False
+    high: float | None = None
+    positive: bool = False
+    optional: bool = False
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is None and self.optional:
+            return
+        check_number(name, value, low=self.low, integer=self.integer, high=self.high)
+        if self.positive and not value > 0:
+            raise InputError(f"{name} must be positive, got {value!r}")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Constraint: one of the strings ``choices``."""
+
+    choices: tuple[str, ...]
+
+    def __call__(self, name: str, value: Any) -> None:
+        if not (isinstance(value, str) and value in self.choices):
+            raise InputError(f"{name} must be {' or '.join(map(repr, self.choices))}, "
+                             f"got {value!r}")
+
+
+def _order(name: str, value: Any) -> None:
+    check_order(value)
+
+
+def _n_jobs(name: str, value: Any) -> None:
+    resolve_n_jobs(value)
+
+
+#: The constraints of the hyperparameters that mean the same in every learner
+#: that has them; a learner's ``_parameter_constraints`` adds its own (and may
+#: override one of these).
+COMMON_CONSTRAINTS: dict[str, Constraint] = {
+    **dict.fromkeys(("all_states", "average", "early_stopping", "error_sensitive", "shuffle",
+                     "verbose"), check_flag),
+    "max_iter": Number(1, integer=True),
+    "patience": Number(1, integer=True),
+    "period": Number(1, integer=True),
+    "tol": Number(0.0),
+    "random_state": Number(0, integer=True, optional=True),
+    "order": _order,
+    "n_jobs": _n_jobs,
+    "features": None,
+}
+
+
+def param_names(init: Callable[..., None]) -> tuple[str, ...]:
+    """The hyperparameters of an estimator whose ``__init__`` is ``init``, in signature order.
+
+    scikit-learn's ``BaseEstimator._get_param_names``: every named parameter
+    but ``self`` (``functools.wraps`` makes a wrapper's signature its
+    original's).
+    """
+    return tuple(p.name for p in inspect.signature(init).parameters.values()
+                 if p.name != "self" and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                    inspect.Parameter.KEYWORD_ONLY))
+
+
 def plain_params(params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with each NumPy scalar replaced by the Python bool, int or float it equals.
 
@@ -164,22 +240,24 @@ def _param_hint(name: str, known: Sequence[str]) -> str:
     return f"; the parameters are {', '.join(known)}"
 
 
-def check_keywords(init: Callable[..., None]) -> Callable[..., None]:
+def check_keywords(init: Callable[..., None], *, store: bool = False) -> Callable[..., None]:
     """``init`` (an estimator's ``__init__``), refusing an unknown keyword with a hint.
 
     Python's own error for ``CRF(max_iterations=100)`` is a bare TypeError;
     this one is an :class:`~cseq.exceptions.InputTypeError` (still a
     TypeError) naming the nearest parameter (:func:`_param_hint`).
     ``functools.wraps`` keeps the signature visible to :func:`inspect.signature`
-    (scikit-learn's ``clone`` and parameter listing read it).  An ``init``
-    that takes ``**kwargs`` is returned as it is.
+    (scikit-learn's ``clone`` and parameter listing read it).  With ``store``,
+    every parameter is set as the attribute of its name, the object given
+    (scikit-learn's convention), before ``init`` runs: a learner's
+    ``__init__`` is then its signature alone.  An ``init`` that takes
+    ``**kwargs`` is returned as it is.
     """
-    params = inspect.signature(init).parameters.values()
+    signature = inspect.signature(init)
     if getattr(init, "_checks_keywords", False) or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
         return init
-    known = [p.name for p in params if p.name != "self" and p.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    known = param_names(init)
     accepted = frozenset(known)
 
     @functools.wraps(init)
@@ -188,6 +266,11 @@ def check_keywords(init: Callable[..., None]) -> Callable[..., None]:
             if name not in accepted:
                 raise InputTypeError(f"{type(self).__name__}() got an unexpected keyword "
                                      f"argument {name!r}{_param_hint(name, known)}")
+        if store:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            for name in known:
+                setattr(self, name, bound.arguments[name])
         init(self, *args, **kwargs)
 
     checked._checks_keywords = True  # type: ignore[attr-defined]
@@ -235,10 +318,12 @@ class EarlyStopping:
 class ChainEstimator:
     """Shared machinery of the estimators: parameters, data, prediction, persistence.
 
-    A learner subclasses it, lists its hyperparameters in ``_param_names``,
-    validates them in ``_validate_params`` and sets the model's parameters in
-    ``_train``; it is registered with :func:`cseq.serialize.register_estimator`
-    so that model files naming it load.  Learner-specific fitted state (beyond
+    A learner subclasses it, names its hyperparameters in its ``__init__``
+    signature (keyword-only; the base stores them as attributes and lists them
+    in ``_param_names``), gives each one not in :data:`COMMON_CONSTRAINTS` a
+    constraint in ``_parameter_constraints`` and sets the model's parameters in
+    ``_train``; it registers with :func:`cseq.registry.register` (the command
+    line's name for it, its options, the name model files give it).  Learner-specific fitted state (beyond
     the model, the featurizer, the labels and the history) goes through
     ``_training_state`` / ``_restore_training``.
 
@@ -253,7 +338,14 @@ class ChainEstimator:
     :class:`~cseq.exceptions.ConvergenceWarning`.
     """
 
+    #: The hyperparameters, in signature order: read from ``__init__`` when
+    #: the class is made (:meth:`__init_subclass__`), never written by hand.
     _param_names: tuple[str, ...] = ()
+    #: The learner's own hyperparameter constraints (see :data:`Constraint`),
+    #: beside :data:`COMMON_CONSTRAINTS`; those of its base classes hold too.
+    _parameter_constraints: dict[str, Constraint] = {}
+    #: Every hyperparameter's constraint, merged when the class is made.
+    _constraints: MappingProxyType[str, Constraint] = MappingProxyType({})
     #: The model class the learner trains (a LinearChain, or a subclass
     #: that appends parameter blocks and decodes its own way).
     _model_class: type[LinearChain] = LinearChain
@@ -280,10 +372,22 @@ class ChainEstimator:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Every learner's constructor names the nearest parameter for an
-        # unknown keyword (check_keywords), without each learner asking.
+        # unknown keyword and stores its arguments (check_keywords), and its
+        # parameters are read from the signature, each with its constraint,
+        # without each learner asking.
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__ = check_keywords(cls.__dict__["__init__"])  # type: ignore[method-assign]
+            cls.__init__ = check_keywords(  # type: ignore[method-assign]
+                cls.__dict__["__init__"], store=True)
+        cls._param_names = param_names(cls.__init__)
+        declared: dict[str, Constraint] = dict(COMMON_CONSTRAINTS)
+        for klass in reversed(cls.__mro__):
+            declared.update(klass.__dict__.get("_parameter_constraints", {}))
+        missing = [name for name in cls._param_names if name not in declared]
+        if missing:
+            raise TypeError(f"{cls.__name__}: no constraint for the parameter(s) "
+                            f"{', '.join(missing)}: give each one in _parameter_constraints")
+        cls._constraints = MappingProxyType({name: declared[name] for name in cls._param_names})
 
     # -- the fitted state (cseq.fitted) -------------------------------------
     @property
@@ -420,16 +524,17 @@ class ChainEstimator:
         return f"{type(self).__name__}({args})"
 
     def _validate_params(self) -> None:
-        """Raise InputError for a bad hyperparameter.
+        """Raise InputError for a bad hyperparameter: each one's constraint, in
+        signature order, then :meth:`_check_params_together`."""
+        for name, constraint in self._constraints.items():
+            if constraint is not None:
+                constraint(name, getattr(self, name))
+        self._check_params_together()
 
-        Here the flags and early stopping's ``patience``; a learner extends
-        it (calling this first) with its own.
-        """
-        for name in _FLAGS:
-            if name in self._param_names:
-                check_flag(name, getattr(self, name))
-        if "early_stopping" in self._param_names:
-            check_number("patience", self.patience, low=1, integer=True)
+    def _check_params_together(self) -> None:
+        """Raise InputError for values that are valid alone but not together
+        (e.g. the CRF's SGD with L1); called after every parameter passed its
+        own constraint."""
 
     # -- data -------------------------------------------------------------
     def _new_featurizer(self):

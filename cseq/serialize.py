@@ -36,6 +36,7 @@ import numpy as np
 
 from cseq._files import replacing
 from cseq.exceptions import InputTypeError, ModelFormatError
+from cseq.registry import LEARNERS
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads", "save",
            "load", "write_atomic", "read_file_bytes"]
@@ -57,22 +58,11 @@ _MAX_ELEMENTS = 1 << 53
 MAX_COUNT = 1 << 53
 
 
-#: Estimator classes by the name stored in a file's header; filled by
-#: :func:`register_estimator` when each estimator module is imported (which
-#: ``import cseq`` does for every built-in learner).
-ESTIMATORS: dict[str, type] = {}
-
-
-def register_estimator(cls: type) -> type:
-    """Class decorator: files whose header names ``cls.__name__`` load through ``cls``.
-
-    The class provides ``_model_state() -> (header, arrays)`` and the
-    classmethods ``_model_array_names(header)`` (every array name such a file
-    may hold) and ``_from_model_state(header, arrays)``; the container stores and
-    checks the bytes and knows nothing else of it.
-    """
-    ESTIMATORS[cls.__name__] = cls
-    return cls
+def _estimator_class(name: Any) -> type | None:
+    """The registered estimator class whose files name it ``name`` (:mod:`cseq.registry`:
+    ``import cseq`` registers every built-in learner); None for any other name."""
+    learner = _lookup(LEARNERS, name)
+    return None if learner is None else learner.estimator
 
 
 def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) -> bytes:
@@ -82,7 +72,7 @@ def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) ->
     taken it already (and checked it); None takes it here.
     """
     kind = type(estimator).__name__
-    if ESTIMATORS.get(kind) is not type(estimator):
+    if _estimator_class(kind) is not type(estimator):
         raise TypeError(f"cannot serialise {kind}")
     header, arrays = estimator._model_state() if state is None else state
     return pack({**header, "estimator": kind}, arrays)
@@ -283,7 +273,7 @@ def loads(data: bytes):
     found = []
 
     def known_arrays(header):
-        cls = _lookup(ESTIMATORS, header.get("estimator"))
+        cls = _estimator_class(header.get("estimator"))
         if cls is None:
             raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
         found.append(cls)
