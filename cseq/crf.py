@@ -56,7 +56,8 @@ def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
                   "linear-chain CRF, stochastic gradient descent (L2)",
                   {"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
                   fixed={"algorithm": "sgd"}, resumable=True,
-                  quick={"max_iter": 10, "random_state": 0}))
+                  quick={"max_iter": 10, "random_state": 0}),
+          info={"n_pruned_": "exactly-zero weights pruned after training"})
 class CRF(PartialFitMixin, ChainEstimator):
     """Linear-chain conditional random field.
 

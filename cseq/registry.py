@@ -92,10 +92,16 @@ class Command:
 
 @dataclass(frozen=True)
 class Learner:
-    """One registered estimator class and its command-line names."""
+    """One registered estimator class, its command-line names and what ``cseq info`` shows.
+
+    ``info`` maps a fitted attribute to what it counts, for ``cseq info``'s
+    line of state weights (e.g. the CRF's ``n_pruned_``: "exactly-zero
+    weights pruned after training").
+    """
 
     estimator: type
     commands: tuple[Command, ...]
+    info: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def format_name(self) -> str:
@@ -112,8 +118,8 @@ LEARNERS: dict[str, Learner] = {}
 COMMANDS: dict[str, Command] = {}
 
 
-def register(*commands: Command) -> Callable[[T], T]:
-    """Class decorator: register an estimator class under ``commands``.
+def register(*commands: Command, info: Mapping[str, str] | None = None) -> Callable[[T], T]:
+    """Class decorator: register an estimator class under ``commands`` (and :attr:`Learner.info`).
 
     Model files naming the class load through it (its ``_model_state``,
     ``_model_array_names`` and ``_from_model_state``: see
@@ -131,7 +137,7 @@ def register(*commands: Command) -> Callable[[T], T]:
         if taken:
             raise ValueError(f"--algorithm {', '.join(taken)} is registered already")
         bound = tuple(replace(c, estimator=cls) for c in commands)
-        LEARNERS[name] = Learner(cls, bound)
+        LEARNERS[name] = Learner(cls, bound, dict(info or {}))
         COMMANDS.update((c.name, c) for c in bound)
         return cls
     return add
