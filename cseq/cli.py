@@ -224,9 +224,8 @@ def _templates(spec: str) -> Any:
     return Templates.from_file(spec)
 
 
-def _make_estimator(args: argparse.Namespace, templates: Any) -> tuple[Any, int]:
-    """The estimator of ``--algorithm`` with the options its command maps, and the
-    iterations it will run (1 for a learner without iterations)."""
+def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
+    """The estimator of ``--algorithm`` with the options its command maps."""
     from cseq.templates import TemplateFeaturizer
     learner = COMMANDS[args.algorithm]
     params: dict[str, Any] = dict(learner.defaults)
@@ -257,7 +256,12 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> tuple[Any, int]
     elif args.template is not None:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
-    return learner.estimator(**params), params.get("max_iter", 1)
+    return learner.estimator(**params)
+
+
+def _iterations(est: Any) -> int:
+    """The iterations a fit of ``est`` runs at most (1 for a learner without ``max_iter``)."""
+    return est.get_params(deep=False).get("max_iter", 1)
 
 
 def _options_of(learner: Command) -> str:
@@ -324,9 +328,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return _train_in_passes(args, templates, X, y, fmt, X_dev, y_dev)
     if templates is None and COMMANDS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
-    est, iterations = _make_estimator(args, templates)
+    est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
-    progress = _Progress(iterations, quiet=args.quiet, verbose=args.verbose)
+    progress = _Progress(_iterations(est), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught, _cluster(args) as client:
@@ -376,17 +380,16 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
             trained = f" (--algorithm {command.name})" if command is not None else ""
             raise InputError(f"{args.resume} holds a {type(est).__name__}{trained}, which cannot "
                              f"continue training ({_commands(_resumable)} models can)")
-        iterations = est.max_iter
     else:
         if not COMMANDS[args.algorithm].resumable:
             raise InputError(f"--resumable trains one pass at a time: --algorithm "
                              f"{_commands(_resumable)}, not {args.algorithm}")
         if templates is None and COMMANDS[args.algorithm].templates:
             templates = _template_choice(args, X, y, fmt)
-        est, iterations = _make_estimator(args, templates)
+        est = _make_estimator(args, templates)
         # Not for --resume: a batch of one label may continue a model that has more.
         _check_labels_vary(y, args)
-    passes = args.max_iter if args.max_iter is not None else iterations
+    passes = args.max_iter if args.max_iter is not None else _iterations(est)
     progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
