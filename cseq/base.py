@@ -1263,10 +1263,11 @@ class ChainEstimator:
         order = header.get("order", 1)
         if type(order) is not int or order not in (1, 2):
             raise ModelFormatError(f"model header has a bad chain order {order!r} (1 or 2)")
-        if order != getattr(est, "order", 1):
+        # A learner with second-order chains has the parameter `order` (as in fit).
+        chain_order = est.order if "order" in cls._param_names else 1
+        if order != chain_order:
             raise ModelFormatError(f"model header says order {order} but the "
-                                   f"{cls.__name__}'s parameters order "
-                                   f"{getattr(est, 'order', 1)!r}")
+                                   f"{cls.__name__}'s parameters order {chain_order!r}")
         model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"), order=order)
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")
