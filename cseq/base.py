@@ -50,7 +50,8 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences, label_lists, relabel
 from cseq.serialize import dumps, header_field, loads, write_atomic
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
+__all__ = ["ChainEstimator", "EarlyStopping", "COMMON_CONSTRAINTS", "Constraint", "Number",
+           "OneOf", "check_flag", "check_keywords", "check_number", "param_names",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
 #: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
@@ -323,9 +324,10 @@ class ChainEstimator:
     in ``_param_names``), gives each one not in :data:`COMMON_CONSTRAINTS` a
     constraint in ``_parameter_constraints`` and sets the model's parameters in
     ``_train``; it registers with :func:`cseq.registry.register` (the command
-    line's name for it, its options, the name model files give it).  Learner-specific fitted state (beyond
-    the model, the featurizer, the labels and the history) goes through
-    ``_training_state`` / ``_restore_training``.
+    line's name for it, its options, the name model files give it).
+    Learner-specific fitted state (beyond the model, the featurizer, the
+    labels and the history) goes through ``_training_state`` /
+    ``_restore_training``.
 
     An iterative learner gets early stopping on the dev set by listing
     ``early_stopping`` and ``patience`` among its parameters, reporting each
