@@ -16,7 +16,7 @@ __all__ = ["AROW"]
 
 @register(Command("arow", 10, {"seed": "random_state", **EARLY_STOPPING},
                   "adaptive regularization of weights (CRFsuite's arow), first order",
-                  {"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class AROW(ChainEstimator):
     """Online AROW training of a linear chain, as CRFsuite has it.
 

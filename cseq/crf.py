@@ -54,7 +54,7 @@ def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
           Command("crf-sgd", 30, {"c2": "c2", "seed": "random_state", "order": "order",
                                   **EARLY_STOPPING},
                   "linear-chain CRF, stochastic gradient descent (L2)",
-                  {"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
+                  defaults={"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
                   fixed={"algorithm": "sgd"}, resumable=True,
                   quick={"max_iter": 10, "random_state": 0}),
           info={"n_pruned_": "exactly-zero weights pruned after training"})

@@ -116,7 +116,8 @@ def _check_tag_dict(name: str, value: Any) -> None:
 
 @register(Command("greedy", 5, {"seed": "random_state", **EARLY_STOPPING},
                   "greedy left-to-right averaged perceptron with label history, the fastest "
-                  "to tag", {"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
+                  "to tag", defaults={"random_state": 0},
+                  quick={"max_iter": 3, "random_state": 0}))
 class GreedyTagger(ChainEstimator):
     """Greedy left-to-right tagger trained as an averaged multiclass perceptron.
 

@@ -19,7 +19,8 @@ __all__ = ["MEMM"]
 
 
 @register(Command("memm", 100, {"c2": "c2", "n_jobs": "n_jobs", **EARLY_STOPPING},
-                  "maximum-entropy Markov model, L-BFGS", {"c2": 0.1}, quick={"max_iter": 15}))
+                  "maximum-entropy Markov model, L-BFGS", defaults={"c2": 0.1},
+                  quick={"max_iter": 15}))
 class MEMM(ChainEstimator):
     """Maximum-entropy Markov model: one log-linear classifier per position.
 

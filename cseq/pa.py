@@ -19,8 +19,8 @@ def _check_pa_type(name: str, value: Any) -> None:
         raise InputError(f"{name} must be 0 (PA), 1 (PA-I) or 2 (PA-II), got {value!r}")
 
 @register(Command("pa", 10, {"C": "C", "seed": "random_state", **EARLY_STOPPING},
-                  "passive-aggressive (PA-I; CRFsuite's pa), first order", {"random_state": 0},
-                  quick={"max_iter": 3, "random_state": 0}))
+                  "passive-aggressive (PA-I; CRFsuite's pa), first order",
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class PassiveAggressive(ChainEstimator):
     """Online passive-aggressive training of a linear chain (PA, PA-I, PA-II).
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, TypeVar
 
 __all__ = ["COMMANDS", "EARLY_STOPPING", "LEARNERS", "Command", "Learner", "command_of", "register", "registered"]
@@ -46,7 +46,8 @@ class Command:
         learner options) to hyperparameter name.  Options not listed are
         refused for this learner.
     description : str
-        One line for ``--help`` (the options are listed after it).
+        One line for ``--help`` (the options are listed after it).  The
+        fields after it are keyword-only.
     defaults : dict of str to Any
         Hyperparameters the command line sets unless an option does (e.g. a
         fixed seed, so that the same command gives the same model).
@@ -76,6 +77,7 @@ class Command:
     max_iter: int | None
     options: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
+    _: KW_ONLY
     defaults: Mapping[str, Any] = field(default_factory=dict)
     templates: bool = True
     preset_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
