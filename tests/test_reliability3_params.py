@@ -104,6 +104,12 @@ def test_every_parameter_of_a_registered_learner_has_a_constraint(cls):
     assert "_validate_params" not in vars(cls)
 
 
+def test_the_package_exports_every_registered_learner():
+    # cseq/__init__.py imports each learner (which registers it) and exports it.
+    for cls in estimators(lambda cls: cls.__module__.startswith("cseq.")):
+        assert getattr(cseq, cls.__name__) is cls and cls.__name__ in cseq.__all__
+
+
 @pytest.mark.parametrize("est", [
     cseq.CRF(c2=np.float32(0.25), max_iter=np.int64(5), tol=np.float64(1e-4),
              period=np.int32(3), n_jobs=np.int64(2), all_states=np.bool_(True)),
