@@ -191,8 +191,9 @@ def allowed_rows(classes: Sequence[str], fixed: Any, corpus: Sequences,
     return rows
 
 
-def _one_block(X: Any, fixed: Any, n_jobs: int) -> int:
-    # ``fixed`` is sliced by block: one block unless X is a list.
+def threads_for(fixed: Any, X: Any, n_jobs: int) -> int:
+    """``n_jobs``, or 1 when ``fixed`` is given and ``X`` is not a list: ``fixed`` is
+    sliced by block, and only a list is cut into blocks."""
     return 1 if fixed is not None and not isinstance(X, (list, tuple)) else n_jobs
 
 
@@ -212,7 +213,7 @@ def predict(est: Any, fitted: Fitted, X: Sequence[Any], constraints: Any, fixed:
     def work(corpus: Sequences, block: slice | None) -> list[list[str]]:
         rows = allowed_rows(classes, fixed, corpus, block)
         return label_lists(labels, model.decode(corpus, allowed=rows, **masks), corpus.seq_ptr)
-    return [seq for part in map_blocks(fitted, X, _one_block(X, fixed, n_jobs), work)
+    return [seq for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
             for seq in part]
 
 
@@ -232,7 +233,7 @@ def predict_marginals(est: Any, fitted: Fitted, X: Sequence[Any], constraints: A
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         rows = allowed_rows(classes, fixed, corpus, block)
         return split(model.marginals(corpus, allowed=rows, **masks), corpus)
-    return [m for part in map_blocks(fitted, X, _one_block(X, fixed, n_jobs), work)
+    return [m for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
             for m in part]
 
 
@@ -299,5 +300,5 @@ def predict_nbest(est: Any, fitted: Fitted, X: Sequence[Any], k: int, constraint
         found = per_sequence(model.dense_chains(corpus), rows, corpus, masks, one)
         empty = NBest([[]], np.zeros(1), np.zeros(1) if probabilistic else None)
         return [empty if r is None else r for r in found]
-    return [r for part in map_blocks(fitted, X, _one_block(X, fixed, n_jobs), work)
+    return [r for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
             for r in part]

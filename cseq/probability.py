@@ -367,11 +367,6 @@ def _analyse(fitted: Fitted, corpus: Sequences, block: slice | None, masks: dict
     return [(np.zeros(0, dtype=np.int64), None, 0.0) if r is None else r for r in found]
 
 
-def _no_threads_for(fixed: Any, X: Any, n_jobs: int) -> int:
-    # ``fixed`` is sliced by block: one block unless X is a list.
-    return 1 if fixed is not None and not isinstance(X, (list, tuple)) else n_jobs
-
-
 def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | None = None,
              constraints: Any = None, fixed: Any = None, n_jobs: int = 1) -> list[Tagged]:
     """Predict every sequence of ``X`` with its confidence, log-probability, entropy and spans.
@@ -426,7 +421,7 @@ def _annotate(fitted: Fitted, X: Sequence[Any], scheme: str | None, constraints:
                                                        [] if after is None else [after])))
             out.append(Tagged(labels, conf, log_prob, post.entropy, found))
         return out
-    n_jobs = _no_threads_for(fixed, X, n_jobs)
+    n_jobs = decoding.threads_for(fixed, X, n_jobs)
     return [t for block in map_blocks(fitted, X, n_jobs, work) for t in block]
 
 
@@ -515,7 +510,7 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
                     probs[k] = _run_prob(post, i, run[0], run[1])
             out.append(probs)
         return out
-    n_jobs = _no_threads_for(fixed, X, n_jobs)
+    n_jobs = decoding.threads_for(fixed, X, n_jobs)
     return [p for block in map_blocks(fitted, X, n_jobs, work) for p in block]
 
 
