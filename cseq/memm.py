@@ -42,18 +42,9 @@ class LocalChain(LinearChain):
         With constraints (as for :meth:`LinearChain.decode`), the best allowed
         labeling of each sequence, by Viterbi on its :meth:`dense_chains`.
         """
-        masks = _masks_of(allowed_transitions, allowed_start, allowed_end)
-        if allowed is None and masks is None:
-            self.check_corpus(corpus)
-            threads = resolve_n_jobs(n_jobs)
-            try:
-                return _memm.memm_decode(self.index, self.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, threads), threads)
-            except FloatingPointError as exc:
-                raise not_finite(exc.args[0], "local log Z") from None
-        paths = per_sequence(self.dense_chains(corpus), allowed, corpus, masks or {},
-                             lambda c, kw: viterbi(*c[:4], transitions2=c[4], **kw)[0])
-        return _flat([p for p in paths if p is not None], np.int32, (0,))
+        return self._infer(_memm.memm_decode, lambda c, kw: viterbi(
+            *c[:4], transitions2=c[4], **kw)[0], corpus, n_jobs, allowed, allowed_transitions,
+            allowed_start, allowed_end, np.zeros(0, dtype=np.int32))
 
     def marginals(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
                   allowed_transitions=None, allowed_start=None,
@@ -63,18 +54,29 @@ class LocalChain(LinearChain):
         With constraints, the marginals of the distribution restricted to the
         allowed labelings (forward-backward on each :meth:`dense_chains`).
         """
-        masks = _masks_of(allowed_transitions, allowed_start, allowed_end)
-        if allowed is None and masks is None:
+        return self._infer(_memm.memm_marginals, lambda c, kw: forward_backward(
+            *c[:4], transitions2=c[4], **kw)[1], corpus, n_jobs, allowed, allowed_transitions,
+            allowed_start, allowed_end, np.zeros((0, self.n_labels)))
+
+    def _infer(self, kernel, per_chain, corpus: Sequences, n_jobs: int, allowed,
+               allowed_transitions, allowed_start, allowed_end, empty: np.ndarray) -> np.ndarray:
+        """``kernel`` (the MEMM's decoder or marginals) over every sequence of ``corpus`` in
+        ``n_jobs`` threads; with constraints, ``per_chain(chain, kw)`` on each sequence's
+        :meth:`dense_chains` with its constraint keywords, the rows joined (``empty``:
+        what to return when there are none)."""
+        masks = {"allowed_transitions": allowed_transitions, "allowed_start": allowed_start,
+                 "allowed_end": allowed_end}
+        if allowed is None and all(m is None for m in masks.values()):
             self.check_corpus(corpus)
             threads = resolve_n_jobs(n_jobs)
             try:
-                return _memm.memm_marginals(self.index, self.params, corpus.view(),
-                                            work_chunks(corpus.seq_ptr, threads), threads)
+                return kernel(self.index, self.params, corpus.view(),
+                              work_chunks(corpus.seq_ptr, threads), threads)
             except FloatingPointError as exc:
                 raise not_finite(exc.args[0], "local log Z") from None
-        marg = per_sequence(self.dense_chains(corpus), allowed, corpus, masks or {},
-                            lambda c, kw: forward_backward(*c[:4], transitions2=c[4], **kw)[1])
-        return _flat([m for m in marg if m is not None], np.float64, (0, self.n_labels))
+        rows = [r for r in per_sequence(self.dense_chains(corpus), allowed, corpus, masks,
+                                        per_chain) if r is not None]
+        return np.concatenate(rows) if rows else empty
 
     def _chain_of(self, corpus: Sequences):
         """``log P(y | x) = start[y_0] + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t] - log Z_0 -
@@ -127,18 +129,6 @@ class LocalChain(LinearChain):
         gradient (:func:`cseq._memm.memm_objective`; the training objective's data term)."""
         return _memm.memm_objective(self.index, params, view, chunks, grad_buffers, n_jobs,
                                     with_grad, per_sequence)
-
-
-def _masks_of(allowed_transitions, allowed_start, allowed_end) -> dict | None:
-    """The transition masks as :mod:`cseq.inference`'s keywords, None when there are none."""
-    masks = {"allowed_transitions": allowed_transitions, "allowed_start": allowed_start,
-             "allowed_end": allowed_end}
-    return None if all(m is None for m in masks.values()) else masks
-
-
-def _flat(parts: list[np.ndarray], dtype, empty: tuple) -> np.ndarray:
-    """The sequences' rows in one array (``empty`` its shape when there are none)."""
-    return np.concatenate(parts) if parts else np.zeros(empty, dtype=dtype)
 
 
 @register_estimator
