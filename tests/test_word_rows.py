@@ -2,7 +2,7 @@
 
 Tagging with a template featurizer adds, for the templates that read one
 cell, one precomputed row per word and window offset instead of looking up
-and scoring each attribute per token (``ChainEstimator._map_decoded``).
+and scoring each attribute per token (``cseq.chain.mapping.map_decoded``).
 Checked here against independent references: dense weight matrices summed
 with numpy, brute-force Viterbi over every label path, and the plain
 per-token path of the estimators.
