@@ -404,6 +404,14 @@ def test_readers_ask_the_model_not_the_estimator():
         est.explain(TRAIN_X[0])  # a LocalChain's decoder maximizes log P, not the weights
 
 
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_a_pruned_crf_keeps_its_probabilities():
+    # Pruning copies the model in its own class: the copy still defines them.
+    est = cseq.CRF(c1=0.5, max_iter=30, all_states=True).fit(TRAIN_X, TRAIN_Y)
+    assert est.n_pruned_ > 0 and type(est.model_) is GlobalChain
+    assert (est.sequence_log_prob(TRAIN_X, TRAIN_Y) < 0).all()
+
+
 def test_unfitted_model_refuses():
     with pytest.raises(cseq.NotFittedError):
         cseq.CRF().sequence_entropy(TRAIN_X)
