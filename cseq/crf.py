@@ -11,6 +11,7 @@ import numpy as np
 
 from cseq import _sgd
 from cseq.base import MAX_ITER_REASON, MAX_REGULARIZATION, ChainEstimator, Number, OneOf
+from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.objectives import CRFObjective
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
@@ -163,7 +164,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         "algorithm": OneOf(("lbfgs", "sgd")),
         "eta0": Number(0.0, positive=True, optional=True),
     }
-    _probabilities = "global"  # see cseq.probability
+    _model_class = GlobalChain  # P(y | x) = exp(score - log Z): cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("n_pruned_", "eta0_")
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",

@@ -22,7 +22,10 @@ class GreedyChain(LinearChain):
     ``params`` is the chain's vector (state weights, transitions, start, end;
     the transitions and start are the one-back history weights) followed by
     the two-back and the (two-back, one-back) blocks of
-    :func:`cseq._greedy.greedy_layout`.  :meth:`decode` tags left to right.
+    :func:`cseq._greedy.greedy_layout`.  :meth:`decode` tags left to right,
+    which maximizes no chain score and no sum of weights over the sequence:
+    the model has no marginals, probabilities, dense chains (constraints,
+    n-best lists) or explanations.
 
     Parameters
     ----------
@@ -32,6 +35,10 @@ class GreedyChain(LinearChain):
         The tag dictionary: attribute ``tag_attrs[i]`` (strictly increasing)
         gives its tokens label ``tag_labels[i]``.
     """
+
+    linear_scores = False
+    chain_scores = False
+    decodes_word_rows = False
 
     def __init__(self, n_labels, attr_ptr, attr_labels, params, tag_attrs=None,
                  tag_labels=None, order: int = 1) -> None:
@@ -102,6 +109,9 @@ class GreedyChain(LinearChain):
 
     def marginals(self, corpus, n_jobs: int = 1):
         raise InputError("a greedy tagger has no label marginals")
+
+    def dense_chains(self, corpus):
+        raise InputError("a greedy tagger does not decode a chain score")
 
     def path_features(self, corpus):
         raise InputError("a greedy tagger's features depend on its own predictions, not on a path")
@@ -188,7 +198,6 @@ class GreedyTagger(ChainEstimator):
     _parameter_constraints = {"tag_dict": _check_tag_dict,
                               "tag_dict_min_count": Number(1, integer=True),
                               "tag_dict_min_share": Number(0.0, high=1.0)}
-    _linear_scores = False  # greedy decoding: no explain
     _model_class = GreedyChain
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
