@@ -178,7 +178,7 @@ def test_it_is_registered_for_the_block_only():
 #: take the learner's name into their ids), and the tests that go over every
 #: registered learner inside one test, by file.
 _PARAMETRIZED = ["test_estimators", "test_reliability3_params", "test_cli_learners",
-                 "test_decoding", "test_reliability3_lean"]
+                 "test_decoding", "test_determinism", "test_report", "test_reliability3_lean"]
 _OVER_EVERY_LEARNER = {
     "test_fuzz": "test_every_learner_and_training_state_is_seeded",
     "test_partial_labels": "test_partial_labels_are_refused_where_not_supported",
