@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, TypeVar
 
-__all__ = ["COMMANDS", "EARLY_STOPPING", "LEARNERS", "Command", "Learner", "command_of", "register", "registered"]
+__all__ = ["COMMANDS", "EARLY_STOPPING", "ESTIMATORS", "LEARNERS", "Command", "Learner", "command_of", "register", "registered"]
 
 T = TypeVar("T", bound=type)
 
@@ -118,6 +118,24 @@ EARLY_STOPPING: Mapping[str, str] = {"early_stopping": "early_stopping", "patien
 LEARNERS: dict[str, Learner] = {}
 #: Every learner's commands by ``--algorithm`` name, in registration order.
 COMMANDS: dict[str, Command] = {}
+
+
+class _Estimators(Mapping[str, type]):
+    """The registered estimator classes by the name model files give them: a live,
+    read-only view of :data:`LEARNERS` (what :mod:`cseq.serialize` looks names up in)."""
+
+    def __getitem__(self, name: str) -> type:
+        return LEARNERS[name].estimator
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LEARNERS)
+
+    def __len__(self) -> int:
+        return len(LEARNERS)
+
+
+#: The registered estimator classes by the name model files give them (a view of LEARNERS).
+ESTIMATORS: Mapping[str, type] = _Estimators()
 
 
 def register(*commands: Command, info: Mapping[str, str] | None = None) -> Callable[[T], T]:

@@ -37,7 +37,9 @@ import numpy as np
 from cseq._files import replacing
 from cseq._version import __version__
 from cseq.exceptions import InputTypeError, ModelFormatError
-from cseq.registry import LEARNERS
+# The estimator classes by the name stored in a file's header: the learners'
+# registry (``import cseq`` registers every built-in learner).
+from cseq.registry import ESTIMATORS
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads", "save",
            "load", "write_atomic", "read_file_bytes"]
@@ -59,13 +61,6 @@ _MAX_ELEMENTS = 1 << 53
 MAX_COUNT = 1 << 53
 
 
-def _estimator_class(name: Any) -> type | None:
-    """The registered estimator class whose files name it ``name`` (:mod:`cseq.registry`:
-    ``import cseq`` registers every built-in learner); None for any other name."""
-    learner = _lookup(LEARNERS, name)
-    return None if learner is None else learner.estimator
-
-
 def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) -> bytes:
     """Serialise an estimator (fitted or not) to the bytes of a model file.
 
@@ -73,7 +68,7 @@ def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) ->
     taken it already (and checked it); None takes it here.
     """
     kind = type(estimator).__name__
-    if _estimator_class(kind) is not type(estimator):
+    if ESTIMATORS.get(kind) is not type(estimator):
         raise TypeError(f"cannot serialise {kind}")
     header, arrays = estimator._model_state() if state is None else state
     return pack({**header, "estimator": kind}, arrays)
@@ -273,7 +268,7 @@ def loads(data: bytes):
     found = []
 
     def known_arrays(header):
-        cls = _estimator_class(header.get("estimator"))
+        cls = _lookup(ESTIMATORS, header.get("estimator"))
         if cls is None:
             raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")
         found.append(cls)
