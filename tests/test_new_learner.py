@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import registry
+from cseq import registry, serialize
 from cseq.base import ChainEstimator, Number
 from cseq.registry import Command
 
@@ -166,9 +166,10 @@ def test_it_is_registered_for_the_block_only():
     assert "counts" not in registry.COMMANDS and "CountTagger" not in registry.LEARNERS
     with registry.registered(CountTagger, COUNTS):
         assert registry.COMMANDS["counts"].estimator is CountTagger
+        assert serialize.ESTIMATORS["CountTagger"] is CountTagger  # model files read it
         with pytest.raises(ValueError, match="registered already"):
             registry.register(Command("counts", 1))(type("Other", (CountTagger,), {}))
-    assert "counts" not in registry.COMMANDS
+    assert "counts" not in registry.COMMANDS and "CountTagger" not in serialize.ESTIMATORS
     est = CountTagger().fit(X, Y)  # trains without being registered, but has no file format
     with pytest.raises(TypeError, match="cannot serialise CountTagger"):
         est.to_bytes()
