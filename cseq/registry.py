@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, TypeVar
 
-__all__ = ["COMMANDS", "EARLY_STOPPING", "ESTIMATORS", "LEARNERS", "Command", "Learner", "command_of", "register", "registered"]
+__all__ = ["COMMANDS", "EARLY_STOPPING", "ESTIMATORS", "LEARNERS", "Command", "Learner",
+           "command_of", "register", "registered"]
 
 T = TypeVar("T", bound=type)
 
@@ -105,11 +106,6 @@ class Learner:
     commands: tuple[Command, ...]
     info: Mapping[str, str] = field(default_factory=dict)
 
-    @property
-    def format_name(self) -> str:
-        """The name model files give the estimator (the header's ``estimator``)."""
-        return self.estimator.__name__
-
 
 #: The options of a learner that stops early on the dev set (``Command.options``).
 EARLY_STOPPING: Mapping[str, str] = {"early_stopping": "early_stopping", "patience": "patience"}
@@ -168,8 +164,10 @@ def registered(cls: type, *commands: Command) -> Iterator[Learner]:
     """Register ``cls`` (as :func:`register`) for the ``with`` block only.
 
     For a learner defined by a test, which must not stay registered for the
-    tests that run after it.
+    tests that run after it; ValueError if ``cls`` is registered already.
     """
+    if cls.__name__ in LEARNERS:
+        raise ValueError(f"a learner named {cls.__name__!r} is registered already")
     register(*commands)(cls)
     try:
         yield LEARNERS[cls.__name__]
