@@ -151,3 +151,14 @@ def test_the_learner_table_is_the_registry():
         assert options.rstrip(" |") == (", ".join(f"`{o}`" for o in want) or "none"), name
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"`cseq train --algorithm {'|'.join(commands)}`" in readme
+
+
+@needs_docs
+def test_the_api_reference_shows_every_learner():
+    text = (DOCS / "api.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^::: cseq\.(\w+)$", text, re.M)
+    learners = {c.estimator.__name__ for c in _builtin_commands().values()}
+    assert learners <= set(shown)
+    # in the order they register (the order of cseq train --help)
+    order = list(dict.fromkeys(c.estimator.__name__ for c in _builtin_commands().values()))
+    assert [name for name in shown if name in learners] == order
