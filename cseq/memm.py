@@ -9,6 +9,7 @@ import numpy as np
 
 from cseq import _memm, decoding
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.learners.loops import train_lbfgs
 from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
@@ -49,7 +50,7 @@ class MEMM(ChainEstimator):
     period : int, default 10
         Window of that test.  A fit that reaches ``max_iter`` first warns
         (:class:`~cseq.ConvergenceWarning`).  The loop is the CRF's
-        (:meth:`ChainEstimator._train_lbfgs <cseq.base.ChainEstimator._train_lbfgs>`).
+        (:func:`cseq.learners.loops.train_lbfgs`).
     early_stopping : bool, default False
         Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
         every iteration, stop after ``patience`` iterations without a better
@@ -115,8 +116,8 @@ class MEMM(ChainEstimator):
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):
-        self._train_lbfgs(MEMMObjective(model, corpus, self.c2, self.n_jobs), corpus, model, dev,
-                          callback)
+        train_lbfgs(self, MEMMObjective(model, corpus, self.c2, self.n_jobs), model, dev, callback,
+                    values=corpus.values)
 
     def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
         model.check_corpus(corpus)

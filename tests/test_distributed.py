@@ -17,6 +17,7 @@ import pytest
 
 import cseq
 from cseq.conll import read_conll
+from cseq.learners.frame import pack
 from cseq.objectives import CRFObjective
 from shared_data import CONLL2000, needs
 
@@ -219,7 +220,7 @@ def test_partially_labelled_sequences_as_in_fit(client, make):
 
 def _objective(est, X, y):
     """The single-machine objective of ``est``'s problem at its fitted weights (unpruned)."""
-    featurizer, corpus, classes = est._pack_training(X, y)
+    featurizer, corpus, classes = pack(est, X, y)
     model = type(est.model_).from_corpus(corpus, featurizer.n_attributes, len(classes))
     obj = CRFObjective(model, corpus, est.c2)
     return model, obj
