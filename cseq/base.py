@@ -362,14 +362,13 @@ class ChainEstimator:
         if "early_stopping" in self._param_names:
             check_number("patience", self.patience, low=1, integer=True)
 
-    # -- data -------------------------------------------------------------
     # -- fitting: the hooks of cseq.learners.protocol, run by cseq.learners.frame --
     #: How cseq.distributed trains this learner on Dask (see Learner._distributed).
     _distributed: str | None = None
 
     def _new_featurizer(self):
         """A fresh featurizer: a copy of ``features``, or a FeatureVocabulary (protocol)."""
-        features = getattr(self, "features", None)
+        features = self.get_params(deep=False).get("features")
         if features is None:
             return FeatureVocabulary()
         if not all(hasattr(features, m) for m in ("fresh", "fit_transform", "transform",
