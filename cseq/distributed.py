@@ -650,7 +650,8 @@ def _fit_mixed(est: ChainEstimator, setup: _Setup, dev, callback,
 
 def _fit_perceptron(est: ChainEstimator, client: Client, setup: _Setup, dev, callback,
                     warm_start: None) -> None:
-    """Strategy ``"perceptron-mixing"`` (``max_iter``, ``shuffle``, ``average``, ``random_state``)."""
+    """Strategy ``"perceptron-mixing"`` (reads ``max_iter``, ``shuffle``, ``average``,
+    ``random_state``)."""
     seed = _seed(est)
 
     def one_pass(w, it):

@@ -43,7 +43,9 @@ from cseq.model import LinearChain
 from cseq.sequences import Sequences, label_lists, relabel
 
 if TYPE_CHECKING:
-    from cseq.learners.protocol import Learner
+    # The estimator base: the hooks of cseq.learners.protocol and the fitted
+    # state they work on (imported for annotations only: the base imports this module).
+    from cseq.base import ChainEstimator
 
 __all__ = ["Fit", "check_record", "complete", "dev_scorer", "format_record", "pack", "run",
            "training"]
@@ -55,7 +57,7 @@ Prepared = tuple[Any, list[str], LinearChain, Any]
 
 
 @contextmanager
-def training(est: Learner) -> Iterator[None]:
+def training(est: ChainEstimator) -> Iterator[None]:
     """Run one training call (``fit``, ``partial_fit``) on ``est`` at a time.
 
     A second call from another thread waits for the first to commit (so
@@ -78,7 +80,7 @@ def training(est: Learner) -> Iterator[None]:
             est._training_thread = None
 
 
-def pack(est: Learner, X: Sequence[Any], y: Sequence[Sequence[str | None]]
+def pack(est: ChainEstimator, X: Sequence[Any], y: Sequence[Sequence[str | None]]
          ) -> tuple[Any, Sequences, list[str]]:
     """``(featurizer, corpus, classes)``: ``X`` and ``y`` packed for ``est``'s training.
 
@@ -111,7 +113,7 @@ def pack(est: Learner, X: Sequence[Any], y: Sequence[Sequence[str | None]]
     return featurizer, corpus, classes
 
 
-def run(est: Learner, prepare: Callable[[], Prepared],
+def run(est: ChainEstimator, prepare: Callable[[], Prepared],
         train: Callable[[Any, LinearChain, DevScorer | None, Callback | None], None],
         X_dev: Sequence[Any] | None, y_dev: Sequence[Sequence[str]] | None,
         callback: Callback | None, *, check: Callable[[], None] | None = None,
@@ -164,7 +166,8 @@ class Fit:
     :meth:`report`.
     """
 
-    def __init__(self, est: Learner, model: LinearChain, early: EarlyStopping | None) -> None:
+    def __init__(self, est: ChainEstimator, model: LinearChain,
+                 early: EarlyStopping | None) -> None:
         self.est = est
         self.model = model
         self.early = early
@@ -207,7 +210,7 @@ class Fit:
             est.stop_reason_ = (f"early stopping: no dev improvement in {early.patience} "
                                 "iterations")
 
-    def interrupted(self) -> Learner | None:
+    def interrupted(self) -> ChainEstimator | None:
         """A fitted copy of the estimator at the last completed iteration (its snapshot).
 
         None when no iteration completed, the learner keeps no snapshot, or
@@ -232,7 +235,7 @@ class Fit:
         return copy
 
 
-def dev_scorer(est: Learner, fit: Fit, X_dev: Sequence[Any] | None,
+def dev_scorer(est: ChainEstimator, fit: Fit, X_dev: Sequence[Any] | None,
                y_dev: Sequence[Sequence[str]] | None) -> DevScorer | None:
     """The token accuracy of a model on the dev set, featurized once; None without one.
 
@@ -263,7 +266,7 @@ def dev_scorer(est: Learner, fit: Fit, X_dev: Sequence[Any] | None,
     return dev_accuracy
 
 
-def complete(est: Learner, model: LinearChain) -> None:
+def complete(est: ChainEstimator, model: LinearChain) -> None:
     """The end of every fit: check the weights, publish the finished model, warn if
     ``max_iter`` stopped a learner before its convergence test was met."""
     if not np.isfinite(model.params).all():

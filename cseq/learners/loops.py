@@ -30,7 +30,9 @@ from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences
 
 if TYPE_CHECKING:
-    from cseq.learners.protocol import Learner
+    # The estimator base: the hooks of cseq.learners.protocol and the fitted
+    # state they work on (imported for annotations only: the base imports this module).
+    from cseq.base import ChainEstimator
 
 __all__ = ["EarlyStopping", "MAX_ITER_REASON", "epochs", "mistake_driven_epochs", "passes",
            "stalled", "train_lbfgs"]
@@ -84,7 +86,7 @@ class EarlyStopping:
             self.model.params = self.best_params
 
 
-def passes(est: Learner, run_pass: Callable[[int], tuple[dict[str, Any], str | None]],
+def passes(est: ChainEstimator, run_pass: Callable[[int], tuple[dict[str, Any], str | None]],
            weights: Callable[[], np.ndarray], model: LinearChain, dev: DevScorer | None,
            callback: Callback | None) -> None:
     """Up to ``est.max_iter`` passes: ``run_pass(iteration)`` trains one.
@@ -111,7 +113,7 @@ def passes(est: Learner, run_pass: Callable[[int], tuple[dict[str, Any], str | N
     est.n_iter_ = len(est.history_)
 
 
-def epochs(est: Learner, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
+def epochs(est: ChainEstimator, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
            weights: Callable[[], np.ndarray], corpus: Sequences, model: LinearChain,
            dev: DevScorer | None, callback: Callback | None) -> None:
     """:func:`passes` over ``corpus``: ``run_pass(order)`` visits the sequences in ``order``.
@@ -129,7 +131,7 @@ def epochs(est: Learner, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], 
     passes(est, one, weights, model, dev, callback)
 
 
-def mistake_driven_epochs(est: Learner, trainer: Any, params: Any, corpus: Sequences,
+def mistake_driven_epochs(est: ChainEstimator, trainer: Any, params: Any, corpus: Sequences,
                           model: LinearChain, dev: DevScorer | None,
                           callback: Callback | None) -> None:
     """:func:`epochs` of a perceptron-style ``trainer`` (``train_epoch(order)`` returns its
@@ -143,7 +145,7 @@ def mistake_driven_epochs(est: Learner, trainer: Any, params: Any, corpus: Seque
            corpus, model, dev, callback)
 
 
-def stalled(est: Learner, losses: list[float]) -> bool:
+def stalled(est: ChainEstimator, losses: list[float]) -> bool:
     """CRFsuite's test: the last ``period`` iterations improved the loss by at most ``tol``.
 
     Relative to ``max(|loss|, 1)``; for learners with ``tol`` and ``period``.
@@ -153,7 +155,7 @@ def stalled(est: Learner, losses: list[float]) -> bool:
         (losses[-k - 1] - losses[-1]) <= est.tol * max(abs(losses[-1]), 1.0)
 
 
-def train_lbfgs(est: Learner, objective: Any, model: LinearChain, dev: DevScorer | None,
+def train_lbfgs(est: ChainEstimator, objective: Any, model: LinearChain, dev: DevScorer | None,
                 callback: Callback | None, *, l1: float = 0.0, x0: np.ndarray | None = None,
                 values: np.ndarray | None = None) -> None:
     """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.optimize.lbfgs`.

@@ -133,7 +133,7 @@ class Learner(Protocol):
         ...
 
     def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
-        """Label ids of every token of ``corpus`` under ``model`` (what the dev set is scored by)."""
+        """Label ids of every token of ``corpus`` under ``model`` (the dev set's scores)."""
         ...
 
     def _finish(self, model: LinearChain) -> LinearChain:
