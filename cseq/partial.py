@@ -22,7 +22,6 @@ import copy
 import time
 from collections.abc import Sequence
 from types import MappingProxyType
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,6 +32,8 @@ from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelF
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted
 from cseq.learners.frame import check_record, format_record, training
+# Defined with the protocol whose _partial_pass receives it; cseq.partial.TrainingState stays.
+from cseq.learners.protocol import TrainingState
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, relabel
 from cseq.serialize import header_field
@@ -41,20 +42,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["PartialFitMixin", "TrainingState", "grow", "rng_from_state", "rng_state"]
-
-
-@dataclass
-class TrainingState:
-    """What an online learner needs to continue training.
-
-    ``arrays`` are float64 vectors laid out as the model's ``params`` (they
-    grow with the model); ``scalars`` is JSON-able (ints, finite floats, the
-    generator state); ``n_sequences`` counts the sequences seen so far.
-    """
-
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    scalars: dict[str, Any] = field(default_factory=dict)
-    n_sequences: int = 0
 
 
 def rng_state(rng: np.random.Generator) -> dict:

@@ -17,7 +17,7 @@ import pytest
 import cseq
 from cseq.exceptions import InputError, InputTypeError
 from cseq.learners import frame
-from cseq.learners.protocol import Learner, PartialLearner
+from cseq.learners.protocol import Learner, PartialLearner, protocol_hooks
 from cseq.serialize import ESTIMATORS
 
 X = [[[f"w={w}"] for w in s] for s in (["a", "b", "a"], ["b", "c"], ["a", "c", "b", "a"])]
@@ -29,9 +29,12 @@ PACKAGE = pathlib.Path(cseq.__file__).parent
 
 @pytest.mark.parametrize("cls", LEARNER_CLASSES, ids=lambda cls: cls.__name__)
 def test_every_registered_learner_declares_the_protocol(cls):
+    hooks, partial = protocol_hooks(Learner), protocol_hooks(PartialLearner)
+    assert {"_train", "_finish", "_report", "_distributed", "_model_class"} <= hooks < partial
+    assert not [name for name in hooks if not hasattr(cls, name)]
+    if hasattr(cls, "partial_fit"):
+        assert not [name for name in partial if not hasattr(cls, name)]
     est = cls()
-    assert isinstance(est, Learner)
-    assert isinstance(est, PartialLearner) == hasattr(est, "partial_fit")
     assert est._iterations() == est.get_params().get("max_iter", 1)
     assert est._chain_order() == est.get_params().get("order", 1)
 

@@ -31,21 +31,18 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, ContextManager
+from typing import Any, ContextManager
 
 import numpy as np
 
 from cseq import _pack
 from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, TrainingInterrupted
 from cseq.learners.loops import MAX_ITER_REASON, Callback, DevScorer, EarlyStopping
+from cseq.learners.protocol import Learner
 from cseq.metrics import chunk_f1, detect_scheme
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, label_lists, relabel
 
-if TYPE_CHECKING:
-    # The estimator base: the hooks of cseq.learners.protocol and the fitted
-    # state they work on (imported for annotations only: the base imports this module).
-    from cseq.base import ChainEstimator
 
 __all__ = ["Fit", "check_record", "complete", "dev_scorer", "format_record", "pack", "run",
            "training"]
@@ -57,7 +54,7 @@ Prepared = tuple[Any, list[str], LinearChain, Any]
 
 
 @contextmanager
-def training(est: ChainEstimator) -> Iterator[None]:
+def training(est: Learner) -> Iterator[None]:
     """Run one training call (``fit``, ``partial_fit``) on ``est`` at a time.
 
     A second call from another thread waits for the first to commit (so
@@ -80,7 +77,7 @@ def training(est: ChainEstimator) -> Iterator[None]:
             est._training_thread = None
 
 
-def pack(est: ChainEstimator, X: Sequence[Any], y: Sequence[Sequence[str | None]]
+def pack(est: Learner, X: Sequence[Any], y: Sequence[Sequence[str | None]]
          ) -> tuple[Any, Sequences, list[str]]:
     """``(featurizer, corpus, classes)``: ``X`` and ``y`` packed for ``est``'s training.
 
@@ -113,7 +110,7 @@ def pack(est: ChainEstimator, X: Sequence[Any], y: Sequence[Sequence[str | None]
     return featurizer, corpus, classes
 
 
-def run(est: ChainEstimator, prepare: Callable[[], Prepared],
+def run(est: Learner, prepare: Callable[[], Prepared],
         train: Callable[[Any, LinearChain, DevScorer | None, Callback | None], None],
         X_dev: Sequence[Any] | None, y_dev: Sequence[Sequence[str]] | None,
         callback: Callback | None, *, check: Callable[[], None] | None = None,
@@ -166,7 +163,7 @@ class Fit:
     :meth:`report`.
     """
 
-    def __init__(self, est: ChainEstimator, model: LinearChain,
+    def __init__(self, est: Learner, model: LinearChain,
                  early: EarlyStopping | None) -> None:
         self.est = est
         self.model = model
@@ -210,7 +207,7 @@ class Fit:
             est.stop_reason_ = (f"early stopping: no dev improvement in {early.patience} "
                                 "iterations")
 
-    def interrupted(self) -> ChainEstimator | None:
+    def interrupted(self) -> Learner | None:
         """A fitted copy of the estimator at the last completed iteration (its snapshot).
 
         None when no iteration completed, the learner keeps no snapshot, or
@@ -235,7 +232,7 @@ class Fit:
         return copy
 
 
-def dev_scorer(est: ChainEstimator, fit: Fit, X_dev: Sequence[Any] | None,
+def dev_scorer(est: Learner, fit: Fit, X_dev: Sequence[Any] | None,
                y_dev: Sequence[Sequence[str]] | None) -> DevScorer | None:
     """The token accuracy of a model on the dev set, featurized once; None without one.
 
@@ -255,24 +252,24 @@ def dev_scorer(est: ChainEstimator, fit: Fit, X_dev: Sequence[Any] | None,
 
     scheme = detect_scheme({lab for seq in y_dev for lab in seq})
     names = np.asarray(est.classes_, dtype=object)
-    gold_names = [list(seq) for seq in y_dev] if scheme is not None else None
+    gold_names = [list(seq) for seq in y_dev] if scheme is not None else []
 
     def dev_accuracy(model: LinearChain) -> float:
         pred = est._decode(model, corpus)
-        if gold_names is not None:
+        if scheme is not None:
             labels = label_lists(names, pred, corpus.seq_ptr)
             fit.dev_extra = {"dev_f1": chunk_f1(gold_names, labels, scheme)}
         return float(np.mean(pred == gold)) if len(gold) else 0.0
     return dev_accuracy
 
 
-def complete(est: ChainEstimator, model: LinearChain) -> None:
+def complete(est: Learner, model: LinearChain) -> None:
     """The end of every fit: check the weights, publish the finished model, warn if
     ``max_iter`` stopped a learner before its convergence test was met."""
     if not np.isfinite(model.params).all():
         raise ConvergenceError(f"{type(est).__name__} weights became non-finite")
     est._commit(est._finish(model))
-    if est._fitted.attributes.get("stop_reason_") == MAX_ITER_REASON:
+    if est.stop_reason_ == MAX_ITER_REASON:  # read from the snapshot just published
         params = est.get_params(deep=False)
         # stacklevel: complete <- run <- the fit the user called <- the user's line.
         warnings.warn(f"{type(est).__name__} stopped at max_iter={params.get('max_iter')} "

@@ -20,19 +20,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from cseq.exceptions import ConvergenceError
+from cseq.learners.protocol import Learner
 from cseq.model import LinearChain
 from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
 from cseq.sequences import Sequences
 
-if TYPE_CHECKING:
-    # The estimator base: the hooks of cseq.learners.protocol and the fitted
-    # state they work on (imported for annotations only: the base imports this module).
-    from cseq.base import ChainEstimator
 
 __all__ = ["EarlyStopping", "MAX_ITER_REASON", "epochs", "mistake_driven_epochs", "passes",
            "stalled", "train_lbfgs"]
@@ -86,7 +83,7 @@ class EarlyStopping:
             self.model.params = self.best_params
 
 
-def passes(est: ChainEstimator, run_pass: Callable[[int], tuple[dict[str, Any], str | None]],
+def passes(est: Learner, run_pass: Callable[[int], tuple[dict[str, Any], str | None]],
            weights: Callable[[], np.ndarray], model: LinearChain, dev: DevScorer | None,
            callback: Callback | None) -> None:
     """Up to ``est.max_iter`` passes: ``run_pass(iteration)`` trains one.
@@ -113,7 +110,7 @@ def passes(est: ChainEstimator, run_pass: Callable[[int], tuple[dict[str, Any], 
     est.n_iter_ = len(est.history_)
 
 
-def epochs(est: ChainEstimator, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
+def epochs(est: Learner, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
            weights: Callable[[], np.ndarray], corpus: Sequences, model: LinearChain,
            dev: DevScorer | None, callback: Callback | None) -> None:
     """:func:`passes` over ``corpus``: ``run_pass(order)`` visits the sequences in ``order``.
@@ -131,7 +128,7 @@ def epochs(est: ChainEstimator, run_pass: Callable[[np.ndarray], tuple[dict[str,
     passes(est, one, weights, model, dev, callback)
 
 
-def mistake_driven_epochs(est: ChainEstimator, trainer: Any, params: Any, corpus: Sequences,
+def mistake_driven_epochs(est: Learner, trainer: Any, params: Any, corpus: Sequences,
                           model: LinearChain, dev: DevScorer | None,
                           callback: Callback | None) -> None:
     """:func:`epochs` of a perceptron-style ``trainer`` (``train_epoch(order)`` returns its
@@ -145,7 +142,7 @@ def mistake_driven_epochs(est: ChainEstimator, trainer: Any, params: Any, corpus
            corpus, model, dev, callback)
 
 
-def stalled(est: ChainEstimator, losses: list[float]) -> bool:
+def stalled(est: Learner, losses: list[float]) -> bool:
     """CRFsuite's test: the last ``period`` iterations improved the loss by at most ``tol``.
 
     Relative to ``max(|loss|, 1)``; for learners with ``tol`` and ``period``.
@@ -155,7 +152,7 @@ def stalled(est: ChainEstimator, losses: list[float]) -> bool:
         (losses[-k - 1] - losses[-1]) <= est.tol * max(abs(losses[-1]), 1.0)
 
 
-def train_lbfgs(est: ChainEstimator, objective: Any, model: LinearChain, dev: DevScorer | None,
+def train_lbfgs(est: Learner, objective: Any, model: LinearChain, dev: DevScorer | None,
                 callback: Callback | None, *, l1: float = 0.0, x0: np.ndarray | None = None,
                 values: np.ndarray | None = None) -> None:
     """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.optimize.lbfgs`.

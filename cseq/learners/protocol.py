@@ -4,40 +4,52 @@ A learner is a subclass of :class:`~cseq.base.ChainEstimator`, which gives
 every hook below a default but ``_train``.  The fit frame
 (:mod:`cseq.learners.frame`), ``partial_fit`` (:mod:`cseq.partial`), the
 Dask layer (:mod:`cseq.distributed`) and the command line call these hooks
-and never ask what class they hold.  :class:`Learner` is checked statically
-(mypy) and at run time (``isinstance(est, Learner)``, every registered
-learner in the tests).
+and never ask what class they hold.  The frame and the loops take a
+:class:`Learner` (checked statically by mypy); the tests check that every
+registered learner has every hook (:func:`protocol_hooks`).
 
 The frame calls, in order (see :func:`cseq.learners.frame.run`):
 ``_validate_params`` -> ``_new_featurizer`` (to pack the data) ->
 ``_initial_fitted`` -> ``_train`` (which calls ``_report`` every
 iteration) -> ``_finish`` -> ``_commit``; on Ctrl-C ``_finish`` of a copy at
-the last reported iteration.  A model file stores ``_training_state`` and
-loading calls ``_restore_training``.
+the last reported iteration.  Saving calls ``_model_state`` (which asks
+``_training_state``) and loading ``_from_model_state`` (which calls
+``_restore_training``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol
 
 import numpy as np
 
+from cseq.fitted import Fitted
 from cseq.model import LinearChain
 from cseq.sequences import Sequences
 
-if TYPE_CHECKING:
-    from cseq.fitted import Fitted
-    from cseq.partial import TrainingState
-
-__all__ = ["Learner", "PartialLearner"]
+__all__ = ["Learner", "PartialLearner", "TrainingState", "protocol_hooks"]
 
 #: What ``_report``'s snapshot returns: the weights of the reported
 #: iteration and the fitted attributes that go with them.
 Snapshot = Callable[[], tuple[np.ndarray, dict[str, Any]]]
 
 
-@runtime_checkable
+@dataclass
+class TrainingState:
+    """What an online learner needs to continue training (``partial_fit``).
+
+    ``arrays`` are float64 vectors laid out as the model's ``params`` (they
+    grow with the model); ``scalars`` is JSON-able (ints, finite floats, the
+    generator state); ``n_sequences`` counts the sequences seen so far.
+    """
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    scalars: dict[str, Any] = field(default_factory=dict)
+    n_sequences: int = 0
+
+
 class Learner(Protocol):
     """The hooks of one learner, in the order a fit meets them.
 
@@ -65,6 +77,37 @@ class Learner(Protocol):
     #: CRF objective; ``"perceptron-mixing"``, ``"pegasos-mixing"``: iterative
     #: parameter mixing of perceptron or Pegasos epochs), or None (it cannot).
     _distributed: ClassVar[str | None]
+
+    # What the frame and the loops read besides the hooks: two hyperparameters
+    # every learner has, the fitted state the base keeps (``_fitted``, read as
+    # ``featurizer_`` and ``classes_``) and the fitted attributes the training
+    # code sets.  Other hyperparameters are read by name (``__getattr__``).
+    verbose: bool
+    all_states: bool
+    _fitted: Fitted | None
+    history_: list[dict]
+    n_iter_: int
+    stop_reason_: str | None
+    best_iteration_: int | None
+
+    @property
+    def featurizer_(self) -> Any:
+        """The featurizer of the fit in progress (or of the fitted state)."""
+        ...
+
+    @property
+    def classes_(self) -> list[str]:
+        """The labels of the fit in progress, sorted: label id ``i`` is ``classes_[i]``."""
+        ...
+
+    def __getattr__(self, name: str) -> Any:
+        """Hyperparameters (``max_iter``, ``shuffle``, ...) and the learner's own
+        fitted attributes, read by name."""
+        ...
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """The training code sets fitted attributes by name (``_commit`` moves them
+        into the snapshot it publishes)."""
 
     def _validate_params(self) -> None:
         """Raise InputError (or InputTypeError) for a bad hyperparameter.
@@ -169,12 +212,24 @@ class Learner(Protocol):
         """Inverse of :meth:`_training_state` on loading: set the fitted attributes
         from the header's ``training`` object; ModelFormatError if it is bad."""
 
+    def _model_state(self, fitted: Fitted | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        """Given by the base (a learner extends it to convert a hyperparameter for
+        JSON, as the SSVM's ``cost``): the model file's header fields and arrays
+        of the snapshot ``fitted`` (the current one if None)."""
+        ...
+
+    @classmethod
+    def _from_model_state(cls, header: dict, arrays: dict[str, np.ndarray]) -> Any:
+        """Given by the base (extended as :meth:`_model_state` is): the estimator a
+        model file describes, through ``_validate_params`` and ``_restore_training``;
+        ModelFormatError if the file is bad."""
+        ...
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters (scikit-learn convention)."""
         ...
 
 
-@runtime_checkable
 class PartialLearner(Learner, Protocol):
     """A learner that trains in batches (:class:`cseq.partial.PartialFitMixin`).
 
@@ -208,3 +263,21 @@ class PartialLearner(Learner, Protocol):
     def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
         """On loading: ModelFormatError unless ``scalars`` is what ``_partial_pass``
         leaves after ``n_sequences`` sequences."""
+
+
+def protocol_hooks(protocol: type) -> frozenset[str]:
+    """The hooks (methods and class attributes) ``protocol`` declares, inherited ones too.
+
+    What every class that implements it must have (the instance attributes,
+    hyperparameters and fitted attributes, are left out: an unfitted
+    estimator has none of the fitted ones).
+    """
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if klass in (Protocol, object, Generic):
+            continue
+        names |= {name for name, value in vars(klass).items()
+                  if callable(value) or isinstance(value, (classmethod, property))}
+        names |= {name for name, kind in vars(klass).get("__annotations__", {}).items()
+                  if "ClassVar" in str(kind)}
+    return frozenset(n for n in names if not n.startswith("__"))
