@@ -429,6 +429,45 @@ def test_early_stopping_on_a_dev_set_scored_on_the_driver(client):
     assert np.array_equal(got.model_.params, ref.model_.params)
 
 
+class _StopAt:
+    """A callback that presses Ctrl-C after iteration ``n``."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __call__(self, record) -> None:
+        if record["iteration"] == self.n:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: cseq.CRF(c2=0.5, max_iter=n, tol=0.0),
+    lambda n: cseq.StructuredPerceptron(max_iter=n, random_state=2),
+    lambda n: cseq.StructuredSVM(max_iter=n, random_state=2),
+], ids=["crf", "perceptron", "ssvm"])
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_ctrl_c_hands_back_the_last_completed_iteration(client, make):
+    """The fit frame is the in-process one: on Ctrl-C the estimator stays unfitted and
+    TrainingInterrupted holds a fitted copy at the last completed iteration."""
+    X, y = _corpus(40, seed=21)
+    est = make(20)
+    with pytest.raises(cseq.TrainingInterrupted) as info:
+        cd.fit(est, X, y, client=client, npartitions=2, callback=_StopAt(2))
+    assert est.model_ is None
+    partial = info.value.estimator
+    assert partial.n_iter_ == 2 and len(partial.history_) == 2
+    two = cd.fit(make(2), X, y, client=client, npartitions=2)
+    np.testing.assert_array_equal(partial.model_.params, two.model_.params)
+    assert partial.predict(X) == two.predict(X)
+
+
+def test_the_max_iter_warning_names_the_callers_line(client):
+    X, y = _corpus(20, seed=22)
+    with pytest.warns(cseq.ConvergenceWarning, match="max_iter=2") as record:
+        cd.fit(cseq.CRF(max_iter=2, tol=0.0), X, y, client=client, npartitions=2)
+    assert [w.filename for w in record] == [__file__]
+
+
 def test_hashing_featurizer_over_partitions(client):
     X, y = _corpus(60, seed=16)
     X = [[(tok[0][2:], tok[1][2:]) for tok in seq] for seq in X]
