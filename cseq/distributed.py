@@ -77,8 +77,7 @@ from cseq import _pack, _ssvm, _train, _weights, conll
 from cseq._files import refuse_inputs, replacing
 from cseq._version import __version__
 from cseq.base import ChainEstimator
-from cseq.exceptions import (ClusterError, InputError,
-                             InputTypeError)
+from cseq.exceptions import ClusterError, InputError, InputTypeError
 from cseq.features import featurizer_from_config, featurizer_from_state
 from cseq.learners import frame
 from cseq.learners.loops import passes, train_lbfgs
