@@ -25,6 +25,7 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 import dask.bag as db  # noqa: E402
 
+import cseq._cluster as cluster  # noqa: E402
 import cseq.distributed as cd  # noqa: E402
 
 
@@ -278,14 +279,14 @@ def test_gather_goes_through_the_scheduler_when_workers_cannot_be_reached(client
         assert np.array_equal(got.model_.params, ref.model_.params)
         assert calls.count(True) == 1  # tried once, then through the scheduler
     finally:
-        cd._INDIRECT.discard(client)
+        cluster._INDIRECT.discard(client)
 
 
 def test_a_task_error_is_not_taken_for_unreachable_workers(client):
     future = client.submit(lambda: open("/nonexistent/cseq-test-file"), pure=False)
     with pytest.raises(FileNotFoundError):
-        cd._gather(client, [future])
-    assert client not in cd._INDIRECT
+        cluster._gather(client, [future])
+    assert client not in cluster._INDIRECT
 
 
 def test_shards_spread_over_the_workers(client):
