@@ -16,7 +16,6 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +24,11 @@ if TYPE_CHECKING:
 
 import numpy as np
 
-from cseq import _pack, decoding
+from cseq import decoding
 from cseq import explain as _explain
 from cseq import probability as _probability
 from cseq.explain import Explanation
-from cseq.exceptions import (CSeqError, InputError, InputTypeError, ModelFormatError,
+from cseq.exceptions import (InputError, InputTypeError, ModelFormatError,
                              NotFittedError)
 from cseq.fitted import Fitted
 from cseq.features import (
@@ -41,23 +40,13 @@ from cseq.features import (
 from cseq.learners import frame
 # Re-exported: their public paths were cseq.base's before the loops moved.
 from cseq.learners.loops import MAX_ITER_REASON, EarlyStopping
-from cseq.model import LinearChain, resolve_n_jobs
-from cseq.sequences import Sequences, label_lists
+from cseq.model import LinearChain
+from cseq.sequences import Sequences
 from cseq.serialize import dumps, header_field, loads, write_atomic
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
-# Blocks of sequences per thread in predict/score: enough that a thread's
-# reading of the user's lists overlaps the others' decoding, few enough that
-# per-block costs stay small.
-_BLOCKS_PER_THREAD = 8
-# Tokens per chunk when the featurizer interns X once (transform_chunks): the
-# chunk's attribute ids and scores stay in the cache between lookup and decoding.
-_CHUNK_TOKENS = 8192
-# Most memory the summed emission rows of the word memo may take
-# (ChainEstimator._word_rows); beyond, tagging looks every attribute up per token.
-_WORD_ROWS_BYTES = 1 << 27
 
 
 #: The hyperparameters that are flags, in whichever learner has them.
@@ -208,20 +197,15 @@ class ChainEstimator:
     """
 
     _param_names: tuple[str, ...] = ()
-    #: The model class the learner trains (a LinearChain, or a subclass
-    #: that appends parameter blocks and decodes its own way).
+    #: The model class the learner trains: a LinearChain, or a subclass that
+    #: reads its parameters otherwise (defines probabilities, decodes its own
+    #: way, appends parameter blocks).  The model answers every reading
+    #: question (decode, marginals, probabilities, explainability: the
+    #: protocol of :class:`~cseq.model.LinearChain`).
     _model_class: type[LinearChain] = LinearChain
-    #: Whether the decoder maximizes the sum of weights the model holds (so
-    #: that :meth:`explain` can list its terms); False for local normalisation
-    #: (MEMM) and greedy decoding.
-    _linear_scores: bool = True
     #: Whether ``fit`` accepts ``None`` labels (positions whose label is not
     #: known: partially labelled sequences, docs/learners.md).
     _partial_labels: bool = False
-    #: How the model defines ``P(y | x)``: ``"global"`` (CRF, HMM: ``exp(score -
-    #: log Z)``), ``"local"`` (MEMM: a product of local distributions) or None
-    #: (no probabilities; see :mod:`cseq.probability`).
-    _probabilities: str | None = None
     #: The fitted attributes that belong to one fitted state (besides
     #: ``model_``, ``classes_``, ``featurizer_``): the training code sets them
     #: as plain attributes, :meth:`_commit` moves them into the snapshot with
@@ -477,123 +461,7 @@ class ChainEstimator:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         return fitted
 
-    def _map_decoded(self, fitted: Fitted, X, n_jobs, work) -> list:
-        """``[work(corpus, block, ids), ...]``: :meth:`_map_blocks` with each block's labels.
-
-        ``ids`` are :meth:`_decode`'s label ids for ``corpus``.  For plain
-        Viterbi on a :class:`LinearChain` and a featurizer with word memos
-        (``transform_chunks``), the emissions of the attributes that read one
-        word come from one summed row per word and window offset, computed
-        once for all of ``X`` (``LinearChain.word_rows``), and ``corpus``
-        lacks those attributes.  The labels are those of the plain path up
-        to the order of floating-point additions.
-        """
-        model = fitted.model
-        plain = type(self)._decode is ChainEstimator._decode and type(model) is LinearChain
-
-        def decoded(corpus, block, rows=None):
-            ids = self._decode(model, corpus) if rows is None \
-                else model.decode(corpus, word_rows=rows)
-            return work(corpus, block, ids)
-        return self._map_blocks(fitted, X, n_jobs, decoded, word_rows=plain)
-
-    @staticmethod
-    def _word_rows(model: LinearChain, chunks):
-        """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
-
-        None when the featurizer memoizes nothing, or when the rows would
-        take more than ``_WORD_ROWS_BYTES`` (many distinct words times many
-        labels): then every attribute is looked up per token, as before.
-        """
-        memo = chunks.memo_attributes()
-        if memo is None:
-            return None
-        ids, group, groups = memo
-        if len(groups) * len(ids) * model.n_labels * 8 > _WORD_ROWS_BYTES:
-            return None
-        return model.word_rows(ids, group, len(groups)), groups
-
-    def _map_blocks(self, fitted: Fitted, X, n_jobs, work, *, word_rows: bool = False) -> list:
-        """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
-
-        ``fitted`` is the snapshot the caller took (:meth:`_check_fitted`):
-        ``X`` is featurized by its featurizer, and ``work`` must read its
-        model and labels, never the estimator's, so that a ``partial_fit``
-        committing meanwhile changes nothing of the result.
-        ``corpus`` is the featurized ``X[block]`` (``block`` a slice), or all
-        of ``X`` when ``block`` is None.  With one thread all of ``X`` is one
-        block.  With more, the blocks go to ``n_jobs``
-        Python threads: featurizing a block holds the GIL only while it reads
-        the user's lists and then looks attributes up and decodes without it,
-        so one thread's reading overlaps the others' lookups and decoding.
-        Results do not depend on the blocks.  An error in a block is raised
-        again from one pass over all of ``X``, so its indices refer to ``X``.
-        """
-        n_jobs = resolve_n_jobs(n_jobs)
-        transform = fitted.featurizer.transform
-        if hasattr(fitted.featurizer, "transform_chunks"):
-            return self._map_chunks(fitted, X, n_jobs, work, word_rows)
-        n_blocks = 1
-        if n_jobs > 1 and (type(X) is list or type(X) is tuple):
-            n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
-        if n_blocks <= 1:
-            return [work(transform(X), None)]
-        bounds = np.linspace(0, len(X), n_blocks + 1).astype(np.int64).tolist()
-
-        def run(k: int):
-            block = slice(bounds[k], bounds[k + 1])
-            return work(transform(X[block]), block)
-        try:
-            with ThreadPoolExecutor(min(n_jobs, n_blocks)) as pool:
-                return list(pool.map(run, range(n_blocks)))
-        except CSeqError:
-            return [work(transform(X), None)]
-
-    def _map_chunks(self, fitted: Fitted, X, n_jobs, work, word_rows: bool = False) -> list:
-        """:meth:`_map_blocks` for a featurizer that interns ``X`` once (``transform_chunks``).
-
-        The word-level work is done once for all of ``X``; the chunks of
-        ``_CHUNK_TOKENS`` tokens are then looked up and given to ``work`` in
-        turn (their arrays stay in the cache), or by ``n_jobs`` Python
-        threads, which look up and decode without the GIL.  With
-        ``word_rows`` (see :meth:`_map_decoded`), ``work(corpus, block,
-        (rows, words, groups))`` gets chunks without their memo attributes
-        and the word rows that stand for them, when there are any.
-        """
-        chunks = fitted.featurizer.transform_chunks(
-            X, n_jobs=n_jobs, max_tokens=None,
-            min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
-        rows = self._word_rows(fitted.model, chunks) if word_rows else None
-
-        def run(k: int):
-            if rows is None:
-                return work(chunks.sequences(k), chunks.block(k))
-            return work(chunks.sequences(k, without_memo=True), chunks.block(k),
-                        (rows[0], chunks.words(k), rows[1]))
-        try:
-            if n_jobs == 1 or len(chunks) == 1:
-                return [run(k) for k in range(len(chunks))]
-            with ThreadPoolExecutor(min(n_jobs, len(chunks))) as pool:
-                return list(pool.map(run, range(len(chunks))))
-        except CSeqError:
-            if len(chunks) == 1:
-                raise
-            return [work(fitted.featurizer.transform(X), None)]
-
-    def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
-        bounds = corpus.seq_ptr
-        return [flat[bounds[s]:bounds[s + 1]] for s in range(corpus.n_sequences)]
-
-    # -- prediction -------------------------------------------------------
-    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
-        """Label ids of every token of ``corpus`` under ``model``: the learner's decoder.
-
-        Viterbi on the chain's scores; a learner whose model is read
-        differently (the MEMM's local normalisation) overrides it, and
-        ``predict``, ``score`` and the dev scores follow.
-        """
-        return model.decode(corpus)
-
+    # -- prediction (the model decodes: cseq.decoding) ------------------------
     def predict(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                 fixed: Any = None) -> list[list[str]]:
         """Most likely label sequence of each sequence in ``X``.
@@ -620,14 +488,7 @@ class ChainEstimator:
             (``cseq.decoding``); an InputError names a sequence they leave
             without any.
         """
-        fitted = self._check_fitted()
-        if constraints is not None or fixed is not None:
-            return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
-        labels = fitted.label_names
-
-        def work(corpus, block, ids):
-            return label_lists(labels, ids, corpus.seq_ptr)
-        return [seq for block in self._map_decoded(fitted, X, n_jobs, work) for seq in block]
+        return decoding.predict(self, self._check_fitted(), X, constraints, fixed, n_jobs)
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
                       fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
@@ -647,26 +508,7 @@ class ChainEstimator:
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
         when there are no tokens.
         """
-        fitted = self._check_fitted()
-        label_ids = {name: i for i, name in enumerate(fitted.classes)}
-        if not (isinstance(X, (list, tuple)) and isinstance(y, (list, tuple))
-                and len(y) == len(X)):
-            n_jobs = 1  # one block: the error will name indices of the whole X
-
-        def work(corpus, block, ids):
-            gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
-            return int(np.sum(ids == gold)), len(gold)
-        counts = self._map_decoded(fitted, X, n_jobs, work)
-        total = sum(n for _, n in counts)
-        return sum(c for c, _ in counts) / total if total else 0.0
-
-    @staticmethod
-    def _gold_ids(y, corpus: Sequences, label_ids: dict[str, int]) -> np.ndarray:
-        """Gold label ids, -1 for labels the model does not know."""
-        extended = dict(label_ids)
-        ids = _pack.pack_labels(y, corpus.seq_ptr, extended, True)
-        ids[ids >= len(label_ids)] = -1
-        return ids
+        return decoding.score(self._check_fitted(), X, y, n_jobs)
 
     # -- explanations -----------------------------------------------------
     def explain(self, x: Any, *, k: int = 10) -> Explanation:
@@ -700,16 +542,11 @@ class ChainEstimator:
     # -- probabilities (CRF, HMM, MEMM) ------------------------------------
     def _chain_marginals(self, X: Sequence[Any], n_jobs: int, constraints: Any,
                          fixed: Any) -> list[np.ndarray]:
-        """``predict_marginals`` of the globally normalised chains (CRF, HMM):
-        forward-backward on ``model_``, or under constraints the restricted
-        distribution's marginals (:func:`cseq.decoding.predict_marginals`)."""
-        fitted = self._check_fitted()
-        if constraints is not None or fixed is not None:
-            return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
-
-        def work(corpus, block):
-            return self._split(fitted.model.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(fitted, X, n_jobs, work) for m in block]
+        """``predict_marginals`` of the learners whose model defines probabilities (CRF, HMM,
+        MEMM): the model's marginals, under constraints those of the restricted distribution
+        (:func:`cseq.decoding.predict_marginals`)."""
+        return decoding.predict_marginals(self, self._check_fitted(), X, constraints, fixed,
+                                          n_jobs)
 
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                           n_jobs: int = 1) -> np.ndarray:

@@ -11,6 +11,7 @@ import numpy as np
 
 from cseq import _sgd
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.chain.normalized import GlobalChain
 from cseq.learners.loops import MAX_ITER_REASON, stalled, train_lbfgs
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
@@ -150,7 +151,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
-    _probabilities = "global"  # see cseq.probability
+    _model_class = GlobalChain  # P(y | x) = exp(score - log Z): cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("n_pruned_", "eta0_")
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",

@@ -256,9 +256,10 @@ class _Setup:
             codes = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
             attr_ptr = np.searchsorted(codes // L, np.arange(n_attrs + 1)).astype(np.int64)
             attr_labels = (codes % L).astype(np.int32)
-        model = LinearChain(L, attr_ptr, attr_labels,
-                            np.zeros(LinearChain._layout_of(len(attr_labels), L, order)["n_params"]),
-                            order=order)
+        chain = est._model_class  # the learner's model class reads the weights
+        model = chain(L, attr_ptr, attr_labels,
+                      np.zeros(chain._layout_of(len(attr_labels), L, order)["n_params"]),
+                      order=order)
         self.model = model
         structure = _share(client, (L, attr_ptr, attr_labels, order, len(model.params)))
         self.shards = [client.submit(_attach, s, structure, pure=False) for s in shards]

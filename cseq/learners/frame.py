@@ -36,6 +36,7 @@ from typing import Any, ContextManager
 import numpy as np
 
 from cseq import _pack
+from cseq.chain.mapping import gold_ids
 from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, TrainingInterrupted
 from cseq.learners.loops import MAX_ITER_REASON, Callback, DevScorer, EarlyStopping
 from cseq.learners.protocol import Learner
@@ -248,14 +249,14 @@ def dev_scorer(est: Learner, fit: Fit, X_dev: Sequence[Any] | None,
     label_ids = {name: i for i, name in enumerate(est.classes_)}
     if not isinstance(y_dev, (list, tuple)):
         y_dev = list(y_dev)  # read twice below
-    gold = est._gold_ids(y_dev, corpus, label_ids)
+    gold = gold_ids(y_dev, corpus, label_ids)
 
     scheme = detect_scheme({lab for seq in y_dev for lab in seq})
     names = np.asarray(est.classes_, dtype=object)
     gold_names = [list(seq) for seq in y_dev] if scheme is not None else []
 
     def dev_accuracy(model: LinearChain) -> float:
-        pred = est._decode(model, corpus)
+        pred = model.decode(corpus)  # the model owns its decoding (cseq.chain)
         if scheme is not None:
             labels = label_lists(names, pred, corpus.seq_ptr)
             fit.dev_extra = {"dev_f1": chunk_f1(gold_names, labels, scheme)}

@@ -175,10 +175,6 @@ class Learner(Protocol):
         ``snapshot``); True when early stopping says to stop now."""
         ...
 
-    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
-        """Label ids of every token of ``corpus`` under ``model`` (the dev set's scores)."""
-        ...
-
     def _finish(self, model: LinearChain) -> LinearChain:
         """The model to keep after training (and early stopping): ``model``, or a copy.
 
