@@ -9,6 +9,7 @@ import numpy as np
 from cseq import _arow
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.exceptions import ConvergenceError
+from cseq.learners.loops import epochs
 from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["AROW"]
@@ -102,4 +103,4 @@ class AROW(ChainEstimator):
                     if loss / corpus.n_sequences <= self.tol else None)
             return ({"errors": int(errors), "error_rate": errors / corpus.n_tokens,
                      "loss": float(loss)}, stop)
-        self._epochs(run_pass, mean.copy, corpus, model, dev, callback)
+        epochs(self, run_pass, mean.copy, corpus, model, dev, callback)

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from cseq import _sgd
-from cseq.base import MAX_ITER_REASON, MAX_REGULARIZATION, ChainEstimator, Number, OneOf
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number, OneOf
 from cseq.chain.normalized import GlobalChain
+from cseq.learners.loops import MAX_ITER_REASON, stalled, train_lbfgs
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.objectives import CRFObjective
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
@@ -186,15 +187,22 @@ class CRF(PartialFitMixin, ChainEstimator):
                     raise InputError(f"algorithm='sgd' needs {name} in [1e-100, 1e100] (its "
                                      f"step sizes must be finite and positive), got {value!r}")
 
+    #: On Dask: distributed L-BFGS of the CRF objective (cseq.distributed).
+    _distributed = "lbfgs"
+
+    def _check_distributed(self, warm_start: str | None) -> None:
+        if self.algorithm != "lbfgs":
+            raise InputError("cseq.distributed trains the CRF with algorithm='lbfgs' only")
+
+    def _initial_fitted(self) -> dict[str, Any]:
+        return {"n_pruned_": 0, "eta0_": None}
+
     def _train(self, corpus, model, dev, callback):
-        self.n_pruned_ = 0
-        self.eta0_ = None
         if self.algorithm == "sgd":
             self._train_sgd(corpus, model, dev, callback)
         else:
-            self._train_lbfgs(CRFObjective(model, corpus, self.c2, self.n_jobs), corpus, model,
-                              dev, callback, l1=float(self.c1),
-                              fitted={"n_pruned_": 0, "eta0_": None})
+            train_lbfgs(self, CRFObjective(model, corpus, self.c2, self.n_jobs), model, dev,
+                        callback, l1=float(self.c1), values=corpus.values)
 
     def _sgd_epoch(self, trainer, order, lam, t0, t):
         try:
@@ -247,10 +255,10 @@ class CRF(PartialFitMixin, ChainEstimator):
                 record["dev_accuracy"] = dev(model)
             if self._report(record, callback, snapshot=lambda it=it: (w.copy(), {
                     "stop_reason_": f"interrupted after epoch {it}",
-                    "n_evaluations_": it, "n_pruned_": 0, "eta0_": eta0})):
+                    "n_evaluations_": it, "eta0_": eta0})):
                 self.stop_reason_ = "stopped by early stopping"
                 break
-            if self._stalled(losses):
+            if stalled(self, losses):
                 self.stop_reason_ = "stopped by the convergence test"
                 break
         model.params = w.copy()

@@ -10,6 +10,7 @@ from cseq import _greedy, _weights
 from cseq._dtypes import LABEL
 from cseq.base import ChainEstimator, Number
 from cseq.exceptions import InputError, ModelFormatError
+from cseq.learners.loops import mistake_driven_epochs
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.registry import EARLY_STOPPING, Command, register
 
@@ -235,7 +236,7 @@ class GreedyTagger(ChainEstimator):
             model.validate()
         params = _weights.AveragedParams(model.params.copy())
         trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, model.tagdict)
-        self._mistake_driven_epochs(trainer, params, corpus, model, dev, callback)
+        mistake_driven_epochs(self, trainer, params, corpus, model, dev, callback)
 
     @property
     def tag_dict_size_(self) -> int:

@@ -11,6 +11,7 @@ from cseq import _memm
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.chain.normalized import Posterior, local_posterior
 from cseq.inference import forward_backward, viterbi
+from cseq.learners.loops import train_lbfgs
 from cseq.model import LinearChain, not_finite, per_sequence, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
@@ -166,7 +167,7 @@ class MEMM(ChainEstimator):
     period : int, default 10
         Window of that test.  A fit that reaches ``max_iter`` first warns
         (:class:`~cseq.ConvergenceWarning`).  The loop is the CRF's
-        (:meth:`ChainEstimator._train_lbfgs <cseq.base.ChainEstimator._train_lbfgs>`).
+        (:func:`cseq.learners.loops.train_lbfgs`).
     early_stopping : bool, default False
         Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
         every iteration, stop after ``patience`` iterations without a better
@@ -213,8 +214,8 @@ class MEMM(ChainEstimator):
         """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _train(self, corpus, model, dev, callback):
-        self._train_lbfgs(MEMMObjective(model, corpus, self.c2, self.n_jobs), corpus, model, dev,
-                          callback)
+        train_lbfgs(self, MEMMObjective(model, corpus, self.c2, self.n_jobs), model, dev, callback,
+                    values=corpus.values)
 
     def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                           fixed: Any = None) -> list[np.ndarray]:

@@ -7,6 +7,7 @@ from typing import Any
 from cseq import _pa, _weights
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number, check_number
 from cseq.exceptions import ConvergenceError, InputError
+from cseq.learners.loops import epochs
 from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["PassiveAggressive"]
@@ -133,4 +134,4 @@ class PassiveAggressive(ChainEstimator):
                     if loss / corpus.n_sequences < self.tol else None)
             return ({"errors": int(errors), "error_rate": errors / corpus.n_tokens,
                      "loss": float(loss)}, stop)
-        self._epochs(run_pass, weights, corpus, model, dev, callback)
+        epochs(self, run_pass, weights, corpus, model, dev, callback)
