@@ -819,8 +819,7 @@ class ChainEstimator:
         order = header.get("order", 1)
         if type(order) is not int or order not in (1, 2):
             raise ModelFormatError(f"model header has a bad chain order {order!r} (1 or 2)")
-        # A learner with second-order chains has the parameter `order` (as in fit).
-        chain_order = est.order if "order" in cls._param_names else 1
+        chain_order = est._chain_order()
         if order != chain_order:
             raise ModelFormatError(f"model header says order {order} but the "
                                    f"{cls.__name__}'s parameters order {chain_order!r}")

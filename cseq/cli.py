@@ -259,11 +259,6 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     return learner.estimator(**params)
 
 
-def _iterations(est: Any) -> int:
-    """The iterations a fit of ``est`` runs at most (1 for a learner without ``max_iter``)."""
-    return est.get_params(deep=False).get("max_iter", 1)
-
-
 def _options_of(learner: Command) -> str:
     """The learner's command-line options, e.g. ``--c2, --n-jobs``."""
     return ", ".join(opt for dest, opt in _LEARNER_OPTIONS.items() if dest in learner.options)
@@ -330,7 +325,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
-    progress = _Progress(_iterations(est), quiet=args.quiet, verbose=args.verbose)
+    progress = _Progress(est._iterations(), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught, _cluster(args) as client:
@@ -375,8 +370,8 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
             raise InputError(f"--resume continues {args.resume} with its own settings: "
                              f"{', '.join(given)} cannot change them")
         est = _load(args.resume)
-        command = command_of(est)
-        if command is None or not command.resumable:
+        if not est._can_partial_fit():
+            command = command_of(est)
             trained = f" (--algorithm {command.name})" if command is not None else ""
             raise InputError(f"{args.resume} holds a {type(est).__name__}{trained}, which cannot "
                              f"continue training ({_commands(_resumable)} models can)")
@@ -389,7 +384,7 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
         est = _make_estimator(args, templates)
         # Not for --resume: a batch of one label may continue a model that has more.
         _check_labels_vary(y, args)
-    passes = args.max_iter if args.max_iter is not None else _iterations(est)
+    passes = args.max_iter if args.max_iter is not None else est._iterations()
     progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:

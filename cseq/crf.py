@@ -57,7 +57,7 @@ def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
                                   **EARLY_STOPPING},
                   "linear-chain CRF, stochastic gradient descent (L2)",
                   defaults={"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
-                  fixed={"algorithm": "sgd"}, resumable=True,
+                  fixed={"algorithm": "sgd"},
                   quick={"max_iter": 10, "random_state": 0}),
           info={"n_pruned_": "exactly-zero weights pruned after training"})
 class CRF(PartialFitMixin, ChainEstimator):

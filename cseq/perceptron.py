@@ -18,7 +18,7 @@ __all__ = ["StructuredPerceptron"]
 
 @register(Command("perceptron", 10, {"seed": "random_state", "order": "order", **EARLY_STOPPING},
                   "averaged structured perceptron", defaults={"random_state": 0},
-                  resumable=True, quick={"max_iter": 3, "random_state": 0}))
+                  quick={"max_iter": 3, "random_state": 0}))
 class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     """Averaged structured perceptron for linear chains (Collins 2002).
 

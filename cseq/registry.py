@@ -63,9 +63,6 @@ class Command:
         Hyperparameters that make this command what it is when several share
         an estimator class (``algorithm="sgd"`` for ``crf-sgd``); no option
         changes them, and :func:`command_of` names a model's command by them.
-    resumable : bool
-        Whether it trains one pass at a time by ``partial_fit``, the state
-        kept in the model file (``--resumable``, ``--resume``).
     quick : dict of str to Any
         Hyperparameters for a fit of a fraction of a second on a toy corpus,
         deterministic (a seed where the learner shuffles): what the tests'
@@ -83,9 +80,15 @@ class Command:
     templates: bool = True
     preset_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
-    resumable: bool = False
     quick: Mapping[str, Any] = field(default_factory=dict)
     estimator: Any = None
+
+    @property
+    def resumable(self) -> bool:
+        """Whether it trains one pass at a time by ``partial_fit``, the state kept in the
+        model file (``--resumable``, ``--resume``): the learner says, for this command's
+        settings (its ``_can_partial_fit``)."""
+        return bool(self.estimator(**{**self.defaults, **self.fixed})._can_partial_fit())
 
     def quick_estimator(self, **params: Any) -> Any:
         """A new estimator of this command with its ``quick`` hyperparameters

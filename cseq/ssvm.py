@@ -77,8 +77,7 @@ def _check_cost(name: str, cost: Any) -> None:
 @register(Command("ssvm", 10, {"C": "C", "seed": "random_state", "order": "order",
                                 **EARLY_STOPPING},
                   "structured SVM, L2 and hinge loss, stochastic subgradient",
-                  defaults={"random_state": 0}, resumable=True,
-                  quick={"max_iter": 3, "random_state": 0}))
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class StructuredSVM(PartialFitMixin, ChainEstimator):
     """Structured SVM for linear chains: L2 plus the structured hinge loss (margin rescaling).
 
