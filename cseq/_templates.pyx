@@ -627,8 +627,10 @@ cdef class KeyTable:
     Ids are given in order of first insertion, ``0 .. len(table) - 1``.  The
     table keeps, per id, its key, how often it was inserted and where it was
     first seen (token and template), which the Python layer uses for
-    ``min_freq`` and for readable attribute names.  Every array is a numpy
-    array owned by this object; the probing loops run without the GIL.
+    ``min_freq`` and for readable attribute names.  The per-id arrays are
+    numpy arrays owned by this object; the slots are the open-addressing
+    table the three interners share (:mod:`cseq._hash`, C memory this object
+    frees), each key its own hash.  The probing loops run without the GIL.
 
     Parameters
     ----------
