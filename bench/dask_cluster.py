@@ -57,6 +57,7 @@ sys.path.insert(0, HERE)
 
 import cseq  # noqa: E402
 import cseq.distributed as cd  # noqa: E402
+from cseq.learners.frame import pack  # noqa: E402
 from cseq.metrics import chunk_f1  # noqa: E402
 from cseq.templates import TemplateFeaturizer  # noqa: E402
 from learners import DEFAULT_DATA, load_average, load_task  # noqa: E402
@@ -79,7 +80,7 @@ def _data_term_seconds(args) -> float:
 
     Xtr, ytr, *_ = load_task("conll2000", data)
     est = crf()
-    featurizer, corpus, classes = est._pack_training(Xtr, ytr)
+    featurizer, corpus, classes = pack(est, Xtr, ytr)
     model = est._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes))
     obj = CRFObjective(model, corpus, 1.0, n_jobs=1)
     theta = np.random.default_rng(0).normal(0, 0.01, len(model.params))

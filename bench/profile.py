@@ -23,6 +23,7 @@ import numpy as np
 import cseq
 from cseq import _weights
 from cseq.conll import read_conll, read_conllu
+from cseq.learners.frame import pack
 from cseq.model import LinearChain
 from cseq.objectives import CRFObjective
 
@@ -46,7 +47,7 @@ def profile(name, X, y, featurizer, repeat, iters):
     est = cseq.CRF(features=featurizer)
     labels = (y,) if getattr(featurizer, "needs_labels", False) else ()
     t_feat = best_of(lambda: est._new_featurizer().fit_transform(X, *labels), repeat)
-    fz, corpus, classes = est._pack_training(X, y)
+    fz, corpus, classes = pack(est, X, y)
     model = LinearChain.from_corpus(corpus, fz.n_attributes, len(classes))
     L = model.n_labels
     rng = np.random.default_rng(0)

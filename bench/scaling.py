@@ -24,6 +24,7 @@ import numpy as np
 
 import cseq
 from cseq.conll import read_conll, read_conllu
+from cseq.learners.frame import pack
 from cseq.model import LinearChain
 from cseq.objectives import CRFObjective
 
@@ -36,7 +37,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 def measure(X, y, featurizer, repeat: int) -> dict:
     """ns/token of one CRF objective pass, one perceptron epoch and predict."""
     est = cseq.CRF(features=featurizer)
-    fz, corpus, classes = est._pack_training(X, y)
+    fz, corpus, classes = pack(est, X, y)
     model = LinearChain.from_corpus(corpus, fz.n_attributes, len(classes))
     model.params = np.random.default_rng(0).normal(scale=0.1, size=len(model.params))
     objective = CRFObjective(model, corpus, 1.0, 1)

@@ -9,6 +9,7 @@ import numpy as np
 from cseq import _arow
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError
+from cseq.learners.loops import epochs
 from cseq.serialize import register_estimator
 
 __all__ = ["AROW"]
@@ -122,4 +123,4 @@ class AROW(ChainEstimator):
                     if loss / corpus.n_sequences <= self.tol else None)
             return ({"errors": int(errors), "error_rate": errors / corpus.n_tokens,
                      "loss": float(loss)}, stop)
-        self._epochs(run_pass, mean.copy, corpus, model, dev, callback)
+        epochs(self, run_pass, mean.copy, corpus, model, dev, callback)

@@ -14,13 +14,8 @@ import functools
 import inspect
 import math
 import os
-import threading
 import sys
-import time
-import warnings
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -29,14 +24,12 @@ if TYPE_CHECKING:
 
 import numpy as np
 
-from cseq import _pack, decoding
+from cseq import decoding
 from cseq import explain as _explain
 from cseq import probability as _probability
 from cseq.explain import Explanation
-from cseq.exceptions import (ConvergenceError, ConvergenceWarning, CSeqError, InputError,
-                             InputTypeError, ModelFormatError, NotFittedError,
-                             TrainingInterrupted)
-from cseq.metrics import chunk_f1, detect_scheme
+from cseq.exceptions import (InputError, InputTypeError, ModelFormatError,
+                             NotFittedError)
 from cseq.fitted import Fitted
 from cseq.features import (
     FeatureVocabulary,
@@ -44,28 +37,16 @@ from cseq.features import (
     featurizer_from_state,
     featurizer_state_arrays,
 )
-from cseq.model import LinearChain, resolve_n_jobs
-from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
-from cseq.sequences import Sequences, label_lists, relabel
+from cseq.learners import frame
+# Re-exported: their public paths were cseq.base's before the loops moved.
+from cseq.learners.loops import MAX_ITER_REASON, EarlyStopping
+from cseq.model import LinearChain
+from cseq.sequences import Sequences
 from cseq.serialize import dumps, header_field, loads, write_atomic
 
 __all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
-#: ``stop_reason_`` of a fit that used up ``max_iter`` before its convergence
-#: test was met; :meth:`ChainEstimator.fit` then warns (ConvergenceWarning).
-MAX_ITER_REASON = "maximum number of iterations reached"
-
-# Blocks of sequences per thread in predict/score: enough that a thread's
-# reading of the user's lists overlaps the others' decoding, few enough that
-# per-block costs stay small.
-_BLOCKS_PER_THREAD = 8
-# Tokens per chunk when the featurizer interns X once (transform_chunks): the
-# chunk's attribute ids and scores stay in the cache between lookup and decoding.
-_CHUNK_TOKENS = 8192
-# Most memory the summed emission rows of the word memo may take
-# (ChainEstimator._word_rows); beyond, tagging looks every attribute up per token.
-_WORD_ROWS_BYTES = 1 << 27
 
 
 #: The hyperparameters that are flags, in whichever learner has them.
@@ -194,44 +175,6 @@ def check_keywords(init: Callable[..., None]) -> Callable[..., None]:
     return checked
 
 
-class EarlyStopping:
-    """Keep the parameters of the iteration that scored best on the dev set.
-
-    :meth:`ChainEstimator.fit` makes one when the estimator's
-    ``early_stopping`` is True; :meth:`ChainEstimator._report` feeds it every
-    record that has a ``dev_accuracy``.  At that moment ``model.params``
-    must hold the parameters that were scored (what every learner already
-    does to score the dev set).  A copy is taken when the accuracy improves;
-    :meth:`update` says to stop once ``patience`` iterations in a row have not
-    improved on the best; :meth:`restore` puts the best parameters back.
-    """
-
-    def __init__(self, model: LinearChain, patience: int) -> None:
-        self.model = model
-        self.patience = int(patience)
-        self.best_score = -math.inf
-        self.best_iteration: int | None = None
-        self.best_params: np.ndarray | None = None
-        self.stopped = False
-
-    def update(self, record: dict) -> bool:
-        """Take one iteration's record; True when training should stop."""
-        score = record.get("dev_accuracy")
-        if score is None:
-            return False
-        if score > self.best_score:
-            self.best_score = float(score)
-            self.best_iteration = int(record["iteration"])
-            self.best_params = self.model.params.copy()
-        self.stopped = record["iteration"] - self.best_iteration >= self.patience
-        return self.stopped
-
-    def restore(self) -> None:
-        """Put the best iteration's parameters into the model."""
-        if self.best_params is not None:
-            self.model.params = self.best_params
-
-
 class ChainEstimator:
     """Shared machinery of the estimators: parameters, data, prediction, persistence.
 
@@ -254,20 +197,15 @@ class ChainEstimator:
     """
 
     _param_names: tuple[str, ...] = ()
-    #: The model class the learner trains (a LinearChain, or a subclass
-    #: that appends parameter blocks and decodes its own way).
+    #: The model class the learner trains: a LinearChain, or a subclass that
+    #: reads its parameters otherwise (defines probabilities, decodes its own
+    #: way, appends parameter blocks).  The model answers every reading
+    #: question (decode, marginals, probabilities, explainability: the
+    #: protocol of :class:`~cseq.model.LinearChain`).
     _model_class: type[LinearChain] = LinearChain
-    #: Whether the decoder maximizes the sum of weights the model holds (so
-    #: that :meth:`explain` can list its terms); False for local normalisation
-    #: (MEMM) and greedy decoding.
-    _linear_scores: bool = True
     #: Whether ``fit`` accepts ``None`` labels (positions whose label is not
     #: known: partially labelled sequences, docs/learners.md).
     _partial_labels: bool = False
-    #: How the model defines ``P(y | x)``: ``"global"`` (CRF, HMM: ``exp(score -
-    #: log Z)``), ``"local"`` (MEMM: a product of local distributions) or None
-    #: (no probabilities; see :mod:`cseq.probability`).
-    _probabilities: str | None = None
     #: The fitted attributes that belong to one fitted state (besides
     #: ``model_``, ``classes_``, ``featurizer_``): the training code sets them
     #: as plain attributes, :meth:`_commit` moves them into the snapshot with
@@ -322,29 +260,6 @@ class ChainEstimator:
         if fitted is not None and name in fitted.attributes:
             return fitted.attributes[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @contextmanager
-    def _training(self) -> Iterator[None]:
-        """Run one training call (``fit``, ``partial_fit``) on this estimator at a time.
-
-        A second call from another thread waits for the first to commit (so
-        every batch given to ``partial_fit`` is learned, none overwritten);
-        a call from inside a running one, in its thread (e.g. from a fit's
-        callback), raises InputError rather than waiting for itself.
-        Readers never wait: they use the snapshot they take (:mod:`cseq.fitted`).
-        """
-        lock = self.__dict__.setdefault("_training_lock", threading.Lock())  # atomic
-        me = threading.get_ident()
-        if self.__dict__.get("_training_thread") == me:
-            raise InputError(f"this {type(self).__name__} is already training in this thread: "
-                             "fit and partial_fit cannot be called from inside its fit or "
-                             "partial_fit (e.g. from a callback)")
-        with lock:
-            self._training_thread = me
-            try:
-                yield
-            finally:
-                self._training_thread = None
 
     def _begin_fit(self, featurizer: Any, classes: list[str]) -> None:
         """Start a fit: the estimator is unfitted from now on, with ``featurizer``
@@ -431,9 +346,13 @@ class ChainEstimator:
         if "early_stopping" in self._param_names:
             check_number("patience", self.patience, low=1, integer=True)
 
-    # -- data -------------------------------------------------------------
+    # -- fitting: the hooks of cseq.learners.protocol, run by cseq.learners.frame --
+    #: How cseq.distributed trains this learner on Dask (see Learner._distributed).
+    _distributed: str | None = None
+
     def _new_featurizer(self):
-        features = getattr(self, "features", None)
+        """A fresh featurizer: a copy of ``features``, or a FeatureVocabulary (protocol)."""
+        features = self.get_params(deep=False).get("features")
         if features is None:
             return FeatureVocabulary()
         if not all(hasattr(features, m) for m in ("fresh", "fit_transform", "transform",
@@ -442,28 +361,24 @@ class ChainEstimator:
         # A fresh copy: the object the user passed is never fitted or mutated.
         return features.fresh()
 
-    def _pack_training(self, X, y):
-        featurizer = self._new_featurizer()
-        # A featurizer that learns from labels (templates with ':tags') gets y.
-        if getattr(featurizer, "needs_labels", False):
-            corpus = featurizer.fit_transform(X, y)
-        else:
-            corpus = featurizer.fit_transform(X)
-        if corpus.n_sequences == 0:
-            raise InputError("cannot fit on an empty corpus (X has no sequences)")
-        if corpus.n_tokens == 0:
-            raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
-        label_ids: dict[str, int] = {}
-        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)
-        if not label_ids:
-            raise InputError("cannot fit without a single known label (every label is None)")
-        classes = sorted(label_ids)
-        remap = np.empty(len(classes), dtype=np.int32)
-        for new, name in enumerate(classes):
-            remap[label_ids[name]] = new
-        labels = relabel(raw, remap)
-        corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
-        return featurizer, corpus, classes
+    def _chain_order(self) -> int:
+        """The chain order of this configuration: its ``order``, else 1 (protocol)."""
+        return int(self.get_params(deep=False).get("order", 1))
+
+    def _iterations(self) -> int:
+        """The most iterations a fit reports: ``max_iter``, else 1 (protocol)."""
+        return int(self.get_params(deep=False).get("max_iter", 1))
+
+    def _can_partial_fit(self) -> bool:
+        """Whether this configuration trains in batches (protocol; see cseq.partial)."""
+        return False
+
+    def _check_distributed(self, warm_start: str | None) -> None:
+        """InputError if this configuration cannot train on Dask (protocol)."""
+
+    def _initial_fitted(self) -> dict[str, Any]:
+        """The learner's fitted attributes a fit starts with (protocol)."""
+        return {}
 
     def fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]],
             X_dev: Sequence[Any] | None = None, y_dev: Sequence[Sequence[str]] | None = None, *,
@@ -488,7 +403,8 @@ class ChainEstimator:
         From its start until it returns, the estimator is unfitted (a
         ``predict`` in another thread meanwhile raises NotFittedError, or
         uses the model it took before); a second ``fit`` or ``partial_fit``
-        from another thread waits for this one.
+        from another thread waits for this one.  The steps around the
+        learner's training are :func:`cseq.learners.frame.run`'s.
 
         Raises
         ------
@@ -500,52 +416,19 @@ class ChainEstimator:
             For bad data or hyperparameters, or when called from inside a
             ``fit`` or ``partial_fit`` of the same estimator (its callback).
         """
-        self._validate_params()
-        early = "early_stopping" in self._param_names and self.early_stopping
-        if early and (X_dev is None or y_dev is None):
-            raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
-        featurizer, corpus, classes = self._pack_training(X, y)
-        # A learner with second-order chains lists `order` among its parameters.
-        chain_order = {"order": int(self.order)} if "order" in self._param_names else {}
-        model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
-                                              bool(self.all_states), **chain_order)
-        model.check_corpus(corpus)
-        with self._training():  # one fit or partial_fit at a time on this estimator
-            self._begin_fit(featurizer, classes)
-            self._partial = None  # partial_fit's training state (cseq.partial): fit starts over
-            self.history_ = []
-            self.best_iteration_ = None
-            self.stop_reason_ = None
-            self._early = EarlyStopping(model, self.patience) if early else None
-            self._snapshot: Callable[[], tuple[np.ndarray, dict[str, Any]]] | None = None
-            try:
-                self._train(corpus, model, self._dev_scorer(X_dev, y_dev), callback)
-                if self._early is not None:
-                    self._early.restore()
-                    self.best_iteration_ = self._early.best_iteration
-                    if self._early.stopped:
-                        self.stop_reason_ = (f"early stopping: no dev improvement in "
-                                             f"{self.patience} iterations")
-            except KeyboardInterrupt:
-                partial = self._interrupted(model)
-                self._snapshot = None
-                raise TrainingInterrupted(partial) from None
-            finally:
-                self._early = None
-            self._snapshot = None
-            self._complete(model)
+        def prepare():
+            featurizer, corpus, classes = frame.pack(self, X, y)
+            model = self._model_class.from_corpus(corpus, featurizer.n_attributes, len(classes),
+                                                  bool(self.all_states),
+                                                  order=self._chain_order())
+            model.check_corpus(corpus)
+            return featurizer, classes, model, corpus
+        frame.run(self, prepare, self._train, X_dev, y_dev, callback)
         return self
 
-    def _complete(self, model: LinearChain) -> None:
-        """The end of every fit (here and in :mod:`cseq.distributed`): check the
-        weights, keep the finished model, warn if ``max_iter`` stopped it."""
-        if not np.isfinite(model.params).all():
-            raise ConvergenceError(f"{type(self).__name__} weights became non-finite")
-        self._commit(self._finish(model))
-        if getattr(self, "stop_reason_", None) == MAX_ITER_REASON:
-            warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before "
-                          f"its convergence test (tol={getattr(self, 'tol', None)!r}) was met; "
-                          "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+    def _report(self, record: dict, callback, snapshot=None) -> bool:
+        """Record one iteration of the fit in progress (:meth:`cseq.learners.frame.Fit.report`)."""
+        return self._frame.report(record, callback, snapshot)
 
     def _finish(self, model: LinearChain) -> LinearChain:
         """The model to keep after training (and early stopping); e.g. a pruned copy."""
@@ -568,146 +451,8 @@ class ChainEstimator:
         return pruned
 
     def _train(self, corpus: Sequences, model: LinearChain, dev, callback) -> None:
-        """Set ``model.params`` (and fitted statistics) from a packed labeled corpus."""
+        """Set ``model.params`` (and fitted statistics) from a packed labeled corpus (protocol)."""
         raise NotImplementedError
-
-    # -- the shared epoch loop of the online learners (perceptron, SSVM, greedy) --
-    def _epochs(self, run_pass: Callable[[np.ndarray], tuple[dict[str, Any], str | None]],
-                weights: Callable[[], np.ndarray], corpus: Sequences, model: LinearChain,
-                dev, callback) -> None:
-        """Up to ``max_iter`` passes over ``corpus``, in a fresh order per pass
-        when ``shuffle``.
-
-        ``run_pass(order)`` trains one pass and returns the record's fields
-        and a stop reason (None: go on); ``weights()`` gives the weights to
-        score on ``dev`` after each pass and to keep at the end.
-        """
-        rng = np.random.default_rng(self.random_state)
-        order = np.arange(corpus.n_sequences, dtype=np.int64)
-        self.stop_reason_ = f"{self.max_iter} passes done"
-        for it in range(1, self.max_iter + 1):
-            t = time.perf_counter()
-            if self.shuffle:
-                rng.shuffle(order)
-            fields, stop = run_pass(order)
-            record = {"iteration": it, **fields, "seconds": time.perf_counter() - t}
-            if dev is not None:
-                model.params = weights()
-                record["dev_accuracy"] = dev(model)
-            if self._report(record, callback, snapshot=lambda: (weights(), {})):
-                break
-            if stop is not None:
-                self.stop_reason_ = stop
-                break
-        model.params = weights()
-        self.n_iter_ = len(self.history_)
-
-    def _mistake_driven_epochs(self, trainer, params, corpus: Sequences, model: LinearChain,
-                               dev, callback) -> None:
-        """:meth:`_epochs` of a perceptron-style ``trainer`` (``train_epoch(order)``
-        returns its errors) over ``params``, an AveragedParams: averaged
-        (``average``) or last weights; stops after a pass without errors."""
-        def run_pass(order):
-            errors = int(trainer.train_epoch(order))
-            return ({"errors": errors, "error_rate": errors / corpus.n_tokens},
-                    "no training errors in a pass" if errors == 0 else None)
-        self._epochs(run_pass, lambda: params.averaged() if self.average else params.w.copy(),
-                     corpus, model, dev, callback)
-
-    # -- the shared L-BFGS loop (CRF, MEMM) and stopping rule ------------------
-    def _stalled(self, losses: list[float]) -> bool:
-        """CRFsuite's test: the last ``period`` iterations improved the loss by at most ``tol``.
-
-        Relative to ``max(|loss|, 1)``; for learners with ``tol`` and ``period``.
-        """
-        k = self.period
-        return len(losses) > k and \
-            (losses[-k - 1] - losses[-1]) <= self.tol * max(abs(losses[-1]), 1.0)
-
-    def _train_lbfgs(self, objective, corpus: Sequences, model: LinearChain, dev, callback, *,
-                     l1: float = 0.0, fitted: dict[str, Any] | None = None,
-                     x0: np.ndarray | None = None) -> None:
-        """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.optimize.lbfgs`.
-
-        The training loop of every learner that minimises a smooth objective
-        (``objective(theta) -> (value, gradient)`` with an ``n_evaluations``
-        count, e.g. :class:`~cseq.objectives.CRFObjective`), OWL-QN when
-        ``l1 > 0``.  Each iteration is reported through :meth:`_report` (loss,
-        seconds, dev accuracy with ``model.params`` set to the iterate), so
-        that ``verbose``, the callback, early stopping and the Ctrl-C snapshot
-        work alike for all of them; the loop stops by :meth:`_stalled`, by
-        early stopping, by the gradient test or at ``max_iter`` (then
-        ``stop_reason_`` is :data:`MAX_ITER_REASON` and ``fit`` warns).  Sets
-        ``model.params``, ``n_iter_``, ``n_evaluations_`` and ``stop_reason_``;
-        ``fitted`` holds further fitted attributes for the snapshot.
-
-        References
-        ----------
-        Nocedal, J. (1980). Updating quasi-Newton matrices with limited storage.
-        Mathematics of Computation 35.
-        """
-        name = type(self).__name__
-        losses: list[float] = []
-        clock = [time.perf_counter()]
-
-        def evaluate(theta):
-            try:
-                value, grad = objective(theta)
-            except FloatingPointError as exc:
-                raise ConvergenceError(f"{name} objective became non-finite: {exc}") from None
-            if not (math.isfinite(value) and np.isfinite(grad).all()):
-                raise ConvergenceError(
-                    f"{name} objective or gradient is not finite (feature values too large?)")
-            return value, grad
-
-        def on_iteration(iteration, theta, value):
-            now = time.perf_counter()
-            record = {"iteration": iteration, "loss": value, "seconds": now - clock[0]}
-            losses.append(value)
-            if dev is not None:
-                model.params = theta
-                record["dev_accuracy"] = dev(model)
-            stop = self._report(record, callback, snapshot=lambda: (theta, {
-                "stop_reason_": f"interrupted after iteration {iteration}",
-                "n_evaluations_": objective.n_evaluations, **(fitted or {})}))
-            clock[0] = time.perf_counter()
-            return stop or self._stalled(losses)
-
-        start = np.zeros_like(model.params) if x0 is None else x0
-        # The L2 term c2 * ||theta||^2 bounds the curvature from below.
-        result = lbfgs(evaluate, start, max_iter=int(self.max_iter),
-                       callback=on_iteration, l1=float(l1), curvature=2.0 * objective.c2)
-        if result.nit == 0 and "line search failed" in result.message:
-            biggest = float(np.abs(corpus.values).max()) if len(corpus.values) else 0.0
-            raise ConvergenceError(
-                f"L-BFGS could not decrease the {name} objective from its starting point "
-                f"(largest feature value {biggest:.3g}: scale feature values down)")
-        params = np.ascontiguousarray(result.x, dtype=np.float64)
-        if not np.isfinite(params).all():
-            raise ConvergenceError(f"L-BFGS returned non-finite weights ({result.message})")
-        model.params = params
-        self.n_iter_ = len(losses)
-        self.n_evaluations_ = objective.n_evaluations
-        self.stop_reason_ = MAX_ITER_REASON if result.message == MAX_ITER_MESSAGE \
-            else str(result.message)
-
-    def _interrupted(self, model: LinearChain) -> ChainEstimator | None:
-        """A fitted copy at the last completed iteration (from ``_report``'s snapshot)."""
-        snapshot = getattr(self, "_snapshot", None)
-        if snapshot is None or not self.history_:
-            return None
-        params, fitted = snapshot()
-        if not np.isfinite(params).all():
-            return None
-        model.params = np.ascontiguousarray(params, dtype=np.float64)
-        copy = type(self)(**self.get_params(deep=False))
-        copy._begin_fit(self.featurizer_, self.classes_)
-        copy.history_ = list(self.history_)
-        copy.n_iter_ = len(copy.history_)
-        for name, value in fitted.items():
-            setattr(copy, name, value)
-        copy._commit(copy._finish(model))  # as a completed fit keeps it (e.g. pruned)
-        return copy
 
     def _check_fitted(self) -> Fitted:
         """The fitted state: the snapshot a reader takes once, at entry (NotFittedError if none)."""
@@ -716,123 +461,7 @@ class ChainEstimator:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
         return fitted
 
-    def _map_decoded(self, fitted: Fitted, X, n_jobs, work) -> list:
-        """``[work(corpus, block, ids), ...]``: :meth:`_map_blocks` with each block's labels.
-
-        ``ids`` are :meth:`_decode`'s label ids for ``corpus``.  For plain
-        Viterbi on a :class:`LinearChain` and a featurizer with word memos
-        (``transform_chunks``), the emissions of the attributes that read one
-        word come from one summed row per word and window offset, computed
-        once for all of ``X`` (``LinearChain.word_rows``), and ``corpus``
-        lacks those attributes.  The labels are those of the plain path up
-        to the order of floating-point additions.
-        """
-        model = fitted.model
-        plain = type(self)._decode is ChainEstimator._decode and type(model) is LinearChain
-
-        def decoded(corpus, block, rows=None):
-            ids = self._decode(model, corpus) if rows is None \
-                else model.decode(corpus, word_rows=rows)
-            return work(corpus, block, ids)
-        return self._map_blocks(fitted, X, n_jobs, decoded, word_rows=plain)
-
-    @staticmethod
-    def _word_rows(model: LinearChain, chunks):
-        """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
-
-        None when the featurizer memoizes nothing, or when the rows would
-        take more than ``_WORD_ROWS_BYTES`` (many distinct words times many
-        labels): then every attribute is looked up per token, as before.
-        """
-        memo = chunks.memo_attributes()
-        if memo is None:
-            return None
-        ids, group, groups = memo
-        if len(groups) * len(ids) * model.n_labels * 8 > _WORD_ROWS_BYTES:
-            return None
-        return model.word_rows(ids, group, len(groups)), groups
-
-    def _map_blocks(self, fitted: Fitted, X, n_jobs, work, *, word_rows: bool = False) -> list:
-        """``[work(corpus, block), ...]`` over consecutive blocks of sequences of ``X``.
-
-        ``fitted`` is the snapshot the caller took (:meth:`_check_fitted`):
-        ``X`` is featurized by its featurizer, and ``work`` must read its
-        model and labels, never the estimator's, so that a ``partial_fit``
-        committing meanwhile changes nothing of the result.
-        ``corpus`` is the featurized ``X[block]`` (``block`` a slice), or all
-        of ``X`` when ``block`` is None.  With one thread all of ``X`` is one
-        block.  With more, the blocks go to ``n_jobs``
-        Python threads: featurizing a block holds the GIL only while it reads
-        the user's lists and then looks attributes up and decodes without it,
-        so one thread's reading overlaps the others' lookups and decoding.
-        Results do not depend on the blocks.  An error in a block is raised
-        again from one pass over all of ``X``, so its indices refer to ``X``.
-        """
-        n_jobs = resolve_n_jobs(n_jobs)
-        transform = fitted.featurizer.transform
-        if hasattr(fitted.featurizer, "transform_chunks"):
-            return self._map_chunks(fitted, X, n_jobs, work, word_rows)
-        n_blocks = 1
-        if n_jobs > 1 and (type(X) is list or type(X) is tuple):
-            n_blocks = min(len(X), _BLOCKS_PER_THREAD * n_jobs)
-        if n_blocks <= 1:
-            return [work(transform(X), None)]
-        bounds = np.linspace(0, len(X), n_blocks + 1).astype(np.int64).tolist()
-
-        def run(k: int):
-            block = slice(bounds[k], bounds[k + 1])
-            return work(transform(X[block]), block)
-        try:
-            with ThreadPoolExecutor(min(n_jobs, n_blocks)) as pool:
-                return list(pool.map(run, range(n_blocks)))
-        except CSeqError:
-            return [work(transform(X), None)]
-
-    def _map_chunks(self, fitted: Fitted, X, n_jobs, work, word_rows: bool = False) -> list:
-        """:meth:`_map_blocks` for a featurizer that interns ``X`` once (``transform_chunks``).
-
-        The word-level work is done once for all of ``X``; the chunks of
-        ``_CHUNK_TOKENS`` tokens are then looked up and given to ``work`` in
-        turn (their arrays stay in the cache), or by ``n_jobs`` Python
-        threads, which look up and decode without the GIL.  With
-        ``word_rows`` (see :meth:`_map_decoded`), ``work(corpus, block,
-        (rows, words, groups))`` gets chunks without their memo attributes
-        and the word rows that stand for them, when there are any.
-        """
-        chunks = fitted.featurizer.transform_chunks(
-            X, n_jobs=n_jobs, max_tokens=None,
-            min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
-        rows = self._word_rows(fitted.model, chunks) if word_rows else None
-
-        def run(k: int):
-            if rows is None:
-                return work(chunks.sequences(k), chunks.block(k))
-            return work(chunks.sequences(k, without_memo=True), chunks.block(k),
-                        (rows[0], chunks.words(k), rows[1]))
-        try:
-            if n_jobs == 1 or len(chunks) == 1:
-                return [run(k) for k in range(len(chunks))]
-            with ThreadPoolExecutor(min(n_jobs, len(chunks))) as pool:
-                return list(pool.map(run, range(len(chunks))))
-        except CSeqError:
-            if len(chunks) == 1:
-                raise
-            return [work(fitted.featurizer.transform(X), None)]
-
-    def _split(self, flat: np.ndarray, corpus: Sequences) -> list:
-        bounds = corpus.seq_ptr
-        return [flat[bounds[s]:bounds[s + 1]] for s in range(corpus.n_sequences)]
-
-    # -- prediction -------------------------------------------------------
-    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
-        """Label ids of every token of ``corpus`` under ``model``: the learner's decoder.
-
-        Viterbi on the chain's scores; a learner whose model is read
-        differently (the MEMM's local normalisation) overrides it, and
-        ``predict``, ``score`` and the dev scores follow.
-        """
-        return model.decode(corpus)
-
+    # -- prediction (the model decodes: cseq.decoding) ------------------------
     def predict(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                 fixed: Any = None) -> list[list[str]]:
         """Most likely label sequence of each sequence in ``X``.
@@ -859,14 +488,7 @@ class ChainEstimator:
             (``cseq.decoding``); an InputError names a sequence they leave
             without any.
         """
-        fitted = self._check_fitted()
-        if constraints is not None or fixed is not None:
-            return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
-        labels = fitted.label_names
-
-        def work(corpus, block, ids):
-            return label_lists(labels, ids, corpus.seq_ptr)
-        return [seq for block in self._map_decoded(fitted, X, n_jobs, work) for seq in block]
+        return decoding.predict(self, self._check_fitted(), X, constraints, fixed, n_jobs)
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
                       fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
@@ -886,70 +508,7 @@ class ChainEstimator:
         Labels of ``y`` unknown to the model count as errors. Returns 0.0
         when there are no tokens.
         """
-        fitted = self._check_fitted()
-        label_ids = {name: i for i, name in enumerate(fitted.classes)}
-        if not (isinstance(X, (list, tuple)) and isinstance(y, (list, tuple))
-                and len(y) == len(X)):
-            n_jobs = 1  # one block: the error will name indices of the whole X
-
-        def work(corpus, block, ids):
-            gold = self._gold_ids(y if block is None else y[block], corpus, label_ids)
-            return int(np.sum(ids == gold)), len(gold)
-        counts = self._map_decoded(fitted, X, n_jobs, work)
-        total = sum(n for _, n in counts)
-        return sum(c for c, _ in counts) / total if total else 0.0
-
-    @staticmethod
-    def _gold_ids(y, corpus: Sequences, label_ids: dict[str, int]) -> np.ndarray:
-        """Gold label ids, -1 for labels the model does not know."""
-        extended = dict(label_ids)
-        ids = _pack.pack_labels(y, corpus.seq_ptr, extended, True)
-        ids[ids >= len(label_ids)] = -1
-        return ids
-
-    def _dev_scorer(self, X_dev, y_dev):
-        if X_dev is None and y_dev is None:
-            return None
-        if X_dev is None or y_dev is None:
-            raise InputError("give both X_dev and y_dev, or neither")
-        corpus = self.featurizer_.transform(X_dev)
-        label_ids = {name: i for i, name in enumerate(self.classes_)}
-        if not isinstance(y_dev, (list, tuple)):
-            y_dev = list(y_dev)  # read twice below
-        gold = self._gold_ids(y_dev, corpus, label_ids)
-
-        scheme = detect_scheme({lab for seq in y_dev for lab in seq})
-        names = np.asarray(self.classes_, dtype=object)
-        gold_names = [list(seq) for seq in y_dev] if scheme is not None else None
-
-        def dev_accuracy(model: LinearChain) -> float:
-            pred = self._decode(model, corpus)
-            if gold_names is not None:
-                labels = label_lists(names, pred, corpus.seq_ptr)
-                self._dev_extra = {"dev_f1": chunk_f1(gold_names, labels, scheme)}
-            return float(np.mean(pred == gold)) if len(gold) else 0.0
-        return dev_accuracy
-
-    def _report(self, record: dict, callback, snapshot=None) -> bool:
-        """Record one iteration: history, verbose line, user callback, early stopping.
-
-        ``snapshot``, if given, returns the weights of this iteration and the
-        learner's fitted attributes (e.g. ``{"stop_reason_": ...}``): what
-        ``fit`` hands back in :class:`TrainingInterrupted` on Ctrl-C.
-        Returns True when early stopping says to stop training now.
-        """
-        extra = self.__dict__.pop("_dev_extra", None)
-        if extra and "dev_accuracy" in record:
-            record.update(extra)
-        check_record(record, type(self).__name__)
-        self._snapshot = snapshot
-        self.history_.append(record)
-        if self.verbose:
-            print(_format_record(record), flush=True)
-        if callback is not None:
-            callback(record)
-        early = getattr(self, "_early", None)
-        return early.update(record) if early is not None else False
+        return decoding.score(self._check_fitted(), X, y, n_jobs)
 
     # -- explanations -----------------------------------------------------
     def explain(self, x: Any, *, k: int = 10) -> Explanation:
@@ -983,16 +542,11 @@ class ChainEstimator:
     # -- probabilities (CRF, HMM, MEMM) ------------------------------------
     def _chain_marginals(self, X: Sequence[Any], n_jobs: int, constraints: Any,
                          fixed: Any) -> list[np.ndarray]:
-        """``predict_marginals`` of the globally normalised chains (CRF, HMM):
-        forward-backward on ``model_``, or under constraints the restricted
-        distribution's marginals (:func:`cseq.decoding.predict_marginals`)."""
-        fitted = self._check_fitted()
-        if constraints is not None or fixed is not None:
-            return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
-
-        def work(corpus, block):
-            return self._split(fitted.model.marginals(corpus), corpus)
-        return [m for block in self._map_blocks(fitted, X, n_jobs, work) for m in block]
+        """``predict_marginals`` of the learners whose model defines probabilities (CRF, HMM,
+        MEMM): the model's marginals, under constraints those of the restricted distribution
+        (:func:`cseq.decoding.predict_marginals`)."""
+        return decoding.predict_marginals(self, self._check_fitted(), X, constraints, fixed,
+                                          n_jobs)
 
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                           n_jobs: int = 1) -> np.ndarray:
@@ -1169,21 +723,6 @@ class ChainEstimator:
         return est
 
 
-def check_record(record: dict, learner: str) -> None:
-    """ConvergenceError if a number of an iteration's record is not finite.
-
-    The record goes into ``history_`` and the model file, whose JSON holds
-    only finite numbers: an infinite loss (weights so large that their
-    squared norm overflows) would make the model unsaveable.
-    """
-    for key, value in record.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            when = (f"iteration {record['iteration']}" if "iteration" in record
-                    else "this batch")
-            raise ConvergenceError(f"{learner}: the {key} of {when} is {value} (the weights "
-                                   "became too large)")
-
-
 #: The numbers the learners record in ``history_`` (what the report plots).
 _HISTORY_NUMBERS = ("loss", "errors", "error_rate", "hinge", "violations", "dev_accuracy",
                     "dev_f1")
@@ -1212,17 +751,3 @@ def _checked_history(history: Any) -> list[dict]:
 
 def _sub(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-
-
-def _format_record(record: dict) -> str:
-    parts = [f"iter {record['iteration']:4d}"]
-    if "loss" in record:
-        parts.append(f"loss {record['loss']:.6g}")
-    if "errors" in record:
-        parts.append(f"errors {record['errors']} ({100 * record['error_rate']:.2f}%)")
-    parts.append(f"{record['seconds']:.3f}s")
-    if "dev_f1" in record:
-        parts.append(f"dev span F1 {100 * record['dev_f1']:.2f}%")
-    if "dev_accuracy" in record:
-        parts.append(f"dev acc {100 * record['dev_accuracy']:.2f}%")
-    return "  ".join(parts)

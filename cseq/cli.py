@@ -560,7 +560,7 @@ def _check_tag_options(est: Any, marginals: bool, nbest: int | None, prefix: str
     """Refuse tagging options the model cannot honour or that do not combine
     (``cseq tag`` and ``cseq serve``; ``prefix`` is how the options are spelled,
     ``--`` on the command line)."""
-    if marginals and getattr(est, "_probabilities", None) is None:
+    if marginals and not est.model_.probabilistic:
         raise InputError(f"{type(est).__name__} models give no marginals; use a CRF, an HMM "
                          "or a MEMM")
     if nbest is not None and marginals:

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from cseq import _sgd
-from cseq.base import MAX_ITER_REASON, MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.chain.normalized import GlobalChain
+from cseq.learners.loops import MAX_ITER_REASON, stalled, train_lbfgs
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
 from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
@@ -149,7 +151,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
                     "random_state", "early_stopping", "patience", "n_jobs", "all_states",
                     "features", "verbose")
-    _probabilities = "global"  # see cseq.probability
+    _model_class = GlobalChain  # P(y | x) = exp(score - log Z): cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("n_pruned_", "eta0_")
 
     def __init__(self, *, c1: float = 0.0, c2: float = 1.0, algorithm: str = "lbfgs",
@@ -201,15 +203,22 @@ class CRF(PartialFitMixin, ChainEstimator):
                                      f"step sizes must be finite and positive), got {value!r}")
         resolve_n_jobs(self.n_jobs)
 
+    #: On Dask: distributed L-BFGS of the CRF objective (cseq.distributed).
+    _distributed = "lbfgs"
+
+    def _check_distributed(self, warm_start: str | None) -> None:
+        if self.algorithm != "lbfgs":
+            raise InputError("cseq.distributed trains the CRF with algorithm='lbfgs' only")
+
+    def _initial_fitted(self) -> dict[str, Any]:
+        return {"n_pruned_": 0, "eta0_": None}
+
     def _train(self, corpus, model, dev, callback):
-        self.n_pruned_ = 0
-        self.eta0_ = None
         if self.algorithm == "sgd":
             self._train_sgd(corpus, model, dev, callback)
         else:
-            self._train_lbfgs(CRFObjective(model, corpus, self.c2, self.n_jobs), corpus, model,
-                              dev, callback, l1=float(self.c1),
-                              fitted={"n_pruned_": 0, "eta0_": None})
+            train_lbfgs(self, CRFObjective(model, corpus, self.c2, self.n_jobs), model, dev,
+                        callback, l1=float(self.c1), values=corpus.values)
 
     def _sgd_epoch(self, trainer, order, lam, t0, t):
         try:
@@ -262,10 +271,10 @@ class CRF(PartialFitMixin, ChainEstimator):
                 record["dev_accuracy"] = dev(model)
             if self._report(record, callback, snapshot=lambda it=it: (w.copy(), {
                     "stop_reason_": f"interrupted after epoch {it}",
-                    "n_evaluations_": it, "n_pruned_": 0, "eta0_": eta0})):
+                    "n_evaluations_": it, "eta0_": eta0})):
                 self.stop_reason_ = "stopped by early stopping"
                 break
-            if self._stalled(losses):
+            if stalled(self, losses):
                 self.stop_reason_ = "stopped by the convergence test"
                 break
         model.params = w.copy()

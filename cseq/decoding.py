@@ -14,10 +14,13 @@ by name become the masks of the kernels (``cseq/_masks.pxd``):
   (a forced label) or ``{position: {label, ...}}`` (the labels allowed
   there).
 
-A CRF, perceptron, SSVM or HMM decodes with the masked chain kernels; a MEMM
-with the masked chain of its log-probabilities (``log P(y | x)`` is a chain
-score up to a constant, see :func:`dense_chains`); the greedy tagger, which
-does not maximize a chain score, refuses.
+The model decodes (``model.decode`` with the masks): a CRF, perceptron,
+SSVM or HMM with the masked chain kernels, a MEMM with the masked chain of
+its log-probabilities (``log P(y | x)`` is a chain score up to a constant,
+see ``cseq.memm.LocalChain.dense_chains``); a model that does not maximize a
+chain score (``chain_scores`` False: the greedy tagger) refuses.  Without
+constraints, :func:`predict`, :func:`predict_marginals` and :func:`score`
+are the estimators' plain methods.
 """
 
 from __future__ import annotations
@@ -28,17 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _memm
-from cseq._masks import NoAllowedPath
+from cseq.chain.mapping import gold_ids, map_blocks, map_decoded, split
 from cseq.exceptions import InputError, InputTypeError
 from cseq.fitted import Fitted
-from cseq.inference import as_mask_array, forward_backward, viterbi, viterbi_nbest
+from cseq.inference import as_mask_array, forward_backward, viterbi_nbest
 from cseq.metrics import SCHEMES, _split_label, detect_scheme
-from cseq.model import LinearChain, not_finite
+from cseq.model import LinearChain, per_sequence
 from cseq.sequences import Sequences, label_lists
 
-__all__ = ["scheme_constraints", "NBest", "dense_chains", "predict", "predict_marginals",
-           "predict_nbest"]
+__all__ = ["scheme_constraints", "NBest", "predict", "predict_marginals", "predict_nbest",
+           "score"]
 
 #: The names ``constraints=`` takes.
 CONSTRAINT_SCHEMES = ("bio", "iob2", "iob1", "bioes", "iobes")
@@ -122,20 +124,11 @@ def scheme_constraints(labels: Sequence[str], scheme: str = "bio"
     return trans, start, end
 
 
-def _kind(est: Any, model: LinearChain) -> str:
-    """``"chain"`` (Viterbi on the weights of ``model``), ``"local"`` (MEMM); InputError for
-    the greedy tagger."""
-    if getattr(est, "_probabilities", None) == "local":
-        return "local"
-    if type(est)._decode is not _base_decode() or type(model).decode is not LinearChain.decode:
+def _check_chain(est: Any, model: LinearChain) -> None:
+    """InputError unless ``model`` decodes a chain score (constraints, n-best lists)."""
+    if not model.chain_scores:
         raise InputError(f"{type(est).__name__} does not decode a chain score: constraints and "
                          "n-best lists need a CRF, perceptron, SSVM, HMM or MEMM")
-    return "chain"
-
-
-def _base_decode():
-    from cseq.base import ChainEstimator
-    return ChainEstimator._decode
 
 
 def transition_masks(classes: Sequence[str], constraints: Any) -> dict[str, np.ndarray | None]:
@@ -198,97 +191,66 @@ def allowed_rows(classes: Sequence[str], fixed: Any, corpus: Sequences,
     return rows
 
 
-def dense_chains(est: Any, model: LinearChain, corpus: Sequences) -> list[tuple | None]:
-    """Per sequence, ``(emissions, transitions, start, end, transitions2)`` whose path score
-    is what the estimator's decoder maximizes with ``model`` (None for an empty sequence).
-
-    For a MEMM, ``log P(y | x)`` plus a constant: ``log P(y | x) = start[y_0]
-    + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t] - log Z_0 - sum_{t >= 1} log
-    Z_t(y_{t-1})``, so ``log Z_t(p)`` is taken from the emission of ``p`` at
-    ``t - 1`` and ``log Z_0`` is the log partition function of the chain.
-    """
-    kind = _kind(est, model)
-    model.check_corpus(corpus)
-    em_all = model.emissions(corpus, 0, corpus.n_tokens)
-    T, st, en, T2 = model.transitions, model.start, model.end, model.trans2
-    view = corpus.view() if kind == "local" else None
-    out: list[tuple | None] = []
-    for s in range(corpus.n_sequences):
-        a, b = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
-        if a == b:
-            out.append(None)
-            continue
-        em = np.array(em_all[a:b])
-        if not np.isfinite(em).all():
-            raise not_finite(s, "emission scores")
-        if kind == "local":
-            _, _, lz = _memm.local_distributions(model.index, model.params, view, s)
-            if not np.isfinite(lz).all():
-                raise not_finite(s, "local log Z")
-            em[:-1] -= lz
-            out.append((em, T, st, np.zeros_like(en), None))
-        else:
-            out.append((em, T, st, en, T2))
-    return out
-
-
-def _per_sequence(chains, rows, corpus, masks, call):
-    """``call(chain, kw)`` for every non-empty sequence with its constraint keywords."""
-    out = []
-    for s, chain in enumerate(chains):
-        if chain is None:
-            out.append(None)
-            continue
-        a, b = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
-        kw = dict(masks, allowed=None if rows is None else rows[a:b])
-        try:
-            out.append(call(chain, kw))
-        except NoAllowedPath as exc:
-            raise NoAllowedPath(exc.position, s) from None
-    return out
+def threads_for(fixed: Any, X: Any, n_jobs: int) -> int:
+    """``n_jobs``, or 1 when ``fixed`` is given and ``X`` is not a list: ``fixed`` is
+    sliced by block, and only a list is cut into blocks."""
+    return 1 if fixed is not None and not isinstance(X, (list, tuple)) else n_jobs
 
 
 def predict(est: Any, fitted: Fitted, X: Sequence[Any], constraints: Any, fixed: Any,
             n_jobs: int) -> list[list[str]]:
-    """``est.predict`` with constraints (see the module docstring), by the snapshot ``fitted``."""
+    """``est.predict`` by the snapshot ``fitted``, with constraints (see the module
+    docstring) or without."""
     model, classes = fitted.model, fitted.classes
-    kind = _kind(est, model)
+    labels = fitted.label_names
+    if constraints is None and fixed is None:
+        def plain(corpus: Sequences, block: slice | None, ids: np.ndarray) -> list[list[str]]:
+            return label_lists(labels, ids, corpus.seq_ptr)
+        return [seq for part in map_decoded(fitted, X, n_jobs, plain) for seq in part]
+    _check_chain(est, model)
     masks = transition_masks(classes, constraints)
-    labels = np.asarray(classes, dtype=object)
-    if fixed is not None and not isinstance(X, (list, tuple)):
-        n_jobs = 1
 
     def work(corpus: Sequences, block: slice | None) -> list[list[str]]:
         rows = allowed_rows(classes, fixed, corpus, block)
-        if kind == "chain":
-            ids = model.decode(corpus, allowed=rows, **masks)
-            return label_lists(labels, ids, corpus.seq_ptr)
-        paths = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks,
-                              lambda c, kw: viterbi(*c[:4], transitions2=c[4], **kw)[0])
-        return [[] if p is None else labels[p].tolist() for p in paths]
-    return [seq for part in est._map_blocks(fitted, X, n_jobs, work) for seq in part]
+        return label_lists(labels, model.decode(corpus, allowed=rows, **masks), corpus.seq_ptr)
+    return [seq for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
+            for seq in part]
 
 
 def predict_marginals(est: Any, fitted: Fitted, X: Sequence[Any], constraints: Any, fixed: Any,
                       n_jobs: int) -> list[np.ndarray]:
-    """``est.predict_marginals`` with constraints: the marginals of ``P(y | x)``
-    restricted to the allowed labelings (disallowed labels get exactly 0)."""
+    """``est.predict_marginals``: the marginals of ``P(y | x)`` by the model, with
+    constraints those of the distribution restricted to the allowed labelings
+    (disallowed labels get exactly 0)."""
     model, classes = fitted.model, fitted.classes
-    kind = _kind(est, model)
+    if constraints is None and fixed is None:
+        def plain(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
+            return split(model.marginals(corpus), corpus)
+        return [m for part in map_blocks(fitted, X, n_jobs, plain) for m in part]
+    _check_chain(est, model)
     masks = transition_masks(classes, constraints)
-    L = len(classes)
-    if fixed is not None and not isinstance(X, (list, tuple)):
-        n_jobs = 1
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         rows = allowed_rows(classes, fixed, corpus, block)
-        if kind == "chain":
-            m = model.marginals(corpus, allowed=rows, **masks)
-            return est._split(m, corpus)
-        marg = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks,
-                             lambda c, kw: forward_backward(*c[:4], transitions2=c[4], **kw)[1])
-        return [np.zeros((0, L)) if m is None else m for m in marg]
-    return [m for part in est._map_blocks(fitted, X, n_jobs, work) for m in part]
+        return split(model.marginals(corpus, allowed=rows, **masks), corpus)
+    return [m for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
+            for m in part]
+
+
+def score(fitted: Fitted, X: Sequence[Any], y: Sequence[Sequence[str]], n_jobs: int) -> float:
+    """``est.score``: the token accuracy of the model's labels on ``X`` against ``y``
+    (labels the model does not know count as errors; 0.0 without tokens)."""
+    label_ids = {name: i for i, name in enumerate(fitted.classes)}
+    if not (isinstance(X, (list, tuple)) and isinstance(y, (list, tuple))
+            and len(y) == len(X)):
+        n_jobs = 1  # one block: the error will name indices of the whole X
+
+    def work(corpus: Sequences, block: slice | None, ids: np.ndarray) -> tuple[int, int]:
+        gold = gold_ids(y if block is None else y[block], corpus, label_ids)
+        return int(np.sum(ids == gold)), len(gold)
+    counts = map_decoded(fitted, X, n_jobs, work)
+    total = sum(n for _, n in counts)
+    return sum(c for c, _ in counts) / total if total else 0.0
 
 
 @dataclass
@@ -317,14 +279,12 @@ def predict_nbest(est: Any, fitted: Fitted, X: Sequence[Any], k: int, constraint
                   fixed: Any, n_jobs: int) -> list[NBest]:
     """``est.predict_nbest``: the ``k`` best labelings of each sequence, exactly."""
     model, classes = fitted.model, fitted.classes
-    _kind(est, model)
+    _check_chain(est, model)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive int, got {k!r}")
     masks = transition_masks(classes, constraints)
-    labels = np.asarray(classes, dtype=object)
-    probabilistic = getattr(est, "_probabilities", None) in ("global", "local")
-    if fixed is not None and not isinstance(X, (list, tuple)):
-        n_jobs = 1
+    labels = fitted.label_names
+    probabilistic = model.probabilistic
 
     def one(chain, kw) -> NBest:
         paths, scores = viterbi_nbest(chain[0], chain[1], k, *chain[2:4], transitions2=chain[4],
@@ -337,7 +297,8 @@ def predict_nbest(est: Any, fitted: Fitted, X: Sequence[Any], k: int, constraint
 
     def work(corpus: Sequences, block: slice | None) -> list[NBest]:
         rows = allowed_rows(classes, fixed, corpus, block)
-        found = _per_sequence(dense_chains(est, model, corpus), rows, corpus, masks, one)
+        found = per_sequence(model.dense_chains(corpus), rows, corpus, masks, one)
         empty = NBest([[]], np.zeros(1), np.zeros(1) if probabilistic else None)
         return [empty if r is None else r for r in found]
-    return [r for part in est._map_blocks(fitted, X, n_jobs, work) for r in part]
+    return [r for part in map_blocks(fitted, X, threads_for(fixed, X, n_jobs), work)
+            for r in part]

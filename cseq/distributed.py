@@ -51,23 +51,16 @@ gradient descent. NIPS (averaging SGD run on the parts of a corpus).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
-import time
-import warnings
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 try:
-    import dask
     import dask.bag as db
     from distributed import Client, Future, wait
-    from distributed.scheduler import KilledWorker
 except ImportError as _exc:  # pragma: no cover - tested in a subprocess
     raise ImportError(
         "cseq.distributed needs Dask's distributed scheduler: "
@@ -75,18 +68,18 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
     ) from _exc
 
 from cseq import _pack, _ssvm, _train, _weights, conll
+from cseq._cluster import (_gather, _is_bag, _partitions, _placement, _share, _split_bounds,
+                           _threads, _worker_loss, check_workers)
 from cseq._files import refuse_inputs, replacing
-from cseq._version import __version__
-from cseq.base import ChainEstimator, EarlyStopping
-from cseq.crf import CRF
-from cseq.exceptions import (ClusterError, InputError,
-                             InputTypeError, TrainingInterrupted)
+from cseq.base import ChainEstimator
+from cseq.exceptions import ClusterError, InputError, InputTypeError
 from cseq.features import featurizer_from_config, featurizer_from_state
+from cseq.learners import frame
+from cseq.learners.loops import passes, train_lbfgs
 from cseq.model import LinearChain
 from cseq.objectives import CRFObjective, l2_penalty
-from cseq.perceptron import StructuredPerceptron
 from cseq.sequences import Sequences
-from cseq.ssvm import StructuredSVM
+from cseq.serialize import ESTIMATORS
 from cseq._vectors import dot
 
 __all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_workers",
@@ -94,176 +87,7 @@ __all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_wo
 
 
 # ---------------------------------------------------------------------------
-# the cluster
-
-
-_PROBE = '''
-def probe():
-    try:
-        import cseq
-    except Exception as exc:
-        return "!" + type(exc).__name__ + ": " + str(exc)
-    return cseq.__version__
-'''
-
-
-def _version_probe() -> Callable[[], str]:
-    # Defined outside any importable module so that it is sent by value: it
-    # must run on a worker that has no cseq, or another one.
-    namespace: dict[str, Any] = {"__name__": "cseq_version_probe"}
-    exec(_PROBE, namespace)
-    return namespace["probe"]
-
-
-def check_workers(client: Client) -> dict[str, str]:
-    """Check that every worker imports this version of cseq; returns ``{worker: version}``.
-
-    Raises
-    ------
-    ClusterError
-        Naming each worker without cseq or with another version, and both
-        versions; or when the cluster has no worker.
-    """
-    versions = client.run(_version_probe())
-    if not versions:
-        raise ClusterError("the Dask cluster has no worker")
-    bad = {w: v for w, v in versions.items() if v != __version__}
-    if bad:
-        lines = "; ".join(f"worker {w} cannot import cseq ({v[1:]})" if v.startswith("!")
-                          else f"worker {w} has cseq {v}" for w, v in sorted(bad.items()))
-        raise ClusterError(f"the driver has cseq {__version__} but {lines}: install the same "
-                           "cseq on every worker")
-    return versions
-
-
-def _identity(obj: Any) -> Any:
-    return obj
-
-
-#: Clients whose workers this process cannot reach (``_gather`` found out).
-_INDIRECT: weakref.WeakSet = weakref.WeakSet()
-
-
-def _gather(client: Client, futures: list) -> list:
-    """``client.gather(futures)``, straight from the workers when this process
-    can reach them (weights and gradients then skip a hop through the
-    scheduler: on a ``LocalCluster`` a CRF evaluation of CoNLL-2000 takes
-    about two thirds of the time), through the scheduler otherwise.
-
-    A client made with ``direct_to_workers`` set keeps its setting.  Else
-    the first gather that cannot connect to a worker (with every task
-    finished, so that a task's own error is never taken for it) makes this
-    client gather through the scheduler from then on.
-    """
-    direct = client.direct_to_workers
-    if direct is None:
-        direct = client not in _INDIRECT
-    if not direct:
-        return client.gather(futures)
-    wait(futures)  # every task done (or failed) before anything is fetched
-    try:
-        return client.gather(futures, direct=True)
-    except (OSError, TimeoutError, asyncio.TimeoutError):
-        if any(f.status != "finished" for f in futures):
-            raise
-        _INDIRECT.add(client)
-        return client.gather(futures)
-
-
-@contextmanager
-def _worker_loss() -> Iterator[None]:
-    """Turn Dask giving up on a task whose workers keep dying into a :class:`ClusterError`.
-
-    A worker lost now and then is replaced and its tasks rerun (the result
-    does not change); when every worker that ran a task died, more than
-    ``distributed.scheduler.allowed-failures`` times, Dask raises
-    ``KilledWorker``, which this names in cseq's terms, the original chained.
-    """
-    try:
-        yield
-    except KilledWorker as exc:
-        last = getattr(exc.last_worker, "address", exc.last_worker)
-        raise ClusterError(
-            f"the Dask cluster kept losing workers: task {exc.task!r} was started on "
-            f"{exc.allowed_failures + 1} workers and every one died while running it (the "
-            f"last: {last}; Dask's distributed.scheduler.allowed-failures is "
-            f"{exc.allowed_failures}); workers die when they exceed their memory limit or "
-            "are killed: see their logs") from exc
-
-
-def _share(client: Client, obj: Any) -> Future:
-    """``obj`` (weights, featurizer, state index, model) as one task: sent once
-    from the driver, then copied worker to worker, once per worker, by the
-    tasks that need it.
-
-    A task, not a scattered value, so that Dask can recompute it if every
-    worker that holds it dies (a scattered value would be lost, and every
-    task that needs it cancelled).
-    """
-    with warnings.catch_warnings():
-        # Large weight vectors are the point here, not a mistake in a graph.
-        warnings.filterwarnings("ignore", message=".*[Ll]arge.*graph")
-        return client.submit(_identity, obj, pure=False)
-
-
-def _threads(client: Client) -> int:
-    return max(1, sum(client.nthreads().values()))
-
-
-def _placement(client: Client, n: int) -> list[list[str]]:
-    """A worker for each of ``n`` shards: the workers' threads in turn (one
-    thread of every worker, then a second, ...), so that shards run in
-    parallel rather than pile up on whichever worker was free first."""
-    nthreads = client.nthreads()
-    slots = [w for i in range(max(nthreads.values(), default=0))
-             for w in sorted(nthreads) if nthreads[w] > i]
-    return [[slots[k % len(slots)]] if slots else [] for k in range(n)]
-
-
-# ---------------------------------------------------------------------------
 # partitions
-
-
-def _is_bag(obj: Any) -> bool:
-    return isinstance(obj, db.Bag)
-
-
-def _pair(X_part, y_part) -> tuple[list, list | None]:
-    X_part = list(X_part)
-    y_part = None if y_part is None else list(y_part)
-    if y_part is not None and len(X_part) != len(y_part):
-        raise InputError(f"a partition has {len(X_part)} sequences in X but {len(y_part)} "
-                         "label sequences in y")
-    return X_part, y_part
-
-
-def _split_bounds(n: int, k: int) -> list[int]:
-    return np.linspace(0, n, k + 1).round().astype(np.int64).tolist()
-
-
-def _partitions(client: Client, X, y, npartitions: int | None) -> list:
-    """Futures of ``(X_part, y_part)`` for list or Bag input, in corpus order."""
-    if _is_bag(X):
-        if y is not None and not _is_bag(y):
-            raise InputTypeError("X is a dask Bag: y must be a Bag too (with matching partitions)")
-        if y is not None and y.npartitions != X.npartitions:
-            raise InputError(f"X has {X.npartitions} partitions but y has {y.npartitions}")
-        xs = X.to_delayed()
-        ys = y.to_delayed() if y is not None else [None] * len(xs)
-        return client.compute([dask.delayed(_pair, pure=True)(a, b) for a, b in zip(xs, ys)])
-    if y is not None and _is_bag(y):
-        raise InputTypeError("y is a dask Bag: X must be a Bag too")
-    if not isinstance(X, (list, tuple)) or (y is not None and not isinstance(y, (list, tuple))):
-        raise InputTypeError("X and y must be lists (or tuples) of sequences, or dask Bags")
-    if y is not None and len(X) != len(y):
-        raise InputError(f"X has {len(X)} sequences but y has {len(y)}")
-    k = _threads(client) if npartitions is None else npartitions
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"npartitions must be a positive int or None, got {npartitions!r}")
-    bounds = _split_bounds(len(X), int(k))
-    # The data goes into the tasks (not scatter), so that a lost partition can be recomputed.
-    return [client.submit(_pair, X[a:b], None if y is None else y[a:b], pure=False)
-            for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _n_sequences(pair) -> int:
@@ -414,7 +238,7 @@ class _Setup:
         if not self.classes:
             raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
         state = _share(client, self.featurizer.get_state())
-        unknown = bool(getattr(est, "_partial_labels", False))
+        unknown = bool(est._partial_labels)
         # Each shard is packed on its own worker thread (another one if that
         # worker is gone) and stays there.
         shards = [client.submit(_pack_part, p, state, self.classes, unknown, tags, a,
@@ -422,7 +246,7 @@ class _Setup:
                   for p, a, where in zip(pairs, firsts, _placement(client, len(pairs)))]
         del pairs  # the raw partitions go; each shard keeps its lineage to its source
         L, n_attrs = len(self.classes), self.featurizer.n_attributes
-        order = int(est.order) if "order" in est._param_names else 1
+        order = est._chain_order()
         if est.all_states:
             attr_ptr = np.arange(n_attrs + 1, dtype=np.int64) * L
             attr_labels = np.tile(np.arange(L, dtype=np.int32), n_attrs)
@@ -432,9 +256,10 @@ class _Setup:
             codes = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
             attr_ptr = np.searchsorted(codes // L, np.arange(n_attrs + 1)).astype(np.int64)
             attr_labels = (codes % L).astype(np.int32)
-        model = LinearChain(L, attr_ptr, attr_labels,
-                            np.zeros(LinearChain._layout_of(len(attr_labels), L, order)["n_params"]),
-                            order=order)
+        chain = est._model_class  # the learner's model class reads the weights
+        model = chain(L, attr_ptr, attr_labels,
+                      np.zeros(chain._layout_of(len(attr_labels), L, order)["n_params"]),
+                      order=order)
         self.model = model
         structure = _share(client, (L, attr_ptr, attr_labels, order, len(model.params)))
         self.shards = [client.submit(_attach, s, structure, pure=False) for s in shards]
@@ -522,31 +347,6 @@ class _DistributedObjective:
         return value + penalty, grad
 
 
-class _NoCorpus:
-    """What ``_train_lbfgs`` reads of the corpus when it explains a failed first step."""
-
-    values = np.zeros(0, dtype=np.float32)
-
-
-def _begin(est: ChainEstimator, setup: _Setup, X_dev, y_dev, early: bool):
-    est._begin_fit(setup.featurizer, setup.classes)
-    est._partial = None
-    est.history_ = []
-    est.best_iteration_ = None
-    est.stop_reason_ = None
-    est._early = EarlyStopping(setup.model, est.patience) if early else None
-    est._snapshot = None
-    return est._dev_scorer(X_dev, y_dev)
-
-
-def _end(est: ChainEstimator, model: LinearChain) -> None:
-    if est._early is not None:
-        est._early.restore()
-        est.best_iteration_ = est._early.best_iteration
-        if est._early.stopped:
-            est.stop_reason_ = f"early stopping: no dev improvement in {est.patience} iterations"
-
-
 #: Scales of the perceptron's weights tried as the CRF's starting point.
 _WARM_SCALES = (1.0, 0.5, 0.25, 0.125)
 
@@ -564,17 +364,16 @@ def _warm_start(client: Client, setup: _Setup, objective, seed: int) -> np.ndarr
     return best
 
 
-def _fit_crf(est: CRF, client: Client, setup: _Setup, dev, callback,
-             warm_start: str | None) -> None:
-    est.n_pruned_ = 0
-    est.eta0_ = None
+def _fit_lbfgs(est: ChainEstimator, client: Client, setup: _Setup, dev, callback,
+               warm_start: str | None) -> None:
+    """Strategy ``"lbfgs"``: L-BFGS (OWL-QN with ``c1``) on the driver over the shards'
+    CRF data terms (``c1``, ``c2``, ``n_jobs``, ``random_state`` for the warm start)."""
     objective = _DistributedObjective(client, setup.shards, est.c2, est.n_jobs)
     x0 = None
     if warm_start == "perceptron":
         seed = int(est.random_state) if est.random_state is not None else 0
         x0 = _warm_start(client, setup, objective, seed)
-    est._train_lbfgs(objective, _NoCorpus(), setup.model, dev, callback, l1=float(est.c1),
-                     fitted={"n_pruned_": 0, "eta0_": None}, x0=x0)
+    train_lbfgs(est, objective, setup.model, dev, callback, l1=float(est.c1), x0=x0)
 
 
 # ---------------------------------------------------------------------------
@@ -655,7 +454,8 @@ def _fit_mixed(est: ChainEstimator, setup: _Setup, dev, callback,
     weight vectors held during the pass, sum of their weights)``;
     ``record_of(mistakes, weights)`` gives the record's fields and a stop
     reason (None: go on).  The weights kept are the average over every pass
-    (``average``) or the last mixed ones.
+    (``average``) or the last mixed ones.  The passes are those of an
+    in-process fit (:func:`cseq.learners.loops.passes`).
     """
     model = setup.model
     w = np.zeros_like(model.params)
@@ -664,29 +464,20 @@ def _fit_mixed(est: ChainEstimator, setup: _Setup, dev, callback,
 
     def current() -> np.ndarray:
         return avg_sum / weight if (est.average and weight > 0) else w.copy()
-    est.stop_reason_ = f"{est.max_iter} passes done"
-    for it in range(1, int(est.max_iter) + 1):
-        clock = time.perf_counter()
+
+    def run_pass(it: int) -> tuple[dict[str, Any], str | None]:
+        nonlocal w, weight
         mistakes, w, total, wt = one_pass(w, it)
-        avg_sum += total
+        avg_sum[:] += total
         weight += wt
-        now = current()
-        fields, stop = record_of(mistakes, now)
-        record = {"iteration": it, **fields, "seconds": time.perf_counter() - clock}
-        if dev is not None:
-            model.params = now
-            record["dev_accuracy"] = dev(model)
-        if est._report(record, callback, snapshot=lambda c=now: (c, {})):
-            break
-        if stop is not None:
-            est.stop_reason_ = stop
-            break
-    model.params = current()
-    est.n_iter_ = len(est.history_)
+        return record_of(mistakes, current())
+    passes(est, run_pass, current, model, dev, callback)
 
 
-def _fit_perceptron(est: StructuredPerceptron, client: Client, setup: _Setup, dev,
-                    callback) -> None:
+def _fit_perceptron(est: ChainEstimator, client: Client, setup: _Setup, dev, callback,
+                    warm_start: None) -> None:
+    """Strategy ``"perceptron-mixing"`` (reads ``max_iter``, ``shuffle``, ``average``,
+    ``random_state``)."""
     seed = _seed(est)
 
     def one_pass(w, it):
@@ -736,7 +527,9 @@ def _ssvm_hinge(shard: _Shard, w: np.ndarray, cost) -> float:
     return _ssvm.structured_hinge(shard.model().index, w, c.view(partial=True), cost)[0]
 
 
-def _fit_ssvm(est: StructuredSVM, client: Client, setup: _Setup, dev, callback) -> None:
+def _fit_ssvm(est: ChainEstimator, client: Client, setup: _Setup, dev, callback,
+              warm_start: None) -> None:
+    """Strategy ``"pegasos-mixing"``: the perceptron's parameters, ``C`` and ``cost_matrix``."""
     seed = _seed(est)
     cost = est.cost_matrix(setup.classes)
     n_total = setup.n_sequences
@@ -818,42 +611,44 @@ def fit(estimator: ChainEstimator, X, y, *, client: Client, npartitions: int | N
     InputError
         As ``fit``; a malformed file read on a worker names the file and line.
     """
-    if not isinstance(estimator, (CRF, StructuredPerceptron, StructuredSVM)):
-        raise InputTypeError(f"cseq.distributed.fit trains a CRF, a StructuredPerceptron or a "
-                             f"StructuredSVM, not {type(estimator).__name__}")
+    strategy = _STRATEGIES.get(estimator._distributed) \
+        if isinstance(estimator, ChainEstimator) else None
+    if strategy is None:
+        raise InputTypeError(f"cseq.distributed.fit trains {_learners(None, 'a')}, not "
+                             f"{type(estimator).__name__}")
     if not isinstance(client, Client):
         raise InputTypeError(f"client must be a distributed.Client, got {type(client).__name__}")
     est = estimator
-    est._validate_params()
-    if est.early_stopping and (X_dev is None or y_dev is None):
-        raise InputError("early_stopping needs a dev set: pass X_dev and y_dev")
-    if isinstance(est, CRF) and est.algorithm != "lbfgs":
-        raise InputError("cseq.distributed trains the CRF with algorithm='lbfgs' only")
-    if warm_start not in (None, "perceptron"):
-        raise InputError(f"warm_start must be None or 'perceptron', got {warm_start!r}")
-    if warm_start is not None and not isinstance(est, CRF):
-        raise InputError("warm_start='perceptron' applies to the CRF")
-    with est._training(), _worker_loss():  # one fit or partial_fit at a time on this estimator
+
+    def check() -> None:
+        est._check_distributed(warm_start)
+        if warm_start not in (None, "perceptron"):
+            raise InputError(f"warm_start must be None or 'perceptron', got {warm_start!r}")
+        if warm_start is not None and est._distributed != "lbfgs":
+            raise InputError(f"warm_start='perceptron' applies to {_learners('lbfgs', 'the')}")
+
+    def prepare():
         setup = _Setup(est, client, X, y, npartitions)
-        dev = _begin(est, setup, X_dev, y_dev, bool(est.early_stopping))
-        model = setup.model
-        try:
-            if isinstance(est, CRF):
-                _fit_crf(est, client, setup, dev, callback, warm_start)
-            elif isinstance(est, StructuredSVM):
-                _fit_ssvm(est, client, setup, dev, callback)
-            else:
-                _fit_perceptron(est, client, setup, dev, callback)
-            _end(est, model)
-        except KeyboardInterrupt:
-            partial = est._interrupted(model)
-            est._snapshot = None
-            raise TrainingInterrupted(partial) from None
-        finally:
-            est._early = None
-            est._snapshot = None
-        est._complete(model)
+        return setup.featurizer, setup.classes, setup.model, setup
+
+    def train(setup: _Setup, model: LinearChain, dev, callback) -> None:
+        strategy(est, client, setup, dev, callback, warm_start)
+    frame.run(est, prepare, train, X_dev, y_dev, callback, check=check, context=_worker_loss())
     return est
+
+
+#: The training functions, by the strategy a learner names (``_distributed``,
+#: :class:`cseq.learners.protocol.Learner`).
+_STRATEGIES: dict[str, Callable[..., None]] = {
+    "lbfgs": _fit_lbfgs, "perceptron-mixing": _fit_perceptron, "pegasos-mixing": _fit_ssvm}
+
+
+def _learners(strategy: str | None, article: str) -> str:
+    """The registered learners that train on Dask (by ``strategy``, or any), for messages."""
+    names = sorted(f"{article} {cls.__name__}" for cls in ESTIMATORS.values()
+                   if cls._distributed is not None
+                   and (strategy is None or cls._distributed == strategy))
+    return " or ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
 
 
 def _predict_part(model: ChainEstimator, X_part) -> list:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from cseq.exceptions import CSeqError, InputError
+from cseq.inference import viterbi
 from cseq.model import LinearChain
 
 __all__ = ["FeatureContribution", "TokenExplanation", "Explanation", "explain",
@@ -178,13 +179,11 @@ def explain(est: Any, x: Any, *, k: int = 10) -> Explanation:
         If the estimator's decoder does not maximize a linear score (MEMM,
         greedy tagger), ``k`` is negative, or ``x`` is not one sequence.
     """
-    from cseq.inference import viterbi
-
-    if not getattr(est, "_linear_scores", True):
-        raise InputError(f"{type(est).__name__} does not decode by maximizing a sum of weights; "
-                         "explain reads the perceptron, CRF, StructuredSVM and HMM")
     fitted = est._check_fitted()  # one snapshot for the whole explanation (cseq.fitted)
     model: LinearChain = fitted.model
+    if not model.linear_scores:
+        raise InputError(f"{type(est).__name__} does not decode by maximizing a sum of weights; "
+                         "explain reads the perceptron, CRF, StructuredSVM and HMM")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise InputError(f"k must be a non-negative int, got {k!r}")
     corpus = fitted.featurizer.transform([x])

@@ -10,6 +10,7 @@ from cseq import _greedy, _weights
 from cseq._dtypes import LABEL
 from cseq.base import ChainEstimator, check_number
 from cseq.exceptions import InputError, ModelFormatError
+from cseq.learners.loops import mistake_driven_epochs
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.serialize import register_estimator
 
@@ -22,7 +23,10 @@ class GreedyChain(LinearChain):
     ``params`` is the chain's vector (state weights, transitions, start, end;
     the transitions and start are the one-back history weights) followed by
     the two-back and the (two-back, one-back) blocks of
-    :func:`cseq._greedy.greedy_layout`.  :meth:`decode` tags left to right.
+    :func:`cseq._greedy.greedy_layout`.  :meth:`decode` tags left to right,
+    which maximizes no chain score and no sum of weights over the sequence:
+    the model has no marginals, probabilities, dense chains (constraints,
+    n-best lists) or explanations.
 
     Parameters
     ----------
@@ -32,6 +36,10 @@ class GreedyChain(LinearChain):
         The tag dictionary: attribute ``tag_attrs[i]`` (strictly increasing)
         gives its tokens label ``tag_labels[i]``.
     """
+
+    linear_scores = False
+    chain_scores = False
+    decodes_word_rows = False
 
     def __init__(self, n_labels, attr_ptr, attr_labels, params, tag_attrs=None,
                  tag_labels=None, order: int = 1) -> None:
@@ -102,6 +110,9 @@ class GreedyChain(LinearChain):
 
     def marginals(self, corpus, n_jobs: int = 1):
         raise InputError("a greedy tagger has no label marginals")
+
+    def dense_chains(self, corpus):
+        raise InputError("a greedy tagger does not decode a chain score")
 
     def path_features(self, corpus):
         raise InputError("a greedy tagger's features depend on its own predictions, not on a path")
@@ -178,7 +189,6 @@ class GreedyTagger(ChainEstimator):
     _param_names = ("max_iter", "average", "shuffle", "random_state", "early_stopping",
                     "patience", "tag_dict", "tag_dict_min_count", "tag_dict_min_share",
                     "all_states", "features", "verbose")
-    _linear_scores = False  # greedy decoding: no explain
     _model_class = GreedyChain
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
@@ -240,7 +250,7 @@ class GreedyTagger(ChainEstimator):
             model.validate()
         params = _weights.AveragedParams(model.params.copy())
         trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, model.tagdict)
-        self._mistake_driven_epochs(trainer, params, corpus, model, dev, callback)
+        mistake_driven_epochs(self, trainer, params, corpus, model, dev, callback)
 
     @property
     def tag_dict_size_(self) -> int:

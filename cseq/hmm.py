@@ -24,6 +24,7 @@ import numpy as np
 
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.base import ChainEstimator, check_number
+from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
@@ -378,7 +379,7 @@ class HMM(ChainEstimator):
     """
 
     _param_names = ("alpha", "suffix_length", "rare_threshold", "word", "verbose")
-    _probabilities = "global"  # see cseq.probability
+    _model_class = GlobalChain  # its scores are log-probabilities: cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("theta_",)
     # Every (attribute, label) pair has a weight: an HMM emits every word
     # from every label with some probability.

@@ -7,14 +7,129 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _memm, decoding
+from cseq import _memm
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
-from cseq.model import LinearChain, not_finite, resolve_n_jobs, work_chunks
+from cseq.chain.normalized import Posterior, local_posterior
+from cseq.inference import forward_backward, viterbi
+from cseq.learners.loops import train_lbfgs
+from cseq.model import LinearChain, not_finite, per_sequence, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
 from cseq.serialize import header_field, register_estimator
 
-__all__ = ["MEMM"]
+__all__ = ["LocalChain", "MEMM"]
+
+
+class LocalChain(LinearChain):
+    """The MEMM's chain: the linear chain's parameters, normalised per position.
+
+    ``P(y_t = j | y_{t-1} = p, x) = softmax_j(E[t, j] + T[p, j])`` (``start``
+    at ``t = 0``; ``end`` unused), and ``P(y | x)`` their product
+    (:mod:`cseq._memm`, whose kernels only this class calls).  ``log P(y | x)``
+    is a chain score up to a constant (:meth:`dense_chains`), so the model
+    decodes under constraints and lists n-best labelings with the chain
+    kernels, but its decoder does not maximize the sum of its weights
+    (``linear_scores`` False: no ``explain``).
+    """
+
+    linear_scores = False
+    probabilistic = True
+    decodes_word_rows = False
+
+    def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
+               allowed_transitions=None, allowed_start=None, allowed_end=None) -> np.ndarray:
+        """The most probable labels of every token (int32): Viterbi over log-probabilities.
+
+        With constraints (as for :meth:`LinearChain.decode`), the best allowed
+        labeling of each sequence, by Viterbi on its :meth:`dense_chains`.
+        """
+        return self._infer(_memm.memm_decode, lambda c, kw: viterbi(
+            *c[:4], transitions2=c[4], **kw)[0], corpus, n_jobs, allowed, allowed_transitions,
+            allowed_start, allowed_end, np.zeros(0, dtype=np.int32))
+
+    def marginals(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
+                  allowed_transitions=None, allowed_start=None,
+                  allowed_end=None) -> np.ndarray:
+        """``P(y_t = j | x)`` for every token, shape (n_tokens, L), by the forward recursion.
+
+        With constraints, the marginals of the distribution restricted to the
+        allowed labelings (forward-backward on each :meth:`dense_chains`).
+        """
+        return self._infer(_memm.memm_marginals, lambda c, kw: forward_backward(
+            *c[:4], transitions2=c[4], **kw)[1], corpus, n_jobs, allowed, allowed_transitions,
+            allowed_start, allowed_end, np.zeros((0, self.n_labels)))
+
+    def _infer(self, kernel, per_chain, corpus: Sequences, n_jobs: int, allowed,
+               allowed_transitions, allowed_start, allowed_end, empty: np.ndarray) -> np.ndarray:
+        """``kernel`` (the MEMM's decoder or marginals) over every sequence of ``corpus`` in
+        ``n_jobs`` threads; with constraints, ``per_chain(chain, kw)`` on each sequence's
+        :meth:`dense_chains` with its constraint keywords, the rows joined (``empty``:
+        what to return when there are none)."""
+        masks = {"allowed_transitions": allowed_transitions, "allowed_start": allowed_start,
+                 "allowed_end": allowed_end}
+        if allowed is None and all(m is None for m in masks.values()):
+            self.check_corpus(corpus)
+            threads = resolve_n_jobs(n_jobs)
+            try:
+                return kernel(self.index, self.params, corpus.view(),
+                              work_chunks(corpus.seq_ptr, threads), threads)
+            except FloatingPointError as exc:
+                raise not_finite(exc.args[0], "local log Z") from None
+        rows = [r for r in per_sequence(self.dense_chains(corpus), allowed, corpus, masks,
+                                        per_chain) if r is not None]
+        return np.concatenate(rows) if rows else empty
+
+    def _chain_of(self, corpus: Sequences):
+        """``log P(y | x) = start[y_0] + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t] - log Z_0 -
+        sum_{t >= 1} log Z_t(y_{t-1})``: ``log Z_t(p)`` is taken from the emission of ``p``
+        at ``t - 1``, and ``log Z_0`` is the log partition function of the chain."""
+        view = corpus.view()
+        T, st, en = self.transitions, self.start, np.zeros(self.n_labels)
+
+        def chain(s: int, em: np.ndarray) -> tuple:
+            _, _, lz = _memm.local_distributions(self.index, self.params, view, s)
+            if not np.isfinite(lz).all():
+                raise not_finite(s, "local log Z")
+            em[:-1] -= lz
+            return em, T, st, en, None
+        return chain
+
+    def posteriors(self, corpus: Sequences, *, pairs: bool = False,
+                   paths: np.ndarray | None = None) -> list[tuple[Posterior | None, float]]:
+        # The local distributions are the posterior's transitions: ``pairs``
+        # costs nothing more here.
+        self.check_corpus(corpus)
+        ptr = corpus.seq_ptr
+        em_all = self.emissions(corpus, 0, corpus.n_tokens)
+        out: list[tuple[Posterior | None, float]] = []
+        for s in range(corpus.n_sequences):
+            a, b = int(ptr[s]), int(ptr[s + 1])
+            if a == b:
+                out.append((None, 0.0))
+                continue
+            path = None if paths is None else paths[a:b].astype(np.int64)
+            out.append(local_posterior(np.ascontiguousarray(em_all[a:b]), self.transitions,
+                                       self.start, path, s))
+        return out
+
+    def sequence_log_prob(self, corpus: Sequences) -> np.ndarray:
+        self.check_corpus(corpus)
+        out = np.zeros(corpus.n_sequences)
+        chunks = work_chunks(corpus.seq_ptr, 1)
+        try:
+            self.objective(self.params, corpus.view(), chunks, np.empty((len(chunks) - 1, 0)),
+                           1, False, out)
+        except FloatingPointError as exc:
+            raise not_finite(exc.args[0], "local log Z") from None
+        return -out
+
+    def objective(self, params: np.ndarray, view, chunks: np.ndarray, grad_buffers: np.ndarray,
+                  n_jobs: int, with_grad: bool = True, per_sequence: np.ndarray | None = None
+                  ) -> tuple[float, np.ndarray | None]:
+        """``sum_s -log P(y_s | x_s)`` of the labeled corpus ``view`` at ``params`` and its
+        gradient (:func:`cseq._memm.memm_objective`; the training objective's data term)."""
+        return _memm.memm_objective(self.index, params, view, chunks, grad_buffers, n_jobs,
+                                    with_grad, per_sequence)
 
 
 @register_estimator
@@ -49,7 +164,7 @@ class MEMM(ChainEstimator):
     period : int, default 10
         Window of that test.  A fit that reaches ``max_iter`` first warns
         (:class:`~cseq.ConvergenceWarning`).  The loop is the CRF's
-        (:meth:`ChainEstimator._train_lbfgs <cseq.base.ChainEstimator._train_lbfgs>`).
+        (:func:`cseq.learners.loops.train_lbfgs`).
     early_stopping : bool, default False
         Score the dev set (``fit``'s ``X_dev``, ``y_dev``, required) after
         every iteration, stop after ``patience`` iterations without a better
@@ -88,8 +203,7 @@ class MEMM(ChainEstimator):
 
     _param_names = ("c2", "max_iter", "tol", "period", "early_stopping", "patience", "n_jobs",
                     "all_states", "features", "verbose")
-    _probabilities = "local"  # see cseq.probability
-    _linear_scores = False  # locally normalised scores: no explain
+    _model_class = LocalChain
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
                  period: int = 10, early_stopping: bool = False, patience: int = 5,
@@ -115,39 +229,18 @@ class MEMM(ChainEstimator):
         resolve_n_jobs(self.n_jobs)
 
     def _train(self, corpus, model, dev, callback):
-        self._train_lbfgs(MEMMObjective(model, corpus, self.c2, self.n_jobs), corpus, model, dev,
-                          callback)
-
-    def _decode(self, model: LinearChain, corpus: Sequences) -> np.ndarray:
-        model.check_corpus(corpus)
-        try:
-            return _memm.memm_decode(model.index, model.params, corpus.view(),
-                                     work_chunks(corpus.seq_ptr, 1), 1)
-        except FloatingPointError as exc:
-            raise not_finite(exc.args[0], "local log Z") from None
+        train_lbfgs(self, MEMMObjective(model, corpus, self.c2, self.n_jobs), model, dev, callback,
+                    values=corpus.values)
 
     def predict_marginals(self, X: Sequence[Any], *, n_jobs: int = 1, constraints: Any = None,
                           fixed: Any = None) -> list[np.ndarray]:
         """Label marginals of each token under the chain: a list of (n_i, L) arrays.
 
         ``P(y_t = j | x)``, columns in ``classes_`` order, computed exactly by
-        the forward recursion of the locally normalised chain.
+        the forward recursion of the locally normalised chain
+        (:meth:`LocalChain.marginals`).
         """
-        fitted = self._check_fitted()
-        if constraints is not None or fixed is not None:
-            # The restricted distribution's marginals (see cseq.decoding).
-            return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
-        model = fitted.model
-
-        def work(corpus, block):
-            model.check_corpus(corpus)
-            try:
-                m = _memm.memm_marginals(model.index, model.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, 1), 1)
-            except FloatingPointError as exc:
-                raise not_finite(exc.args[0], "local log Z") from None
-            return self._split(m, corpus)
-        return [m for block in self._map_blocks(fitted, X, n_jobs, work) for m in block]
+        return self._chain_marginals(X, n_jobs, constraints, fixed)
 
     def sequence_log_proba(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> np.ndarray:
         """The same as :meth:`sequence_log_prob` (the name this method had first)."""

@@ -16,17 +16,20 @@ mirrors them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from cseq import _decode, _forward_backward, _weights
 from cseq._dtypes import ATTR, INDEX, LABEL, VALUE, WEIGHT
+from cseq._masks import NoAllowedPath
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.inference import mask_set
 from cseq.sequences import Sequences
 
-__all__ = ["LinearChain", "check_order", "not_finite", "resolve_n_jobs", "usable_cpus",
-           "work_chunks"]
+__all__ = ["LinearChain", "check_order", "not_finite", "per_sequence", "resolve_n_jobs",
+           "usable_cpus", "work_chunks"]
 
 
 def check_order(order) -> None:
@@ -117,8 +120,41 @@ def _check_unique_pairs(attr_ptr: np.ndarray, attr_labels: np.ndarray, n_labels:
                                f"label {label}")
 
 
+def per_sequence(chains: list, rows: np.ndarray | None, corpus: Sequences, masks: dict,
+                 call: Callable[[tuple, dict], Any]) -> list:
+    """``call(chain, kw)`` for every non-empty sequence (None for an empty one).
+
+    ``chains`` are :meth:`LinearChain.dense_chains` of ``corpus``, ``kw`` the
+    sequence's constraint keywords for :mod:`cseq.inference` (``masks`` and
+    its slice of ``rows``); a ``NoAllowedPath`` names the sequence.
+    """
+    out = []
+    for s, chain in enumerate(chains):
+        if chain is None:
+            out.append(None)
+            continue
+        a, b = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+        kw = dict(masks, allowed=None if rows is None else rows[a:b])
+        try:
+            out.append(call(chain, kw))
+        except NoAllowedPath as exc:
+            raise NoAllowedPath(exc.position, s) from None
+    return out
+
+
 class LinearChain:
     """A first- or second-order linear-chain model: parameters, and inference over packed corpora.
+
+    The model answers every question about reading it (the protocol a
+    learner's model class keeps when it reads its parameters otherwise:
+    :class:`~cseq.chain.normalized.GlobalChain`, the MEMM's
+    :class:`~cseq.memm.LocalChain`, the greedy tagger's
+    :class:`~cseq.greedy.GreedyChain`): :meth:`decode`, :meth:`marginals`,
+    :meth:`dense_chains`, :meth:`posteriors`, :meth:`sequence_log_prob`, and
+    the flags :attr:`linear_scores`, :attr:`probabilistic`,
+    :attr:`chain_scores` and :attr:`decodes_word_rows`.  :mod:`cseq.decoding`,
+    :mod:`cseq.probability`, :mod:`cseq.explain` and :mod:`cseq.report` ask
+    the model, never what kind of estimator trained it.
 
     Parameters
     ----------
@@ -130,6 +166,20 @@ class LinearChain:
         Label bigrams only, or bigrams and trigrams (``trans2``).  Decoding,
         marginals and path features follow the order through the layout.
     """
+
+    #: Whether :meth:`decode` maximizes the sum of the weights the model holds,
+    #: so that :func:`cseq.explain.explain` can list its terms.
+    linear_scores: bool = True
+    #: Whether the model defines ``P(y | x)`` (:meth:`posteriors`,
+    #: :meth:`sequence_log_prob`); a plain chain (perceptron, SSVM, PA, AROW)
+    #: has scores only.
+    probabilistic: bool = False
+    #: Whether :meth:`decode` maximizes a chain score that :meth:`dense_chains`
+    #: gives, and so decodes under constraints and lists n-best labelings.
+    chain_scores: bool = True
+    #: Whether :meth:`decode` takes ``word_rows`` (the emission memo of
+    #: :func:`cseq.chain.mapping.map_decoded`).
+    decodes_word_rows: bool = True
 
     def __init__(self, n_labels: int, attr_ptr: np.ndarray, attr_labels: np.ndarray,
                  params: np.ndarray, order: int = 1) -> None:
@@ -402,6 +452,55 @@ class LinearChain:
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "log Z") from None
 
+    def dense_chains(self, corpus: Sequences) -> list[tuple | None]:
+        """Per sequence, ``(emissions, transitions, start, end, transitions2)`` whose path
+        score is what :meth:`decode` maximizes (None for an empty sequence).
+
+        What constraints, n-best lists and the restricted distributions of
+        :mod:`cseq.decoding` and :mod:`cseq.probability` run on, with the
+        array kernels of :mod:`cseq.inference`.  InputError naming the first
+        sequence whose emission scores overflow.
+        """
+        self.check_corpus(corpus)
+        em_all = self.emissions(corpus, 0, corpus.n_tokens)
+        chain = self._chain_of(corpus)
+        out: list[tuple | None] = []
+        for s in range(corpus.n_sequences):
+            a, b = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
+            if a == b:
+                out.append(None)
+                continue
+            em = np.array(em_all[a:b])
+            if not np.isfinite(em).all():
+                raise not_finite(s, "emission scores")
+            out.append(chain(s, em))
+        return out
+
+    def _chain_of(self, corpus: Sequences) -> Callable[[int, np.ndarray], tuple]:
+        """``chain(s, em)``: :meth:`dense_chains`' tuple for sequence ``s`` of ``corpus`` from its
+        finite emission scores ``em`` (a copy, free to change): here the model's own arrays."""
+        T, st, en, T2 = self.transitions, self.start, self.end, self.trans2
+        return lambda s, em: (em, T, st, en, T2)
+
+    def posteriors(self, corpus: Sequences, *, pairs: bool = False,
+                   paths: np.ndarray | None = None) -> list[tuple[Any, float]]:
+        """Per sequence, its posterior (``cseq.chain.normalized.Posterior``; None for an empty
+        sequence) and ``log P`` of its slice of ``paths`` (label ids of every token; None:
+        0.0).
+
+        ``pairs`` adds the posterior's transitions, which span probabilities
+        read.  Only a model that defines probabilities (:attr:`probabilistic`)
+        has posteriors; this one raises InputError.
+        """
+        raise InputError(f"a {type(self).__name__} defines no probabilities")
+
+    def sequence_log_prob(self, corpus: Sequences) -> np.ndarray:
+        """``log P(y_s | x_s)`` of the labels of ``corpus`` (every label known), per sequence.
+
+        Only a model that defines probabilities has them; this one raises InputError.
+        """
+        raise InputError(f"a {type(self).__name__} defines no probabilities")
+
     def path_features(self, corpus: Sequences) -> np.ndarray:
         """Features of the corpus's gold label paths summed over it (the CRF's empirical counts).
 
@@ -426,7 +525,7 @@ class LinearChain:
         Returns
         -------
         model : LinearChain
-            Scores every labeling exactly as this model does (for the kept
+            Of this model's class; scores every labeling exactly as this model does (for the kept
             attribute ids).
         kept : ndarray of int64
             The attribute ids of this model that the new one has, in order.
@@ -439,7 +538,7 @@ class LinearChain:
         attr_ptr = np.zeros(len(kept) + 1, dtype=INDEX)
         np.cumsum(counts[kept], out=attr_ptr[1:])
         params = np.concatenate([self.state_weights[keep], self.params[self.n_state:]])
-        model = LinearChain(self.n_labels, attr_ptr,
+        model = type(self)(self.n_labels, attr_ptr,
                             np.ascontiguousarray(self.attr_labels[keep], dtype=LABEL),
                             np.ascontiguousarray(params, dtype=WEIGHT), order=self.order)
         return model, kept

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cseq import _clamped, _crf, _memm
+from cseq import _clamped, _crf
 from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
@@ -100,7 +100,7 @@ class MEMMObjective:
     ``f(theta) = sum_s sum_t (log Z_t(y_{t-1}) - E[t, y_t] - T[y_{t-1}, y_t]) +
     c2 * ||theta||^2`` (``start`` in place of ``T`` at ``t = 0``), the same
     split as :class:`CRFObjective`: :meth:`data_term` is a sum over sequences
-    computed in one GIL-free pass (:func:`cseq._memm.memm_objective`), chunked
+    computed in one GIL-free pass (:meth:`cseq.memm.LocalChain.objective`), chunked
     over ``n_jobs`` threads and summed in chunk order, plus :func:`l2_penalty`.
     The ``end`` block gets no gradient but its penalty, so it stays at zero.
 
@@ -127,8 +127,7 @@ class MEMMObjective:
     def data_term(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """``sum_s -log P(y_s | x_s)`` under the local model, and its gradient (no penalty)."""
         self.n_evaluations += 1
-        return _memm.memm_objective(self.model.index, theta, self._view, self.chunks,
-                                    self._buffers, self.threads)
+        return self.model.objective(theta, self._view, self.chunks, self._buffers, self.threads)
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective value and gradient at ``theta`` (float64, model layout)."""

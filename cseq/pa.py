@@ -7,6 +7,7 @@ from typing import Any
 from cseq import _pa, _weights
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import ConvergenceError, InputError
+from cseq.learners.loops import epochs
 from cseq.serialize import register_estimator
 
 __all__ = ["PassiveAggressive"]
@@ -152,4 +153,4 @@ class PassiveAggressive(ChainEstimator):
                     if loss / corpus.n_sequences < self.tol else None)
             return ({"errors": int(errors), "error_rate": errors / corpus.n_tokens,
                      "loss": float(loss)}, stop)
-        self._epochs(run_pass, weights, corpus, model, dev, callback)
+        epochs(self, run_pass, weights, corpus, model, dev, callback)

@@ -22,17 +22,18 @@ import copy
 import time
 from collections.abc import Sequence
 from types import MappingProxyType
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cseq import _pack, _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
-from cseq.base import _format_record, check_record
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted
+from cseq.learners.frame import check_record, format_record, training
+# Defined with the protocol whose _partial_pass receives it; cseq.partial.TrainingState stays.
+from cseq.learners.protocol import TrainingState
 from cseq.model import LinearChain
 from cseq.sequences import Sequences, relabel
 from cseq.serialize import header_field
@@ -41,20 +42,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["PartialFitMixin", "TrainingState", "grow", "rng_from_state", "rng_state"]
-
-
-@dataclass
-class TrainingState:
-    """What an online learner needs to continue training.
-
-    ``arrays`` are float64 vectors laid out as the model's ``params`` (they
-    grow with the model); ``scalars`` is JSON-able (ints, finite floats, the
-    generator state); ``n_sequences`` counts the sequences seen so far.
-    """
-
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    scalars: dict[str, Any] = field(default_factory=dict)
-    n_sequences: int = 0
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -145,6 +132,14 @@ class PartialFitMixin:
     def _check_partial(self) -> None:
         """Raise InputError if this configuration cannot train in batches."""
 
+    def _can_partial_fit(self) -> bool:
+        """Whether this configuration trains in batches (:meth:`_check_partial` passes)."""
+        try:
+            self._check_partial()
+        except InputError:
+            return False
+        return True
+
     def partial_fit(self, X: Sequence[Any], y: Sequence[Sequence[str | None]], *,
                     classes: Sequence[str] | None = None) -> Self:
         """One pass over a batch, continuing from the state of the previous batches.
@@ -192,7 +187,7 @@ class PartialFitMixin:
         if classes is not None:
             if isinstance(classes, str) or not all(isinstance(c, str) for c in classes):
                 raise InputTypeError("classes must be a list of label strings")
-        with self._training():  # type: ignore[attr-defined]  # one batch at a time
+        with training(self):  # type: ignore[arg-type]  # one batch at a time
             self._partial_fit(X, y, classes)
         return self
 
@@ -216,7 +211,7 @@ class PartialFitMixin:
                 raise InputError("features changed since the previous partial_fit "
                                  f"({featurizer.get_config()} -> {wanted}); call fit, or "
                                  "partial_fit on a new estimator, to start over")
-            if old_model.order != int(getattr(self, "order", 1)):
+            if old_model.order != self._chain_order():  # type: ignore[attr-defined]
                 raise InputError(f"order changed since the previous partial_fit "
                                  f"({old_model.order} -> {self.order})")
             # Check X and y before the vocabulary grows, so a bad batch costs no copy.
@@ -256,7 +251,7 @@ class PartialFitMixin:
         perm = new_id[:n_old]
         attr_ptr, attr_labels = _grown_index(old_model, perm, corpus, featurizer.n_attributes,
                                              len(names), bool(self.all_states))
-        order = int(getattr(self, "order", 1))
+        order = self._chain_order()  # type: ignore[attr-defined]
         zeros = self._model_class.zero_params(len(attr_labels), len(names), order)
         grown = (zeros if old_model is None
                  else grow(old_model.params, old_model, self._model_class(
@@ -289,7 +284,7 @@ class PartialFitMixin:
         for name in self._fitted_names:  # type: ignore[attr-defined]
             self.__dict__.pop(name, None)  # a value a user assigned would hide the new one
         if self.verbose:
-            print(_format_record(history[-1]), flush=True)
+            print(format_record(history[-1]), flush=True)
 
     def _partial_attributes(self, state: TrainingState, n_iter: int) -> dict[str, Any]:
         """The learner's own fitted attributes after ``n_iter`` batches (learner-specific)."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from cseq import _train, _weights
 from cseq.base import ChainEstimator, check_number
+from cseq.learners.loops import mistake_driven_epochs
 from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import MAX_COUNT, register_estimator
@@ -110,10 +111,13 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     def _finish(self, model):
         return model if self.all_states else self._pruned(model)
 
+    #: On Dask: iterative parameter mixing of perceptron epochs (cseq.distributed).
+    _distributed = "perceptron-mixing"
+
     def _train(self, corpus, model, dev, callback):
         params = _weights.AveragedParams(model.params.copy())
         trainer = _train.PerceptronTrainer(model.index, corpus.view(partial=True), params)
-        self._mistake_driven_epochs(trainer, params, corpus, model, dev, callback)
+        mistake_driven_epochs(self, trainer, params, corpus, model, dev, callback)
 
     # -- training in batches (cseq.partial) -----------------------------------
     _partial_arrays = ("w", "u")

@@ -40,20 +40,21 @@ Transactions on Information Theory 51(7).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cseq import _forward_backward, _memm
+from cseq import decoding
+from cseq.chain.mapping import gold_ids, map_blocks
+from cseq.chain.normalized import Posterior, global_posterior, path_score
 from cseq.exceptions import InputError
 from cseq.fitted import Fitted
-from cseq.inference import _chain_arrays, forward_backward
+from cseq.inference import _chain_arrays, _constrain, _gold_array, forward_backward, viterbi
 from cseq.metrics import chunks, detect_scheme
-from cseq.model import LinearChain, not_finite, work_chunks
+from cseq.model import per_sequence
 from cseq.sequences import Sequences
 
 __all__ = ["path_log_prob", "chain_entropy", "span_probability", "Tagged", "annotate",
@@ -68,158 +69,7 @@ SPAN_SCHEMES = ("iob2", "bioes")
 # one sequence, from its marginals
 
 
-@dataclass
-class _Posterior:
-    """What one sequence's probabilities are computed from.
-
-    ``marg`` (n, L) and the sequence's entropy, in O(n L) memory
-    (:func:`_global_posterior`, :func:`_local_posterior`).  Span
-    probabilities also read the posterior's transitions: ``cond(t, i)`` is
-    ``P(y_{t+1} = . | y_t = i)`` (L,), made when asked from O(n L) state
-    (a first-order chain's backward messages, a MEMM's scores); a
-    second-order chain has ``pair`` (n - 1, L, L) and ``triple``
-    (n - 2, L, L, L) instead, its per-position marginals.  All three are
-    None when no span is asked for.
-    """
-
-    marg: np.ndarray
-    entropy: float
-    cond: Callable[[int, int], np.ndarray] | None = None
-    pair: np.ndarray | None = None
-    triple: np.ndarray | None = None
-
-
-def _path_score(em: np.ndarray, tr: np.ndarray, st: np.ndarray, en: np.ndarray,
-                t2: np.ndarray | None, path: np.ndarray) -> float:
-    n = len(path)
-    if n == 0:
-        return 0.0
-    s = float(em[np.arange(n), path].sum()) + float(st[path[0]]) + float(en[path[-1]])
-    if n > 1:
-        s += float(tr[path[:-1], path[1:]].sum())
-    if t2 is not None and n > 2:
-        s += float(t2[path[:-2], path[1:-1], path[2:]].sum())
-    return s
-
-
-def _global_posterior(em, tr, st, en, t2, seq: int | None = None, *, pairs: bool = False,
-                      masked: tuple | None = None) -> tuple[float, _Posterior]:
-    """log Z and the posterior of a globally normalised chain (CRF, HMM).
-
-    InputError when log Z or the marginals overflow, naming sequence ``seq``
-    of a corpus (None: the chain given to a function of the array API).
-
-    The pair (and trigram) marginals are summed over the positions as
-    forward-backward goes (``forward_backward_sums``), in O(n L) memory.
-    With ``pairs`` (span probabilities), also the posterior's transitions:
-    from the backward messages at first order (O(n L)), from per-position
-    pair and trigram marginals at second order.  ``masked``, the
-    ``(emissions, transitions)`` with -inf where constraints disallow
-    (``inference._constrain``), makes it the posterior of the distribution
-    restricted to the allowed paths.
-    """
-    em_run, tr_run = (em, tr) if masked is None else masked
-    if pairs and t2 is not None:
-        result = _forward_backward.forward_backward_array(em_run, tr_run, st, en, t2)
-    else:
-        result = _forward_backward.forward_backward_sums(em_run, tr_run, st, en, t2,
-                                                         with_beta=pairs)
-    log_beta = result[-1] if pairs and t2 is None else None
-    if log_beta is not None:
-        result = result[:-1]  # -inf where a label cannot reach the end: not a failure
-    if not (math.isfinite(result[0]) and all(np.isfinite(r).all() for r in result[1:])):
-        if seq is not None:
-            raise not_finite(seq, "log Z")
-        raise InputError("scores overflow: log Z or the marginals are not finite "
-                         "(finite inputs whose sums exceed the float64 range)")
-    post = _posterior_of(result, em, tr, st, en, t2)
-    if log_beta is not None:
-        post.cond = lambda t, i: np.exp(_log_softmax_rows(tr_run[i], em_run[t + 1]
-                                                          + log_beta[t + 1]))
-    return result[0], post
-
-
-def _posterior_of(result: tuple, em, tr, st, en, t2) -> _Posterior:
-    """The posterior of forward-backward's ``result`` on the finite scores of the chain.
-
-    ``result`` holds per-position pair (and trigram) marginals, or their sums
-    over the positions (``forward_backward_sums``): the expected transition
-    score is the same sum either way.  It may be that of a constrained
-    forward-backward: its log Z and marginals are then those of the
-    distribution restricted to the allowed paths, whose entropy is ``log
-    Z_allowed - E[score]`` (a disallowed entry has probability exactly 0, so
-    the finite, unmasked scores serve).
-    """
-    log_z, marg, pair = result[0], result[1], result[2]
-    triple = result[3] if t2 is not None else None
-    per_position = pair.ndim == 3
-    # Summed over the positions first, in their order, as forward_backward_sums
-    # adds them: the entropy is then the same to the last bit either way.
-    pair_sum = pair.sum(axis=0) if per_position else pair
-    expected = float((marg * em).sum()) + float(marg[0] @ st) + float(marg[-1] @ en)
-    expected += float((pair_sum * tr).sum())
-    if triple is not None:
-        expected += float(((triple.sum(axis=0) if per_position else triple) * t2).sum())
-    return _Posterior(marg, max(log_z - expected, 0.0), None, pair if per_position else None,
-                      triple if per_position else None)
-
-
-#: Entries (positions x L x L) of a MEMM's local distributions made at once by
-#: :func:`_local_posterior`: its memory does not grow with the sequence.
-_LOCAL_BLOCK = 1 << 16
-
-
-def _log_softmax_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log softmax(a + b)`` over the last axis, stable for huge scores.
-
-    Scores that overflow give non-finite rows, without a warning: the caller
-    checks and names the sequence.
-    """
-    with np.errstate(all="ignore"):
-        z = a + b
-        m = z.max(axis=-1, keepdims=True)
-        return z - (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))
-
-
-def _local_posterior(em: np.ndarray, tr: np.ndarray, st: np.ndarray, path: np.ndarray | None,
-                     seq: int) -> tuple[_Posterior, float]:
-    """A MEMM's posterior and ``log P(path)`` (0.0 without a path).
-
-    ``P(y_0 = j) = softmax(em[0] + start)`` and ``P(y_t = j | y_{t-1} = p) =
-    softmax_j(em[t, j] + tr[p, j])``, as ``_memm.local_distributions``
-    makes them, here a block of positions at a time, so that memory is
-    O(n L); the posterior's transitions are these local distributions.
-    The entropy is ``H(y_0) + sum_t sum_p P(y_{t-1} = p) H(y_t | y_{t-1} = p)``.
-    """
-    n, L = em.shape
-    marg = np.empty((n, L))
-    log_first = _log_softmax_rows(em[0], st)
-    if not np.isfinite(log_first).all():
-        raise not_finite(seq, "local log Z")
-    marg[0] = np.exp(log_first)
-    h = -float(marg[0] @ log_first)
-    log_p = float(log_first[path[0]]) if path is not None else 0.0
-    step = max(1, _LOCAL_BLOCK // (L * L))
-    for t0 in range(1, n, step):
-        t1 = min(n, t0 + step)
-        log_cond = _log_softmax_rows(em[t0:t1, None, :], tr[None])  # (block, p, j)
-        if not np.isfinite(log_cond).all():
-            raise not_finite(seq, "local log Z")
-        cond = np.exp(log_cond)
-        row_h = -(cond * log_cond).sum(axis=2)  # H(y_t | y_{t-1} = p), (block, p)
-        for k in range(t1 - t0):
-            t = t0 + k
-            h += float(marg[t - 1] @ row_h[k])
-            marg[t] = marg[t - 1] @ cond[k]
-        if path is not None:
-            ts = np.arange(t1 - t0)
-            log_p += float(log_cond[ts, path[t0 - 1:t1 - 1], path[t0:t1]].sum())
-    post = _Posterior(marg, max(h, 0.0),
-                      lambda t, i: np.exp(_log_softmax_rows(em[t + 1], tr[i])))
-    return post, min(log_p, 0.0)
-
-
-def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
+def _prefix_prob(post: Posterior, begin: int, run: Sequence[int]) -> float:
     """``P(y[begin : begin + len(run)] = run)`` from the posterior's marginals."""
     m = len(run)
     if post.triple is None or m == 1:
@@ -238,7 +88,7 @@ def _prefix_prob(post: _Posterior, begin: int, run: Sequence[int]) -> float:
     return p
 
 
-def _run_prob(post: _Posterior, begin: int, run: Sequence[int],
+def _run_prob(post: Posterior, begin: int, run: Sequence[int],
               next_not: Sequence[int]) -> float:
     """``P(y[begin:begin + m] = run and y[begin + m] not in next_not)`` (no next label: true)."""
     p = _prefix_prob(post, begin, run)
@@ -253,7 +103,6 @@ def _run_prob(post: _Posterior, begin: int, run: Sequence[int],
 
 
 def _check_path(path: ArrayLike, n: int, n_labels: int, name: str = "path") -> np.ndarray:
-    from cseq.inference import _gold_array
     return _gold_array(path, n, n_labels).astype(np.int64).reshape(n)
 
 
@@ -286,7 +135,7 @@ def path_log_prob(emissions: ArrayLike, transitions: ArrayLike, path: ArrayLike,
     if em.shape[0] == 0:
         return 0.0
     log_z = forward_backward(em, tr, st, en, transitions2=t2)[0]
-    return min(_path_score(em, tr, st, en, t2, y) - log_z, 0.0)
+    return min(path_score(em, tr, st, en, t2, y) - log_z, 0.0)
 
 
 def chain_entropy(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike | None = None,
@@ -310,7 +159,7 @@ def chain_entropy(emissions: ArrayLike, transitions: ArrayLike, start: ArrayLike
     if em.shape[0] == 0:
         return 0.0
     # The pair marginals summed as forward-backward goes: O(n L) memory.
-    return _global_posterior(em, tr, st, en, t2)[1].entropy
+    return global_posterior(em, tr, st, en, t2)[1].entropy
 
 
 def span_probability(emissions: ArrayLike, transitions: ArrayLike, begin: int,
@@ -344,7 +193,7 @@ def span_probability(emissions: ArrayLike, transitions: ArrayLike, begin: int,
     em, tr, st, en, t2 = _chain_arrays(emissions, transitions, start, end, transitions2)
     n, L = em.shape
     run = _check_run(begin, labels, next_not, n, L)
-    post = _global_posterior(em, tr, st, en, t2, pairs=True)[1]
+    post = global_posterior(em, tr, st, en, t2, pairs=True)[1]
     return _run_prob(post, run[0], run[1], run[2])
 
 
@@ -376,45 +225,14 @@ def _check_run(begin: Any, labels: Any, next_not: Any, n: int,
 # estimators
 
 
-def _kind(est: Any) -> tuple[str, Fitted]:
-    """``"global"`` (CRF, HMM) or ``"local"`` (MEMM), and the fitted state every later step
-    reads (:mod:`cseq.fitted`); InputError for other models."""
-    kind = getattr(est, "_probabilities", None)
-    if kind not in ("global", "local"):
+def _probabilistic(est: Any) -> Fitted:
+    """The fitted state every later step reads (:mod:`cseq.fitted`), whose model defines
+    probabilities; InputError for a model without them."""
+    fitted = est._check_fitted()
+    if not fitted.model.probabilistic:
         raise InputError(f"{type(est).__name__} models define no probabilities; sequence and "
                          "span probabilities come from a CRF, an HMM or a MEMM")
-    return kind, est._check_fitted()
-
-
-def _posteriors(model: LinearChain, corpus: Sequences, kind: str, *, pairs: bool = False,
-                paths: np.ndarray | None = None) -> list[tuple[_Posterior | None, float]]:
-    """The posterior of every sequence of ``corpus`` under ``model`` (None for an empty one)
-    and ``log P(path)``.
-
-    ``pairs``: with the posterior's transitions, which span probabilities
-    read (:class:`_Posterior`).  ``paths`` (label ids of every
-    token, or None: log-probabilities 0.0) are the labelings whose
-    log-probabilities are wanted.
-    """
-    model.check_corpus(corpus)
-    out: list[tuple[_Posterior | None, float]] = []
-    ptr = corpus.seq_ptr
-    em_all = model.emissions(corpus, 0, corpus.n_tokens)
-    tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
-    for s in range(corpus.n_sequences):
-        a, b = int(ptr[s]), int(ptr[s + 1])
-        if a == b:
-            out.append((None, 0.0))
-            continue
-        em = np.ascontiguousarray(em_all[a:b])
-        path = None if paths is None else paths[a:b].astype(np.int64)
-        if kind == "global":
-            log_z, post = _global_posterior(em, tr, st, en, t2, s, pairs=pairs)
-            out.append((post, 0.0 if path is None
-                        else min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)))
-        else:
-            out.append(_local_posterior(em, tr, st, path, s))
-    return out
+    return fitted
 
 
 def _label_ids(classes: Sequence[str]) -> dict[str, int]:
@@ -428,45 +246,20 @@ def sequence_log_prob(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
     Raises InputError for a model without probabilities or a label the model
     does not know.
     """
-    kind, fitted = _kind(est)
+    fitted = _probabilistic(est)
     ids = _label_ids(fitted.classes)
-    model = fitted.model
     if not isinstance(y, (list, tuple)):
         y = list(y)
     if not (isinstance(X, (list, tuple)) and len(y) == len(X)):
         n_jobs = 1  # one block: an error names indices of the whole X
 
     def work(corpus: Sequences, block: slice | None) -> np.ndarray:
-        gold = est._gold_ids(y if block is None else y[block], corpus, ids)
+        gold = gold_ids(y if block is None else y[block], corpus, ids)
         if len(gold) and gold.min() < 0:
             raise InputError("y holds a label the model does not know")
-        labeled = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
-                            gold)
-        model.check_corpus(labeled)
-        out = np.zeros(corpus.n_sequences)
-        if kind == "local":
-            chunks_ = work_chunks(corpus.seq_ptr, 1)
-            try:
-                _memm.memm_objective(model.index, model.params, labeled.view(), chunks_,
-                                     np.empty((len(chunks_) - 1, 0)), 1, False, out)
-            except FloatingPointError as exc:
-                raise not_finite(exc.args[0], "local log Z") from None
-            return -out
-        em_all = model.emissions(corpus, 0, corpus.n_tokens)
-        tr, st, en, t2 = model.transitions, model.start, model.end, model.trans2
-        ptr = corpus.seq_ptr
-        for s in range(corpus.n_sequences):
-            a, b = int(ptr[s]), int(ptr[s + 1])
-            if a == b:
-                continue
-            em = np.ascontiguousarray(em_all[a:b])
-            log_z = _forward_backward.forward_backward_sums(em, tr, st, en, t2)[0]
-            if not math.isfinite(log_z):
-                raise not_finite(s, "log Z")
-            out[s] = min(_path_score(em, tr, st, en, t2, gold[a:b].astype(np.int64)) - log_z,
-                         0.0)
-        return out
-    parts = est._map_blocks(fitted, X, n_jobs, work)
+        return fitted.model.sequence_log_prob(
+            Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, gold))
+    parts = map_blocks(fitted, X, n_jobs, work)
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
@@ -534,20 +327,18 @@ def _constraints(classes: Sequence[str], constraints: Any, fixed: Any) -> dict |
     """The transition masks of ``constraints`` (None when there are no constraints)."""
     if constraints is None and fixed is None:
         return None
-    from cseq import decoding
     return decoding.transition_masks(classes, constraints)
 
 
-def _analyse(est: Any, fitted: Fitted, corpus: Sequences, block: slice | None, kind: str,
-             masks: dict | None, fixed: Any,
-             pairs: bool) -> list[tuple[np.ndarray, _Posterior | None, float]]:
+def _analyse(fitted: Fitted, corpus: Sequences, block: slice | None, masks: dict | None,
+             fixed: Any, pairs: bool) -> list[tuple[np.ndarray, Posterior | None, float]]:
     """Per sequence: the predicted label ids, the posterior and ``log P(labels | x)``,
     under the snapshot ``fitted``.
 
     The posterior holds its transitions only with ``pairs`` (for span
-    probabilities; :class:`_Posterior`).
+    probabilities; :class:`Posterior`).
 
-    Without constraints, the estimator's decoder and the model's posterior.
+    Without constraints, the model's decoder and its posterior.
     With them (``masks`` from :func:`_constraints`, ``fixed`` as for
     ``predict``), the best allowed labeling and the posterior of the
     distribution restricted to the allowed labelings (its marginals, entropy
@@ -556,32 +347,24 @@ def _analyse(est: Any, fitted: Fitted, corpus: Sequences, block: slice | None, k
     with the same constraints; the log-probability stays ``log P(y | x)``
     under the model, as :meth:`sequence_log_prob` gives it.
     """
-    ptr = corpus.seq_ptr
+    ptr, model = corpus.seq_ptr, fitted.model
     if masks is None:
-        pred = est._decode(fitted.model, corpus)
+        pred = model.decode(corpus)
         return [(pred[int(ptr[s]):int(ptr[s + 1])].astype(np.int64), post, log_prob)
                 for s, (post, log_prob) in enumerate(
-                    _posteriors(fitted.model, corpus, kind, pairs=pairs, paths=pred))]
-    from cseq import decoding
-    from cseq.inference import _constrain, viterbi
+                    model.posteriors(corpus, pairs=pairs, paths=pred))]
 
-    def one(chain: tuple, kw: dict) -> tuple[np.ndarray, _Posterior, float]:
+    def one(chain: tuple, kw: dict) -> tuple[np.ndarray, Posterior, float]:
         em, tr, st, en, t2 = chain
         path = viterbi(em, tr, st, en, transitions2=t2, **kw)[0].astype(np.int64)
-        post = _global_posterior(em, tr, st, en, t2, pairs=pairs, masked=_constrain(
+        post = global_posterior(em, tr, st, en, t2, pairs=pairs, masked=_constrain(
             em, tr, kw.get("allowed"), kw.get("allowed_transitions"), kw.get("allowed_start"),
             kw.get("allowed_end")))[1]
-        log_z = _global_posterior(em, tr, st, en, t2)[0]
-        return path, post, min(_path_score(em, tr, st, en, t2, path) - log_z, 0.0)
+        log_z = global_posterior(em, tr, st, en, t2)[0]
+        return path, post, min(path_score(em, tr, st, en, t2, path) - log_z, 0.0)
     rows = decoding.allowed_rows(fitted.classes, fixed, corpus, block)
-    found = decoding._per_sequence(decoding.dense_chains(est, fitted.model, corpus), rows, corpus,
-                                   masks, one)
+    found = per_sequence(model.dense_chains(corpus), rows, corpus, masks, one)
     return [(np.zeros(0, dtype=np.int64), None, 0.0) if r is None else r for r in found]
-
-
-def _no_threads_for(fixed: Any, X: Any, n_jobs: int) -> int:
-    # ``fixed`` is sliced by block: one block unless X is a list.
-    return 1 if fixed is not None and not isinstance(X, (list, tuple)) else n_jobs
 
 
 def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | None = None,
@@ -609,13 +392,13 @@ def annotate(est: Any, X: Sequence[Any], *, spans: bool = True, scheme: str | No
     -------
     list of Tagged
     """
-    kind, fitted = _kind(est)
+    fitted = _probabilistic(est)
     scheme = _scheme_of(fitted.classes, scheme, False) if spans else None
-    return _annotate(est, fitted, kind, X, scheme, constraints, fixed, n_jobs)
+    return _annotate(fitted, X, scheme, constraints, fixed, n_jobs)
 
 
-def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str | None,
-              constraints: Any, fixed: Any, n_jobs: int) -> list[Tagged]:
+def _annotate(fitted: Fitted, X: Sequence[Any], scheme: str | None, constraints: Any,
+              fixed: Any, n_jobs: int) -> list[Tagged]:
     """:func:`annotate` under the snapshot ``fitted``, spans by ``scheme`` (None: none)."""
     masks = _constraints(fitted.classes, constraints, fixed)
     ids = _label_ids(fitted.classes)
@@ -623,7 +406,7 @@ def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str
 
     def work(corpus: Sequences, block: slice | None) -> list[Tagged]:
         out = []
-        for path, post, log_prob in _analyse(est, fitted, corpus, block, kind, masks, fixed,
+        for path, post, log_prob in _analyse(fitted, corpus, block, masks, fixed,
                                              pairs=scheme is not None):
             labels = names[path].tolist()
             found: list[tuple[str, int, int, float]] | None = None if scheme is None else []
@@ -638,8 +421,8 @@ def _annotate(est: Any, fitted: Fitted, kind: str, X: Sequence[Any], scheme: str
                                                        [] if after is None else [after])))
             out.append(Tagged(labels, conf, log_prob, post.entropy, found))
         return out
-    n_jobs = _no_threads_for(fixed, X, n_jobs)
-    return [t for block in est._map_blocks(fitted, X, n_jobs, work) for t in block]
+    n_jobs = decoding.threads_for(fixed, X, n_jobs)
+    return [t for block in map_blocks(fitted, X, n_jobs, work) for t in block]
 
 
 def predict_confidence(est: Any, X: Sequence[Any], *, constraints: Any = None,
@@ -653,14 +436,14 @@ def sequence_entropy(est: Any, X: Sequence[Any], *, constraints: Any = None, fix
                      n_jobs: int = 1) -> np.ndarray:
     """Entropy (nats) of the distribution over the label sequences of each sequence
     (restricted to the allowed labelings with ``constraints`` or ``fixed``)."""
-    kind, fitted = _kind(est)
+    fitted = _probabilistic(est)
     if constraints is not None or fixed is not None:
-        return np.array([t.entropy for t in _annotate(est, fitted, kind, X, None, constraints,
-                                                      fixed, n_jobs)], dtype=np.float64)
+        return np.array([t.entropy for t in _annotate(fitted, X, None, constraints, fixed,
+                                                      n_jobs)], dtype=np.float64)
 
     def work(corpus: Sequences, block: slice | None) -> list[float]:
-        return [0.0 if p is None else p.entropy for p, _ in _posteriors(fitted.model, corpus, kind)]
-    return np.array([h for block in est._map_blocks(fitted, X, n_jobs, work) for h in block],
+        return [0.0 if p is None else p.entropy for p, _ in fitted.model.posteriors(corpus)]
+    return np.array([h for block in map_blocks(fitted, X, n_jobs, work) for h in block],
                     dtype=np.float64)
 
 
@@ -700,7 +483,7 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
     ``predict``), the probability under the distribution restricted to the
     allowed labelings.
     """
-    kind, fitted = _kind(est)
+    fitted = _probabilistic(est)
     scheme = _scheme_of(fitted.classes, scheme, True)
     masks = _constraints(fitted.classes, constraints, fixed)
     ids = _label_ids(fitted.classes)
@@ -712,9 +495,8 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
 
     def work(corpus: Sequences, block: slice | None) -> list[np.ndarray]:
         mine = wanted if block is None else wanted[block]
-        posts = [r[1] for r in _analyse(est, fitted, corpus, block, kind, masks, fixed, True)] \
-            if masks is not None else [p for p, _ in _posteriors(fitted.model, corpus, kind,
-                                                                 pairs=True)]
+        posts = [r[1] for r in _analyse(fitted, corpus, block, masks, fixed, True)] \
+            if masks is not None else [p for p, _ in fitted.model.posteriors(corpus, pairs=True)]
         lengths = np.diff(corpus.seq_ptr)
         out = []
         for s, (post, rows) in enumerate(zip(posts, mine)):
@@ -728,8 +510,8 @@ def span_marginals(est: Any, X: Sequence[Any], spans: Any, *, scheme: str | None
                     probs[k] = _run_prob(post, i, run[0], run[1])
             out.append(probs)
         return out
-    n_jobs = _no_threads_for(fixed, X, n_jobs)
-    return [p for block in est._map_blocks(fitted, X, n_jobs, work) for p in block]
+    n_jobs = decoding.threads_for(fixed, X, n_jobs)
+    return [p for block in map_blocks(fitted, X, n_jobs, work) for p in block]
 
 
 def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
@@ -737,7 +519,6 @@ def predict_spans(est: Any, X: Sequence[Any], *, scheme: str | None = None,
                   n_jobs: int = 1) -> list[list[tuple[str, int, int, float]]]:
     """The predicted entity spans of each sequence, ``(type, start, end, probability)``
     (with ``constraints`` or ``fixed``, those of the constrained prediction)."""
-    kind, fitted = _kind(est)
+    fitted = _probabilistic(est)
     scheme = _scheme_of(fitted.classes, scheme, True)
-    return [t.spans or [] for t in _annotate(est, fitted, kind, X, scheme, constraints, fixed,
-                                             n_jobs)]
+    return [t.spans or [] for t in _annotate(fitted, X, scheme, constraints, fixed, n_jobs)]

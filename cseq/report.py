@@ -58,6 +58,7 @@ from cseq._files import replacing
 from cseq.exceptions import InputError
 from cseq.explain import top_features, transition_table
 from cseq.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme
+from cseq.probability import annotate
 
 __all__ = ["write_report", "report_html", "reliability", "SECTIONS"]
 
@@ -324,9 +325,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                 title: str | None = None, n_worst: int = 10, top_k: int = 10,
                 n_jobs: int = 1) -> str:
     """The report of :func:`write_report` as an HTML string."""
-    from cseq.probability import annotate
-
-    est._check_fitted()
+    fitted = est._check_fitted()
     figs = _Figures()
     if not isinstance(X, (list, tuple)):
         X = list(X)
@@ -339,7 +338,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
     words = _words_of(X) if words is None else [list(w) for w in words]
     if [len(w) for w in words] != [len(s) for s in y]:
         raise InputError("words must have one string per token of X")
-    probabilistic = getattr(est, "_probabilities", None) is not None
+    probabilistic = fitted.model.probabilistic
     if probabilistic:
         tagged = annotate(est, X, spans=False, n_jobs=n_jobs)
         pred = [t.labels for t in tagged]
@@ -351,16 +350,16 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
         raise InputError("y must have one label per token of X")
     gold_labels = {lab for seq in y for lab in seq}
     if scheme == "auto":
-        scheme = detect_scheme(gold_labels | set(est.classes_))
+        scheme = detect_scheme(gold_labels | set(fitted.classes))
     learner = type(est).__name__
-    order = getattr(est.model_, "order", 1)
+    order = fitted.model.order
     n_tok = sum(len(s) for s in y)
     parts = []
 
     # summary and per-label scores
     tok = _token_scores(y, pred)
     acc = tok["n_correct"] / n_tok if n_tok else 0.0
-    facts = [["learner", f"{learner} (order {order})"], ["labels", len(est.classes_)],
+    facts = [["learner", f"{learner} (order {order})"], ["labels", len(fitted.classes)],
              ["sentences", len(y)], ["tokens", n_tok], ["token accuracy", _pct(acc)]]
     if scheme is not None:
         cs = chunk_scores(y, pred, scheme)
@@ -395,7 +394,7 @@ def report_html(est: Any, X: Sequence[Any], y: Sequence[Sequence[str]], *,
     parts.append(_section("per-label", per_title, body))
 
     # confusion matrix
-    labels, counts = confusion_matrix(y, pred, labels=sorted(gold_labels | set(est.classes_)))
+    labels, counts = confusion_matrix(y, pred, labels=sorted(gold_labels | set(fitted.classes)))
     with np.errstate(invalid="ignore", divide="ignore"):
         norm = counts / counts.sum(axis=1, keepdims=True)
     norm = np.nan_to_num(norm)

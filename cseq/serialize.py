@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from cseq._files import replacing
+from cseq._version import __version__
 from cseq.exceptions import InputTypeError, ModelFormatError
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads", "save",
@@ -90,7 +91,6 @@ def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) ->
 
 def pack(header: dict, arrays: dict[str, np.ndarray]) -> bytes:
     """The bytes of a model file holding a JSON-able ``header`` and named arrays."""
-    from cseq import __version__
     header = {**header, "library": "cseq", "library_version": __version__}
     entries, chunks, offset = [], [], 0
     for name, arr in arrays.items():

@@ -14,6 +14,7 @@ from cseq import _ssvm, _weights
 from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
 from cseq.exceptions import InputError, InputTypeError
 from cseq.inference import _RaggedWarning, check_cost_matrix
+from cseq.learners.loops import epochs
 from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.serialize import MAX_COUNT, register_estimator
@@ -227,6 +228,9 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
     def _weights_now(self, params: _weights.AveragedParams) -> np.ndarray:
         return params.averaged() if self.average else params.weights()
 
+    #: On Dask: iterative parameter mixing of Pegasos epochs (cseq.distributed).
+    _distributed = "pegasos-mixing"
+
     def _train(self, corpus, model, dev, callback):
         cost = self.cost_matrix(self.classes_)
         params = _weights.AveragedParams(model.params.copy())
@@ -238,7 +242,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
             hinge, _ = _ssvm.structured_hinge(model.index, w, view, cost)
             return ({"loss": 0.5 * dot(w, w) + float(self.C) * hinge, "hinge": hinge,
                      "violations": int(violations)}, None)
-        self._epochs(run_pass, lambda: self._weights_now(params), corpus, model, dev, callback)
+        epochs(self, run_pass, lambda: self._weights_now(params), corpus, model, dev, callback)
 
     # -- training in batches (cseq.partial) -----------------------------------
     _partial_arrays = ("w", "u")

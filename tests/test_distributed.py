@@ -17,6 +17,7 @@ import pytest
 
 import cseq
 from cseq.conll import read_conll
+from cseq.learners.frame import pack
 from cseq.objectives import CRFObjective
 from shared_data import CONLL2000, needs
 
@@ -24,6 +25,7 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 import dask.bag as db  # noqa: E402
 
+import cseq._cluster as cluster  # noqa: E402
 import cseq.distributed as cd  # noqa: E402
 
 
@@ -186,6 +188,9 @@ def test_one_partition_gives_the_weights_of_fit(client):
     got = cd.fit(cseq.CRF(c2=0.5, max_iter=25, tol=1e-3), X, y, client=client, npartitions=1)
     assert np.array_equal(got.model_.params, ref.model_.params)
     assert got.to_bytes() == ref.to_bytes()
+    # The model is the CRF's class, which defines probabilities (issue 28).
+    assert type(got.model_) is type(ref.model_)
+    np.testing.assert_array_equal(got.sequence_log_prob(X, y), ref.sequence_log_prob(X, y))
 
 
 @needs(CONLL2000 / "train.txt")
@@ -219,7 +224,7 @@ def test_partially_labelled_sequences_as_in_fit(client, make):
 
 def _objective(est, X, y):
     """The single-machine objective of ``est``'s problem at its fitted weights (unpruned)."""
-    featurizer, corpus, classes = est._pack_training(X, y)
+    featurizer, corpus, classes = pack(est, X, y)
     model = type(est.model_).from_corpus(corpus, featurizer.n_attributes, len(classes))
     obj = CRFObjective(model, corpus, est.c2)
     return model, obj
@@ -277,14 +282,14 @@ def test_gather_goes_through_the_scheduler_when_workers_cannot_be_reached(client
         assert np.array_equal(got.model_.params, ref.model_.params)
         assert calls.count(True) == 1  # tried once, then through the scheduler
     finally:
-        cd._INDIRECT.discard(client)
+        cluster._INDIRECT.discard(client)
 
 
 def test_a_task_error_is_not_taken_for_unreachable_workers(client):
     future = client.submit(lambda: open("/nonexistent/cseq-test-file"), pure=False)
     with pytest.raises(FileNotFoundError):
-        cd._gather(client, [future])
-    assert client not in cd._INDIRECT
+        cluster._gather(client, [future])
+    assert client not in cluster._INDIRECT
 
 
 def test_shards_spread_over_the_workers(client):
@@ -426,6 +431,45 @@ def test_early_stopping_on_a_dev_set_scored_on_the_driver(client):
     assert [r["dev_accuracy"] for r in got.history_] == [r["dev_accuracy"]
                                                          for r in ref.history_]
     assert np.array_equal(got.model_.params, ref.model_.params)
+
+
+class _StopAt:
+    """A callback that presses Ctrl-C after iteration ``n``."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __call__(self, record) -> None:
+        if record["iteration"] == self.n:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: cseq.CRF(c2=0.5, max_iter=n, tol=0.0),
+    lambda n: cseq.StructuredPerceptron(max_iter=n, random_state=2),
+    lambda n: cseq.StructuredSVM(max_iter=n, random_state=2),
+], ids=["crf", "perceptron", "ssvm"])
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_ctrl_c_hands_back_the_last_completed_iteration(client, make):
+    """The fit frame is the in-process one: on Ctrl-C the estimator stays unfitted and
+    TrainingInterrupted holds a fitted copy at the last completed iteration."""
+    X, y = _corpus(40, seed=21)
+    est = make(20)
+    with pytest.raises(cseq.TrainingInterrupted) as info:
+        cd.fit(est, X, y, client=client, npartitions=2, callback=_StopAt(2))
+    assert est.model_ is None
+    partial = info.value.estimator
+    assert partial.n_iter_ == 2 and len(partial.history_) == 2
+    two = cd.fit(make(2), X, y, client=client, npartitions=2)
+    np.testing.assert_array_equal(partial.model_.params, two.model_.params)
+    assert partial.predict(X) == two.predict(X)
+
+
+def test_the_max_iter_warning_names_the_callers_line(client):
+    X, y = _corpus(20, seed=22)
+    with pytest.warns(cseq.ConvergenceWarning, match="max_iter=2") as record:
+        cd.fit(cseq.CRF(max_iter=2, tol=0.0), X, y, client=client, npartitions=2)
+    assert [w.filename for w in record] == [__file__]
 
 
 def test_hashing_featurizer_over_partitions(client):

@@ -37,7 +37,7 @@ def test_every_learner_and_training_state_is_seeded():
         if name != "unfitted":
             assert done["predict: ok"] == done["refit: ok"] == 1, name
             # MEMM and greedy do not decode by a sum of weights: explain refuses.
-            linear = serialize.loads(data)._linear_scores
+            linear = serialize.loads(data).model_.linear_scores
             assert done["explain: ok" if linear else "explain: InputError"] == 1, name
         assert done["save: ok"] >= 1, name
         if "partial" in name:

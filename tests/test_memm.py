@@ -16,7 +16,8 @@ from cseq import _memm
 from cseq.base import MAX_ITER_REASON
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted
-from cseq.model import work_chunks
+from cseq.memm import LocalChain
+from cseq.model import LinearChain, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
 
@@ -77,7 +78,7 @@ def test_local_distributions_are_normalised_softmaxes(Xy, all_states, seed, scal
 @examples(30)
 @given(corpora(max_len=4), st.booleans(), st.sampled_from([0.0, 0.5]), seeds)
 def test_memm_objective_matches_enumeration_and_finite_differences(Xy, all_states, c2, seed):
-    _, corpus, model = pack(*Xy, all_states=all_states)
+    _, corpus, model = pack(*Xy, all_states=all_states, chain=LocalChain)
     objective = MEMMObjective(model, corpus, c2=c2, n_jobs=1)
     theta = np.random.default_rng(seed).normal(size=len(model.params)) * 0.7
     theta_copy = theta.copy()
@@ -188,7 +189,7 @@ def test_fit_predict_marginals_and_templates():
 
 def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
     """A chain whose local and global argmax differ: predict follows log P(y | x)."""
-    _, corpus, model = pack([[["a"], ["b"]]], [["P", "Q"]])
+    _, corpus, model = pack([[["a"], ["b"]]], [["P", "Q"]], chain=LocalChain)
     est = cseq.MEMM()
     featurizer = FeatureVocabulary()
     featurizer.fit_transform([[["a"], ["b"]]])
@@ -205,7 +206,8 @@ def test_memm_predicts_with_its_own_decoder_not_the_crf_one():
     model.params = theta
     est._fitted = Fitted(featurizer, ["P", "Q"], model).with_attributes(n_iter_=0)
     assert est.predict([[["a"], ["b"]]]) == [["P", "P"]]
-    assert model.decode(corpus).tolist() == [1, 1]
+    assert model.decode(corpus).tolist() == [0, 0]  # the model decodes, not the estimator
+    assert LinearChain.decode(model, corpus).tolist() == [1, 1]  # the CRF's decoder
     E = np.zeros((2, 2))
     assert path_score(E, theta[lay["trans"]:lay["trans"] + 4].reshape(2, 2),
                       theta[lay["start"]:lay["start"] + 2], np.zeros(2), [1, 1]) == 5.0

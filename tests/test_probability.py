@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import tracemalloc
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,7 +21,9 @@ from hypothesis.extra import numpy as hnp
 
 import cseq
 from cseq import _forward_backward, probability
+from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError
+from cseq.memm import LocalChain
 
 from budget import examples
 from oracle import (all_path_scores, all_paths, brute_log_z, brute_marginals, brute_memm,
@@ -379,6 +382,34 @@ def test_models_without_probabilities_refuse(est):
                  lambda: probability.annotate(est, TRAIN_X)):
         with pytest.raises(InputError, match="define no probabilities"):
             call()
+
+
+def test_readers_ask_the_model_not_the_estimator():
+    """Probabilities, n-best log-probabilities, decoding and explain follow the model's
+    answers (its class), whatever estimator holds it (issue 28, item 1)."""
+    est = cseq.StructuredPerceptron(max_iter=2).fit(TRAIN_X, TRAIN_Y)
+    with pytest.raises(InputError, match="define no probabilities"):
+        est.sequence_log_prob(TRAIN_X, TRAIN_Y)
+    assert est.predict_nbest(TRAIN_X, 2)[0].log_probs is None
+    fitted, m = est._fitted, est._fitted.model
+    arrays = (m.n_labels, m.attr_ptr, m.attr_labels, m.params)
+    for chain, twin in ((GlobalChain, cseq.CRF()), (LocalChain, cseq.MEMM())):
+        est._fitted = twin._fitted = replace(fitted, model=chain(*arrays))
+        got = est.sequence_log_prob(TRAIN_X, TRAIN_Y)
+        assert (got < 0).all()
+        np.testing.assert_array_equal(got, twin.sequence_log_prob(TRAIN_X, TRAIN_Y))
+        assert est.predict(TRAIN_X) == twin.predict(TRAIN_X)
+        assert est.predict_nbest(TRAIN_X, 2)[0].log_probs is not None
+    with pytest.raises(InputError, match="sum of weights"):
+        est.explain(TRAIN_X[0])  # a LocalChain's decoder maximizes log P, not the weights
+
+
+@pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
+def test_a_pruned_crf_keeps_its_probabilities():
+    # Pruning copies the model in its own class: the copy still defines them.
+    est = cseq.CRF(c1=0.5, max_iter=30, all_states=True).fit(TRAIN_X, TRAIN_Y)
+    assert est.n_pruned_ > 0 and type(est.model_) is GlobalChain
+    assert (est.sequence_log_prob(TRAIN_X, TRAIN_Y) < 0).all()
 
 
 def test_unfitted_model_refuses():

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import cseq
 from cseq import _ssvm, _weights
+from cseq.chain.mapping import gold_ids
 from cseq.exceptions import InputError, InputTypeError
 from cseq.sequences import Sequences
 
@@ -251,7 +252,7 @@ def test_primal_objective_goes_down_on_a_small_corpus(C):
     assert losses[-1] < losses[0]
     # The recorded objective is that of the returned weights.
     c = est.featurizer_.transform(X_WORDS)
-    gold = est._gold_ids(Y_WORDS, c, {name: i for i, name in enumerate(est.classes_)})
+    gold = gold_ids(Y_WORDS, c, {name: i for i, name in enumerate(est.classes_)})
     corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, gold)
     w = est.model_.params
     hinge, _ = _ssvm.structured_hinge(est.model_.index, w, corpus.view())

@@ -231,7 +231,7 @@ def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y)
        Y=st.lists(st.lists(st.tuples(words, words), max_size=6), min_size=1, max_size=4),
        max_tokens=st.sampled_from([None, 1, 4]))
 def test_chunks_without_memo_plus_the_memo_attributes_are_the_chunks(spec, X, Y, max_tokens):
-    # What ChainEstimator._map_decoded relies on: per token, the attributes
+    # What cseq.chain.mapping.map_decoded relies on: per token, the attributes
     # left without the memo plus those of memo_attributes() for each group whose
     # row is inside the sentence are the token's attributes, as a multiset.
     f = TemplateFeaturizer(_text(spec))

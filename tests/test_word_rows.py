@@ -2,7 +2,7 @@
 
 Tagging with a template featurizer adds, for the templates that read one
 cell, one precomputed row per word and window offset instead of looking up
-and scoring each attribute per token (``ChainEstimator._map_decoded``).
+and scoring each attribute per token (``cseq.chain.mapping.map_decoded``).
 Checked here against independent references: dense weight matrices summed
 with numpy, brute-force Viterbi over every label path, and the plain
 per-token path of the estimators.
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import base as _base
+from cseq.chain import mapping
 from cseq.exceptions import InputError
 from cseq.model import LinearChain
 
@@ -182,7 +182,7 @@ def test_predict_and_score_with_word_rows_equal_the_plain_path(sample, monkeypat
     fast_score = est.score(test, y[150:])
     assert calls and all(calls)  # every decode took the word rows
     calls.clear()
-    monkeypatch.setattr(_base, "_WORD_ROWS_BYTES", -1)
+    monkeypatch.setattr(mapping, "_WORD_ROWS_BYTES", -1)
     plain = est.predict(test)
     plain_score = est.score(test, y[150:])
     assert calls and not any(calls)
