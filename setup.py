@@ -26,7 +26,7 @@ OPENMP = os.environ.get("CSEQ_OPENMP", "auto").lower()
 
 MODULES = ["_decode", "_forward_backward", "_masks", "_weights", "_train", "_pack", "_templates",
            "_tokens", "_memm", "_greedy", "_ssvm", "_clamped", "_sgd",
-           "_nbest", "_lbfgs", "_pa", "_arow"]
+           "_nbest", "_lbfgs", "_pa", "_arow", "_crf"]
 
 DIRECTIVES = {
     "language_level": 3,

@@ -23,8 +23,8 @@ confidence-weighted models. EMNLP.
 
 from libc.math cimport isfinite
 
-from cseq._margin cimport (COST_COUNT, MarginScratch, margin_scratch_free, margin_scratch_init,
-                           margin_violation)
+from cseq._margin cimport (COST_COUNT, MarginScratch, margin_epoch, margin_scratch_free,
+                           margin_scratch_init, margin_violation)
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of
 
@@ -95,33 +95,14 @@ cdef class AROWTrainer:
         return d
 
     def train_epoch(self, const index_t[::1] order):
-        """One pass over the sequences in ``order`` (validated indices).
+        """One pass over the sequences in ``order``, as :meth:`cseq._pa.PATrainer.train_epoch`.
 
-        Returns
-        -------
-        errors : int
-            Labels the current weights got wrong during the pass.
-        loss : float
-            Sum of the losses of the updates (CRFsuite's "Loss").
-
-        Raises
-        ------
-        FloatingPointError
-            If a loss left float64; the offending sequence made no update.
+        Returns ``(errors, loss)`` (see :func:`cseq._margin.margin_epoch`);
+        the loss's margin term is the number of wrong labels.
         """
-        cdef index_t i, errors = 0
-        cdef weight_t loss, total = 0.0
-        cdef bint finite = True
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
-        with nogil:
-            for i in range(order.shape[0]):
-                errors += self._train_sequence(order[i], &loss)
-                total += loss
-                if not isfinite(total):
-                    finite = False
-                    break
-        if not finite:
-            raise FloatingPointError(f"the loss left float64 at sequence {order[i]}")
-        return int(errors), float(total)
+        return margin_epoch(order, self.ch.corpus.n_seqs, _arow_step, <void*> self)
+
+
+cdef index_t _arow_step(void* learner, index_t s, weight_t* loss) noexcept nogil:
+    # margin_epoch's step: `learner` is the AROWTrainer running the epoch.
+    return (<AROWTrainer> learner)._train_sequence(s, loss)

@@ -34,12 +34,12 @@ from libc.string cimport memset
 import numpy as np
 
 from cseq._forward_backward cimport (FBTables, FBWork, fb_add_pairs, fb_add_triples,
-                                     fb_marginals, fb_run, fb_tables_free, fb_tables_init,
+                                     fb_marginals, fb_run, fb_tables_for, fb_tables_free,
                                      fb_work_free, fb_work_init)
 from cseq._masks cimport clamp_rows
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, add_state_features, chain_of,
-                            score_emissions)
+                            check_order, sequence_emissions)
 
 
 cdef weight_t fb_expectations(const Chain* ch, const FBTables* tb, FBWork* wk,
@@ -56,16 +56,11 @@ cdef weight_t fb_expectations(const Chain* ch, const FBTables* tb, FBWork* wk,
     next.  Returns a non-finite value when log Z is not finite.
     """
     cdef int L = ch.layout.n_labels
-    cdef index_t t0 = ch.corpus[0].seq_ptr[s]
-    cdef index_t n = ch.corpus[0].seq_ptr[s + 1] - t0
-    cdef index_t t, k
+    cdef index_t t0, t
+    cdef index_t n = sequence_emissions(ch, w, w_scale, s, wk.em, &t0)
     cdef weight_t lz
     if n == 0:
         return 0.0
-    score_emissions(ch.index, w, ch.corpus, t0, t0 + n, L, wk.em)
-    if w_scale != 1.0:
-        for k in range(n * L):
-            wk.em[k] *= w_scale
     if clamp:
         clamp_rows(wk.em, n, L, ch.corpus[0].labels + t0)
     lz = fb_run(tb, wk, n)
@@ -108,7 +103,7 @@ cdef weight_t fb_partial_update(const Chain* ch, const FBTables* tb, FBWork* wk,
                                 const weight_t* w, weight_t w_scale, index_t s, weight_t gain,
                                 weight_t* marg, weight_t* pairs, weight_t* marg2,
                                 weight_t* pairs2, weight_t* out) noexcept nogil:
-    """``fb_sequence_update`` for a partially labelled sequence.
+    """``crf_sequence_update`` for a partially labelled sequence.
 
     Adds ``gain * (E_clamped[Phi] - E[Phi])`` to ``out`` (``gain = -1``: the
     gradient of ``log Z - log Z_clamped``; ``gain = eta``: a stochastic
@@ -177,7 +172,7 @@ def clamped_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Co
     """Sum of ``log Z_clamped`` and of ``E_clamped[Phi]`` over the sequences ``seqs``.
 
     The clamped half of the partial-label objective, as
-    :func:`cseq._forward_backward.crf_log_z_and_expectations` computes the
+    :func:`cseq._crf.crf_log_z_and_expectations` computes the
     other: ``chunks`` are boundaries over positions of ``seqs`` (validated
     sequence indices of ``cv``, a labeled view), chunk ``c`` runs on one of
     ``n_jobs`` threads into ``grad_buffers[c]`` and the chunks are summed in
@@ -190,7 +185,7 @@ def clamped_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Co
     """
     cdef index_t n_chunks = chunks.shape[0] - 1
     cdef FBTables tb
-    cdef index_t c, i
+    cdef index_t c
     cdef int failed = 0
     _check_view(ix, cv)
     if params.shape[0] != ix.layout.n_params or grad_buffers.shape[1] != ix.layout.n_params \
@@ -201,9 +196,7 @@ def clamped_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Co
     for c in range(n_chunks):
         if chunks[c] > chunks[c + 1]:
             raise ValueError("chunks must be non-decreasing")
-    for i in range(seqs.shape[0]):
-        if not 0 <= seqs[i] < cv.corpus.n_seqs:
-            raise IndexError(f"sequence index {seqs[i]} out of range")
+    check_order(seqs, cv.corpus.n_seqs)
     lz_np = np.zeros(n_chunks, dtype=np.float64)
     bad_np = np.full(n_chunks, -1, dtype=np.int64)
     cdef weight_t[::1] lz = lz_np
@@ -212,11 +205,7 @@ def clamped_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, Co
     grad_np[:] = 0.0
     cdef Chain ch = chain_of(ix, cv)
     cdef const index_t* sp = &seqs[0] if seqs.shape[0] else NULL
-    if fb_tables_init(&tb, &params[ix.layout.trans], &params[ix.layout.start],
-                      &params[ix.layout.end],
-                      &params[ix.layout.trans2] if ix.layout.order == 2 else NULL,
-                      ix.layout.n_labels) != 0:
-        raise MemoryError()
+    fb_tables_for(&tb, &ix.layout, &params[0], NULL)
     for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
         failed += -_clamped_range(&ch, &tb, &params[0], sp, chunks[c], chunks[c + 1],
                                   &grad_buffers[c, 0], &lz[c], &bad[c])
@@ -257,10 +246,7 @@ def partial_sequence_loss_and_gradient(ChainIndex ix, const weight_t[::1] params
     cdef weight_t[::1] pairs = pairs_np
     cdef weight_t[:, ::1] marg2 = marg2_np
     cdef weight_t[::1] pairs2 = pairs2_np
-    if fb_tables_init(&tb, &params[ix.layout.trans], &params[ix.layout.start],
-                      &params[ix.layout.end],
-                      &params[ix.layout.trans2] if ix.layout.order == 2 else NULL, L) != 0:
-        raise MemoryError()
+    fb_tables_for(&tb, &ix.layout, &params[0], NULL)
     if fb_work_init(&wk, cv.max_len, L, ix.layout.order) != 0:
         fb_tables_free(&tb)
         raise MemoryError()

@@ -26,8 +26,8 @@ from cseq._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._prefetch cimport cseq_prefetch
 from cseq._masks import NoAllowedPath
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, all_finite, chain_of,
-                            score_emissions, transitions_of)
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
+                            emissions_finite, sequence_emissions, transitions_of)
 
 
 cdef extern from *:
@@ -470,16 +470,12 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
         free(em); free(delta); free(back); free(reach)
         return -1
     for s in range(s0, s1):
-        t0 = ch.corpus.seq_ptr[s]
-        n = ch.corpus.seq_ptr[s + 1] - t0
+        n = sequence_emissions(ch, params, 1.0, s, em, &t0)
         if n == 0:
             continue
-        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
         if wr != NULL:
             add_word_rows(wr, t0, n, L, em)
-        if not all_finite(em, n * L):
-            if bad_seq[0] < 0:
-                bad_seq[0] = s
+        if not emissions_finite(em, n, L, s, bad_seq):
             continue
         if cons != NULL:
             constrain_rows(cons, t0, n, L, em)

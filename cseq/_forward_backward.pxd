@@ -1,5 +1,5 @@
 from cseq._types cimport weight_t, label_t, index_t
-from cseq._weights cimport Chain, Transitions
+from cseq._weights cimport Layout, Transitions
 
 
 cdef struct FBTables:
@@ -43,6 +43,5 @@ cdef weight_t fb_run(const FBTables* tb, FBWork* wk, index_t n) noexcept nogil
 cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out) noexcept nogil
 cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil
 cdef void fb_add_triples(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil
-cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk,
-                                 const weight_t* w, weight_t w_scale, index_t s, weight_t gain,
-                                 weight_t* marg, weight_t* pairs, weight_t* out) noexcept nogil
+cdef int fb_tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
+                       const weight_t* trans) except -1

@@ -22,6 +22,9 @@ two variants, on the same emission buffer, behind the same functions
 the trigram marginals); the first position has single labels and the second
 the first-order transition.
 
+The CRF training objective built on these functions (a sequence's loss and
+gradient, the corpus sums for L-BFGS) is :mod:`cseq._crf`.
+
 References
 ----------
 Rabiner, L. R. (1989). A tutorial on hidden Markov models and selected
@@ -43,9 +46,8 @@ import numpy as np
 from cseq._decode import check_masks, raise_bad_sequence
 from cseq._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, ParamSink, Transitions,
-                            add_path_features, add_state_features, all_finite, chain_of,
-                            n_path_states, score_emissions)
+from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, chain_of, emissions_finite,
+                            n_path_states, sequence_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.
 SCALED_MAX_SPREAD = 250.0
@@ -683,73 +685,6 @@ cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out)
                 orow[j] += exp(al[i] + trow[j] + tmp[j] - c) * a
 
 
-cdef weight_t fb_sequence_update(const Chain* ch, const FBTables* tb, FBWork* wk,
-                                 const weight_t* w, weight_t w_scale, index_t s, weight_t gain,
-                                 weight_t* marg, weight_t* pairs, weight_t* out) noexcept nogil:
-    """One sequence's negative log-likelihood, and its gradient times ``-gain`` added into ``out``.
-
-    The state weights are ``w_scale * w[:n_state]``; ``tb`` holds the
-    transitions (already scaled).  Adds ``gain * (Phi(x, gold) - E[Phi(x, y)])``
-    to ``out`` (a sparse update: only the state weights of the sequence's
-    attributes and the transition blocks), so ``gain = -1`` adds the gradient
-    of ``log Z - score(gold)`` and ``gain = eta`` is a stochastic gradient step.
-    ``marg`` has room for ``wk.capacity * L`` values, ``pairs`` for ``L * L``
-    (second order: ``L * L + L^3``, the trigram counts after the bigrams).
-    Returns ``log Z - score(gold)``, or a non-finite value (and ``out``
-    untouched) when log Z is not finite.
-    """
-    cdef int L = ch.layout.n_labels
-    cdef index_t t0 = ch.corpus[0].seq_ptr[s]
-    cdef index_t n = ch.corpus[0].seq_ptr[s + 1] - t0
-    cdef const label_t* gold = ch.corpus[0].labels + t0
-    cdef index_t t, k
-    cdef int j
-    cdef weight_t gold_score, lz
-    cdef weight_t* triples
-    cdef ParamSink sink
-    if n == 0:
-        return 0.0
-    score_emissions(ch.index, w, ch.corpus, t0, t0 + n, L, wk.em)
-    if w_scale != 1.0:
-        for k in range(n * L):
-            wk.em[k] *= w_scale
-    # The gold path's score, before fb_run overwrites the emissions.
-    gold_score = tb.tr.start[gold[0]] + tb.tr.end[gold[n - 1]]
-    for t in range(n):
-        gold_score += wk.em[t * L + gold[t]]
-    for t in range(1, n):
-        gold_score += tb.tr.trans[gold[t - 1] * L + gold[t]]
-    if tb.order == 2:
-        for t in range(2, n):
-            gold_score += tb.tr.trans2[(<index_t> gold[t - 2] * L + gold[t - 1]) * L + gold[t]]
-    lz = fb_run(tb, wk, n)
-    if not isfinite(lz):
-        return lz
-    fb_marginals(tb, wk, n, marg)
-    for t in range(n):
-        add_state_features(ch.index, ch.corpus, t0 + t, marg + t * L, L, -gain, out)
-    memset(pairs, 0, L * L * sizeof(weight_t))
-    for t in range(n - 1):
-        fb_add_pairs(tb, wk, t, pairs)
-    for k in range(L * L):
-        out[ch.layout.trans + k] -= gain * pairs[k]
-    if tb.order == 2:
-        triples = pairs + L * L
-        memset(triples, 0, <size_t> L * L * L * sizeof(weight_t))
-        for t in range(n - 2):
-            fb_add_triples(tb, wk, t, triples)
-        for k in range(<index_t> L * L * L):
-            out[ch.layout.trans2 + k] -= gain * triples[k]
-    for j in range(L):
-        out[ch.layout.start + j] -= gain * marg[j]
-        out[ch.layout.end + j] -= gain * marg[(n - 1) * L + j]
-    sink.w = out
-    sink.u = NULL
-    sink.age = 0.0
-    add_path_features(ch.layout, ch.index, ch.corpus, t0, n, gold, NULL, gain, &sink)
-    return lz - gold_score
-
-
 # ---------------------------------------------------------------------------
 # Python entry points (arrays validated by the caller).
 
@@ -840,56 +775,6 @@ cdef tuple _dense(const weight_t[:, ::1] emissions, const weight_t[:, ::1] trans
     return out + (beta_np,) if with_beta else out
 
 
-cdef int _objective_range(const Chain* ch, const FBTables* tb, const weight_t* params,
-                          index_t s0, index_t s1, weight_t* grad, weight_t* log_z_sum,
-                          index_t* bad_seq) noexcept nogil:
-    """Sum of log Z and expected counts over sequences ``s0:s1``; -1 on allocation failure."""
-    cdef int L = ch.layout.n_labels
-    cdef FBWork wk
-    cdef index_t s, t, t0, n
-    cdef weight_t lz, total = 0.0
-    cdef weight_t* g_trans = grad + ch.layout.trans
-    cdef weight_t* g_start = grad + ch.layout.start
-    cdef weight_t* g_end = grad + ch.layout.end
-    cdef weight_t* g_trans2 = grad + ch.layout.trans2
-    cdef weight_t* marg
-    cdef int j
-    if fb_work_init(&wk, ch.max_len, L, ch.layout.order) != 0:
-        return -1
-    marg = <weight_t*>malloc(<size_t> (wk.capacity * L) * sizeof(weight_t))
-    if marg == NULL:
-        fb_work_free(&wk)
-        return -1
-    bad_seq[0] = -1
-    for s in range(s0, s1):
-        t0 = ch.corpus[0].seq_ptr[s]
-        n = ch.corpus[0].seq_ptr[s + 1] - t0
-        if n == 0:
-            continue
-        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
-        lz = fb_run(tb, &wk, n)
-        if not isfinite(lz):
-            if bad_seq[0] < 0:
-                bad_seq[0] = s
-            continue
-        total += lz
-        fb_marginals(tb, &wk, n, marg)
-        for t in range(n):
-            add_state_features(ch.index, ch.corpus, t0 + t, marg + t * L, L, 1.0, grad)
-        for t in range(n - 1):
-            fb_add_pairs(tb, &wk, t, g_trans)
-        if ch.layout.order == 2:
-            for t in range(n - 2):
-                fb_add_triples(tb, &wk, t, g_trans2)
-        for j in range(L):
-            g_start[j] += marg[j]
-            g_end[j] += marg[(n - 1) * L + j]
-    free(marg)
-    fb_work_free(&wk)
-    log_z_sum[0] = total
-    return 0
-
-
 cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* params,
                           const Constraints* cons, index_t s0, index_t s1, weight_t* out,
                           index_t* bad_seq) noexcept nogil:
@@ -916,13 +801,9 @@ cdef int _marginals_range(const Chain* ch, const FBTables* tb, const weight_t* p
         free(reach)
         return -1
     for s in range(s0, s1):
-        t0 = ch.corpus[0].seq_ptr[s]
-        n = ch.corpus[0].seq_ptr[s + 1] - t0
+        n = sequence_emissions(ch, params, 1.0, s, wk.em, &t0)
         if n > 0:
-            score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, wk.em)
-            if not all_finite(wk.em, n * L):
-                if bad_seq[0] < 0:
-                    bad_seq[0] = s
+            if not emissions_finite(wk.em, n, L, s, bad_seq):
                 continue
             if cons != NULL:
                 constrain_rows(cons, t0, n, L, wk.em)
@@ -959,97 +840,18 @@ cdef weight_t* masked_trans_of(const Layout* lay, const weight_t* params,
     return out
 
 
-cdef int _tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
-                     const weight_t* trans=NULL) except -1:
-    # trans: the (L, L) transitions to use instead of params' (a masked copy).
+cdef int fb_tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
+                       const weight_t* trans) except -1:
+    """:func:`fb_tables_init` for the transition blocks of ``params`` (laid out by ``lay``).
+
+    ``trans``: the (L, L) transitions to use instead of those of ``params`` (a
+    masked copy), or NULL.  Raises MemoryError.
+    """
     if fb_tables_init(tb, params + lay.trans if trans == NULL else trans, params + lay.start,
                       params + lay.end, params + lay.trans2 if lay.order == 2 else NULL,
                       lay.n_labels) != 0:
         raise MemoryError()
     return 0
-
-
-def crf_log_z_and_expectations(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
-                               const index_t[::1] chunks, weight_t[:, ::1] grad_buffers,
-                               int n_jobs):
-    """Sum of log Z and of expected feature counts over a corpus, in one nogil pass.
-
-    Parameters
-    ----------
-    ix : the model's structure (state index and parameter layout).
-    params : the flat parameter vector (``ix.layout``).
-    cv : the packed corpus.
-    chunks : boundaries of the work chunks over sequences; chunk ``c`` runs on
-        one thread and accumulates into ``grad_buffers[c]``.
-    grad_buffers : (n_chunks, n_params) scratch, overwritten.
-    n_jobs : number of threads.
-
-    Returns
-    -------
-    log_z : float
-        Sum of log partition functions.
-    expected : ndarray (n_params,)
-        Expected feature counts, summed over chunks in chunk order so the result
-        depends only on the chunking, never on thread timing.
-
-    Raises
-    ------
-    FloatingPointError
-        When a sequence's log Z is not finite; the message names the sequence.
-    """
-    cdef index_t n_chunks = chunks.shape[0] - 1
-    cdef FBTables tb
-    lz_np = np.zeros(n_chunks, dtype=np.float64)
-    bad_np = np.full(n_chunks, -1, dtype=np.int64)
-    cdef weight_t[::1] lz = lz_np
-    cdef index_t[::1] bad = bad_np
-    cdef index_t c
-    cdef int failed = 0
-    grad_np = np.asarray(grad_buffers)
-    grad_np[:] = 0.0
-    cdef Chain ch = chain_of(ix, cv)
-    _tables_for(&tb, &ix.layout, &params[0])
-    for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_jobs):
-        failed += -_objective_range(&ch, &tb, &params[0], chunks[c], chunks[c + 1],
-                                    &grad_buffers[c, 0], &lz[c], &bad[c])
-    fb_tables_free(&tb)
-    if failed:
-        raise MemoryError("cseq: out of memory in forward-backward")
-    for c in range(n_chunks):
-        if bad[c] >= 0:
-            raise FloatingPointError(f"log Z is not finite for sequence {bad[c]}")
-    return float(lz_np.sum()), grad_np.sum(axis=0) if n_chunks > 1 else grad_np[0].copy()
-
-
-def sequence_loss_and_gradient(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
-                               index_t s):
-    """``log Z - score(gold)`` of sequence ``s`` of a labeled corpus and its gradient.
-
-    The Python face of :func:`fb_sequence_update` (``gain = -1``, unit scale),
-    for tests; ``s`` and the corpus are validated by the caller.
-    """
-    cdef int L = ix.layout.n_labels
-    cdef FBTables tb
-    cdef FBWork wk
-    cdef weight_t loss
-    cdef Chain ch = chain_of(ix, cv)
-    if cv.corpus.labels == NULL or not 0 <= s < cv.corpus.n_seqs:
-        raise ValueError("need a labeled corpus and a sequence index in range")
-    grad_np = np.zeros(ix.layout.n_params, dtype=np.float64)
-    cdef weight_t[::1] grad = grad_np
-    marg_np = np.empty((max(cv.max_len, 1), L), dtype=np.float64)
-    pairs_np = np.empty(L * L + (L * L * L if ix.layout.order == 2 else 0), dtype=np.float64)
-    cdef weight_t[:, ::1] marg = marg_np
-    cdef weight_t[::1] pairs = pairs_np
-    _tables_for(&tb, &ix.layout, &params[0])
-    if fb_work_init(&wk, cv.max_len, L, ix.layout.order) != 0:
-        fb_tables_free(&tb)
-        raise MemoryError()
-    loss = fb_sequence_update(&ch, &tb, &wk, &params[0], 1.0, s, -1.0, &marg[0, 0],
-                              &pairs[0], &grad[0])
-    fb_work_free(&wk)
-    fb_tables_free(&tb)
-    return float(loss), grad_np
 
 
 def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
@@ -1081,7 +883,7 @@ def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     if cons != NULL and cons.trans_ok != NULL and trans == NULL:
         raise MemoryError()
     try:
-        _tables_for(&tb, &ix.layout, &params[0], trans)
+        fb_tables_for(&tb, &ix.layout, &params[0], trans)
     except MemoryError:
         free(trans)
         raise

@@ -54,7 +54,7 @@ import numpy as np
 from cseq._types cimport attr_t, index_t, label_t, weight_t
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, Layout, ParamSink,
                             chain_of, find_weight, layout_init, score_emissions,
-                            sink_add)
+                            check_order, sequence_emissions, sink_add)
 
 
 cdef enum:
@@ -160,13 +160,12 @@ cdef int tag_range(const Chain* ch, const History* h, const weight_t* w, const l
     if em == NULL:
         return -1
     for s in range(s0, s1):
-        t0 = ch.corpus.seq_ptr[s]
-        t1 = ch.corpus.seq_ptr[s + 1]
-        if t1 == t0:
-            continue
         # Emissions do not depend on the history: score the sequence at once
         # (with the emission kernel's prefetching), then walk it.
-        score_emissions(ch.index, w, ch.corpus, t0, t1, L, em)
+        t1 = sequence_emissions(ch, w, 1.0, s, em, &t0)
+        if t1 == 0:
+            continue
+        t1 += t0
         p1 = L
         p2 = L
         for t in range(t0, t1):
@@ -315,9 +314,7 @@ cdef class GreedyTrainer:
         """
         cdef index_t i, errors = 0
         cdef ParamSink sink = self.params.sink()
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
+        check_order(order, self.ch.corpus.n_seqs)
         with nogil:
             for i in range(order.shape[0]):
                 errors += self._train_sequence(order[i], &sink)

@@ -17,8 +17,8 @@ from libc.math cimport isfinite, sqrt
 
 from cseq._decode cimport path_score, viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq._types cimport index_t, label_t, weight_t
-from cseq._weights cimport (Chain, ParamSink, Transitions, add_path_features, score_emissions,
-                            transitions_of)
+from cseq._weights cimport (Chain, ParamSink, Transitions, add_path_features, check_order,
+                            sequence_emissions, transitions_of)
 
 
 cdef struct MarginScratch:
@@ -135,9 +135,8 @@ cdef inline index_t margin_violation(const Chain* ch, const weight_t* w, index_t
     a non-finite loss leaves ``m`` as it was and the caller makes no update.
     The step PA and AROW share before their own updates.
     """
-    cdef int L = ch.layout.n_labels
-    cdef index_t t0 = ch.corpus.seq_ptr[s]
-    cdef index_t n = ch.corpus.seq_ptr[s + 1] - t0
+    cdef index_t t0
+    cdef index_t n = sequence_emissions(ch, w, 1.0, s, m.em, &t0)
     cdef const label_t* gold = ch.corpus.labels + t0
     cdef Transitions tr
     cdef index_t d
@@ -146,7 +145,6 @@ cdef inline index_t margin_violation(const Chain* ch, const weight_t* w, index_t
     if n == 0:
         return 0
     transitions_of(ch.layout, w, &tr)
-    score_emissions(ch.index, w, ch.corpus, t0, t0 + n, L, m.em)
     best = viterbi_path(m.em, n, &tr, m.vdelta, m.back, m.pred)
     d = n_wrong(gold, m.pred, n)
     if d == 0:
@@ -156,3 +154,34 @@ cdef inline index_t margin_violation(const Chain* ch, const weight_t* w, index_t
     if isfinite(loss[0]):
         margin_delta(ch, t0, n, gold, m.pred, m)
     return d
+
+
+# One online step of a margin learner on sequence s: decode, update on a
+# mistake; returns the wrong labels and sets loss[0].  `learner` is the
+# trainer object, borrowed (each trainer casts it back to call its method).
+ctypedef index_t (*sequence_step)(void* learner, index_t s, weight_t* loss) noexcept nogil
+
+
+cdef inline tuple margin_epoch(const index_t[::1] order, index_t n_seqs, sequence_step step,
+                               void* learner):
+    """One pass of a margin learner (PA, AROW) over the sequences in ``order``.
+
+    Checks ``order`` (IndexError), then runs ``step`` on each sequence without
+    the GIL, summing wrong labels and losses.  Returns ``(errors, loss)``, the
+    ``train_epoch`` result; raises FloatingPointError, naming the sequence,
+    when a loss leaves float64 (that sequence made no update; the pass stops).
+    """
+    cdef index_t i, errors = 0
+    cdef weight_t loss, total = 0.0
+    cdef bint finite = True
+    check_order(order, n_seqs)
+    with nogil:
+        for i in range(order.shape[0]):
+            errors += step(learner, order[i], &loss)
+            total += loss
+            if not isfinite(total):
+                finite = False
+                break
+    if not finite:
+        raise FloatingPointError(f"the loss left float64 at sequence {order[i]}")
+    return int(errors), float(total)

@@ -39,7 +39,7 @@ import numpy as np
 from cseq._decode cimport viterbi_path
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
-                            add_state_features, all_finite, chain_of, score_emissions)
+                            add_state_features, chain_of, emissions_finite, sequence_emissions)
 
 # Below this, a scaled exponential sum may have lost its terms to underflow:
 # the local log Z is then recomputed by a plain log-sum-exp.
@@ -148,11 +148,9 @@ cdef int _objective_range(const Chain* ch, const weight_t* params, index_t s0, i
         return -1
     prob = em + ch.max_len * L
     for s in range(s0, s1):
-        t0 = ch.corpus.seq_ptr[s]
-        n = ch.corpus.seq_ptr[s + 1] - t0
+        n = sequence_emissions(ch, params, 1.0, s, em, &t0)
         seq_total = 0.0
         if n > 0:
-            score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
             for t in range(n):
                 y = labels[t0 + t]
                 if t == 0:
@@ -266,14 +264,10 @@ cdef int _decode_range(const Chain* ch, const weight_t* params, const LocalTable
     tr.trans2 = NULL
     tr.n_labels = L
     for s in range(s0, s1):
-        t0 = ch.corpus.seq_ptr[s]
-        n = ch.corpus.seq_ptr[s + 1] - t0
+        n = sequence_emissions(ch, params, 1.0, s, em, &t0)
         if n == 0:
             continue
-        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
-        if not all_finite(em, n * L):
-            if bad_seq[0] < 0:
-                bad_seq[0] = s
+        if not emissions_finite(em, n, L, s, bad_seq):
             continue
         # log P(y | x) = start[y_0] + sum_t E[t, y_t] + sum_t T[y_{t-1}, y_t]
         #               - log Z_0 - sum_{t >= 1} log Z_t(y_{t-1}):
@@ -339,14 +333,10 @@ cdef int _marginals_range(const Chain* ch, const weight_t* params, index_t s0, i
         return -1
     prob = em + ch.max_len * L
     for s in range(s0, s1):
-        t0 = ch.corpus.seq_ptr[s]
-        n = ch.corpus.seq_ptr[s + 1] - t0
+        n = sequence_emissions(ch, params, 1.0, s, em, &t0)
         if n == 0:
             continue
-        score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, em)
-        if not all_finite(em, n * L):
-            if bad_seq[0] < 0:
-                bad_seq[0] = s
+        if not emissions_finite(em, n, L, s, bad_seq):
             continue
         _softmax2(em, start, L, out + t0 * L)
         for t in range(1, n):
@@ -424,10 +414,11 @@ def local_distributions(ChainIndex ix, const weight_t[::1] params, CorpusView cv
     cdef LocalTables tb
     cdef index_t t
     cdef int p
+    cdef Chain ch = chain_of(ix, cv)
     if _tables_init(&tb, &ix.layout, p_params) != 0:
         raise MemoryError()
     with nogil:
-        score_emissions(&ix.index, p_params, &cv.corpus, t0, t0 + n, L, &em[0, 0])
+        sequence_emissions(&ch, p_params, 1.0, s, &em[0, 0], &t0)
         _softmax2(&em[0, 0], tb.start, L, &first[0])
         for t in range(1, n):
             _local_log_z(&tb, &em[t, 0], &scratch[0], &lz[t - 1, 0])

@@ -24,8 +24,8 @@ Online passive-aggressive algorithms. JMLR 7.
 
 from libc.math cimport isfinite
 
-from cseq._margin cimport (COST_ONE, COST_SQRT, MarginScratch, margin_scratch_free,
-                           margin_scratch_init, margin_violation)
+from cseq._margin cimport (COST_ONE, COST_SQRT, MarginScratch, margin_epoch,
+                           margin_scratch_free, margin_scratch_init, margin_violation)
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, chain_of, sink_add
 
@@ -57,6 +57,7 @@ cdef class PATrainer:
     cdef int pa_type
     cdef weight_t C
     cdef bint error_sensitive
+    cdef ParamSink sink     # params.sink() for the epoch under way
 
     def __cinit__(self, ChainIndex ix, CorpusView cv, AveragedParams params, int pa_type,
                   double C, bint error_sensitive):
@@ -105,36 +106,24 @@ cdef class PATrainer:
         return d
 
     def train_epoch(self, const index_t[::1] order):
-        """One pass over the sequences in ``order`` (validated indices).
+        """One pass over the sequences in ``order``: :func:`cseq._margin.margin_epoch`.
 
-        Returns
-        -------
-        errors : int
-            Labels the current weights got wrong during the pass.
-        loss : float
-            Sum of the losses of the updates (CRFsuite's "Loss").
-
-        Raises
-        ------
-        FloatingPointError
-            If a loss left float64; the offending sequence made no update.
+        Returns ``(errors, loss)``: the labels the current weights got wrong
+        and the sum of the losses (CRFsuite's "Loss"); FloatingPointError when
+        a loss leaves float64 (that sequence made no update).
         """
-        cdef index_t i, errors = 0
-        cdef weight_t loss, total = 0.0
-        cdef bint finite = True
-        cdef ParamSink sink = self.params.sink()
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
-        with nogil:
-            for i in range(order.shape[0]):
-                self.params.begin_example(&sink)
-                errors += self._train_sequence(order[i], &sink, &loss)
-                self.params.end_example(1.0)
-                total += loss
-                if not isfinite(total):
-                    finite = False
-                    break
-        if not finite:
-            raise FloatingPointError(f"the loss left float64 at sequence {order[i]}")
-        return int(errors), float(total)
+        self.sink = self.params.sink()
+        return margin_epoch(order, self.ch.corpus.n_seqs, _pa_step, <void*> self)
+
+    cdef index_t _example(self, index_t s, weight_t* loss) noexcept nogil:
+        """:meth:`_train_sequence` on sequence ``s`` as one averaged example."""
+        cdef index_t d
+        self.params.begin_example(&self.sink)
+        d = self._train_sequence(s, &self.sink, loss)
+        self.params.end_example(1.0)
+        return d
+
+
+cdef index_t _pa_step(void* learner, index_t s, weight_t* loss) noexcept nogil:
+    # margin_epoch's step: `learner` is the PATrainer running the epoch.
+    return (<PATrainer> learner)._example(s, loss)

@@ -29,7 +29,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from cseq._hash cimport MAX_IDS, hash_bytes, max_slots, slot_limit, slots_for
+from cseq._hash cimport (MAX_IDS, Table, hash_bytes, slots_for, table_copy, table_free, table_grow,
+                         table_init, table_probe)
 from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
@@ -68,11 +69,6 @@ cdef int _units_of(object s, int* kind, const uint8_t** data, int64_t* nbytes) e
     return 0
 
 
-cdef struct Slot:
-    uint64_t hash
-    int64_t off     # arena offset of the entry, -1 for an empty slot
-
-
 # Strings looked up together by one thread, their memory accesses overlapped.
 cdef enum:
     BATCH = 16
@@ -86,6 +82,21 @@ cdef inline bint _entry_is(const uint8_t* entry, int kind, const uint8_t* data,
     cdef int32_t n
     memcpy(&n, entry + 4, 4)
     return n == nbytes and entry[8] == kind and memcmp(entry + HEADER, data, nbytes) == 0
+
+
+cdef struct Wanted:
+    # The string a probe looks for, and the arena its entries live in.
+    const uint8_t* arena
+    const uint8_t* data
+    int64_t nbytes
+    int kind
+
+
+cdef bint _same_string(const void* ctx, int64_t value) noexcept nogil:
+    # The table's same_entry for StringTable: a slot's value is the arena
+    # offset of its entry + 1.
+    cdef const Wanted* w = <const Wanted*> ctx
+    return _entry_is(w.arena + value - 1, w.kind, w.data, w.nbytes)
 
 
 cdef class StringTable:
@@ -111,9 +122,7 @@ cdef class StringTable:
     cdef int64_t _arena_size, _arena_cap
     cdef int64_t* _entry
     cdef int64_t _n, _entry_cap
-    cdef Slot* _slots
-    cdef uint64_t _mask
-    cdef int64_t _limit
+    cdef Table _tab       # slot value: the entry's arena offset + 1
     cdef int64_t _readers
     cdef int64_t _max_ids
 
@@ -123,7 +132,7 @@ cdef class StringTable:
         if not 0 < max_ids <= MAX_IDS:
             raise ValueError(f"StringTable: max_ids must be in 1 .. {MAX_IDS}")
         self._max_ids = max_ids
-        self._alloc_slots(slots_for(capacity))
+        table_init(&self._tab, slots_for(capacity))
         self._entry_cap = max(capacity, 16)
         self._entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
         self._arena_cap = self._entry_cap * 24
@@ -134,46 +143,28 @@ cdef class StringTable:
     def __dealloc__(self):
         free(self._arena)
         free(self._entry)
-        free(self._slots)
-
-    cdef int _alloc_slots(self, int64_t slots) except -1:
-        if slots > max_slots():
-            raise MemoryError("StringTable: more than 2**32 slots")
-        cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
-        cdef int64_t i
-        if table == NULL:
-            raise MemoryError()
-        for i in range(slots):
-            table[i].off = -1
-        free(self._slots)
-        self._slots = table
-        self._mask = <uint64_t> (slots - 1)
-        self._limit = slot_limit(slots)
-        return 0
+        table_free(&self._tab)
 
     cdef inline uint64_t _probe(self, uint64_t h, int kind, const uint8_t* data,
                                 int64_t nbytes) noexcept nogil:
         """Slot holding the string, or the empty slot where it would go."""
-        # Hashes are fmix64 outputs, so their low bits are uniform.
-        cdef uint64_t i = h & self._mask
-        cdef int64_t off
-        while True:
-            off = self._slots[i].off
-            if off == -1 or (self._slots[i].hash == h
-                             and _entry_is(self._arena + off, kind, data, nbytes)):
-                return i
-            i = (i + 1) & self._mask
+        cdef Wanted w
+        w.arena = self._arena
+        w.data = data
+        w.nbytes = nbytes
+        w.kind = kind
+        return table_probe(self._tab, h, _same_string, &w)
 
     cdef inline int32_t _find(self, int kind, const uint8_t* data, int64_t nbytes) noexcept nogil:
         """Id of the string, or -1."""
         return self._id_at(self._probe(hash_bytes(data, nbytes), kind, data, nbytes))
 
     cdef inline int32_t _id_at(self, uint64_t slot) noexcept nogil:
-        cdef int64_t off = self._slots[slot].off
+        cdef int64_t v = self._tab.slots[slot].value
         cdef int32_t a
-        if off == -1:
+        if v == 0:
             return -1
-        memcpy(&a, self._arena + off, 4)
+        memcpy(&a, self._arena + v - 1, 4)
         return a
 
     cdef int32_t _add(self, uint64_t h, int kind, const uint8_t* data, int64_t nbytes) except -1:
@@ -203,10 +194,10 @@ cdef class StringTable:
         self._arena_size += HEADER + nbytes
         self._entry[self._n] = off
         self._n += 1
-        self._slots[slot].hash = h
-        self._slots[slot].off = off
-        if self._n > self._limit:
-            self._rehash()
+        self._tab.slots[slot].hash = h
+        self._tab.slots[slot].value = off + 1
+        if self._n > self._tab.limit:
+            table_grow(&self._tab)
         return a
 
     cdef int _reserve(self, int64_t nbytes) except -1:
@@ -228,24 +219,6 @@ cdef class StringTable:
             self._entry_cap *= 2
         return 0
 
-    cdef int _rehash(self) except -1:
-        self._alloc_slots(2 * (<int64_t> self._mask + 1))
-        cdef int64_t i, off
-        cdef int32_t n32
-        cdef const uint8_t* e
-        cdef uint64_t h, slot
-        for i in range(self._n):
-            off = self._entry[i]
-            e = self._arena + off
-            memcpy(&n32, e + 4, 4)
-            h = hash_bytes(e + HEADER, n32)
-            slot = h & self._mask
-            while self._slots[slot].off != -1:
-                slot = (slot + 1) & self._mask
-            self._slots[slot].hash = h
-            self._slots[slot].off = off
-        return 0
-
     def __len__(self):
         return self._n
 
@@ -257,23 +230,25 @@ cdef class StringTable:
         in this table (``partial_fit``'s copy-on-write, :mod:`cseq.partial`).
         """
         cdef StringTable out = StringTable.__new__(StringTable, 0, self._max_ids)
-        cdef int64_t slots = <int64_t> self._mask + 1
-        cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
         cdef uint8_t* arena = <uint8_t*> malloc(self._arena_cap)
         cdef int64_t* entry = <int64_t*> malloc(self._entry_cap * sizeof(int64_t))
-        if table == NULL or arena == NULL or entry == NULL:
-            free(table)
+        cdef Table tab
+        if arena == NULL or entry == NULL:
             free(arena)
             free(entry)
             raise MemoryError()
-        memcpy(table, self._slots, slots * sizeof(Slot))
+        try:
+            table_copy(&tab, &self._tab)
+        except MemoryError:
+            free(arena)
+            free(entry)
+            raise
         memcpy(arena, self._arena, self._arena_size)
         memcpy(entry, self._entry, self._n * sizeof(int64_t))
-        free(out._slots)
+        table_free(&out._tab)
         free(out._arena)
         free(out._entry)
-        out._slots, out._arena, out._entry = table, arena, entry
-        out._mask, out._limit = self._mask, self._limit
+        out._tab, out._arena, out._entry = tab, arena, entry
         out._arena_size, out._arena_cap = self._arena_size, self._arena_cap
         out._n, out._entry_cap = self._n, self._entry_cap
         return out
@@ -338,15 +313,15 @@ cdef class StringTable:
         cdef uint64_t hashes[BATCH]
         cdef uint64_t slots[BATCH]
         cdef Py_ssize_t i, k, n = end - start
-        cdef int64_t off
+        cdef int64_t v
         for k in range(n):
             i = start + k
             hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
-            cseq_prefetch(&self._slots[hashes[k] & self._mask])
+            cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
         for k in range(n):
-            off = self._slots[hashes[k] & self._mask].off
-            if off != -1:
-                cseq_prefetch(self._arena + off)
+            v = self._tab.slots[hashes[k] & self._tab.mask].value
+            if v != 0:
+                cseq_prefetch(self._arena + v - 1)
         for k in range(n):
             i = start + k
             slots[k] = self._probe(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
@@ -366,7 +341,7 @@ cdef class StringTable:
             for k in range(m):
                 i = start + k
                 hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
-                cseq_prefetch(&self._slots[hashes[k] & self._mask])
+                cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
             for k in range(m):
                 i = start + k
                 out[i] = self._add(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])

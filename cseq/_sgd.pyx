@@ -27,10 +27,11 @@ from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
 
 from cseq._clamped cimport fb_partial_update
-from cseq._forward_backward cimport (FBTables, FBWork, fb_sequence_update, fb_tables_free,
-                                     fb_tables_init, fb_work_free, fb_work_init)
+from cseq._crf cimport crf_sequence_update
+from cseq._forward_backward cimport (FBTables, FBWork, fb_tables_free, fb_tables_init,
+                                     fb_work_free, fb_work_init)
 from cseq._types cimport index_t, weight_t
-from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of, has_unknown
+from cseq._weights cimport Chain, ChainIndex, CorpusView, chain_of, check_order, has_unknown
 
 # Below this the scale is folded into the weights, long before v overflows.
 cdef weight_t _MIN_SCALE = 1e-9
@@ -151,9 +152,7 @@ cdef class CRFSGDTrainer:
         cdef int failed = 0
         if not (lam > 0 and t0 > 0):
             raise ValueError("lam and t0 must be positive")
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
+        check_order(order, self.ch.corpus.n_seqs)
         with nogil:
             for i in range(order.shape[0]):
                 s = order[i]
@@ -177,8 +176,8 @@ cdef class CRFSGDTrainer:
                                              s, gain, self.marg, self.pairs, self.marg2,
                                              self.pairs2, &self._w[0])
                 else:
-                    loss = fb_sequence_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale,
-                                              s, gain, self.marg, self.pairs, &self._w[0])
+                    loss = crf_sequence_update(&self.ch, &tb, &self.wk, &self._w[0], self.scale,
+                                               s, gain, self.marg, self.pairs, &self._w[0])
                 fb_tables_free(&tb)
                 if not isfinite(loss):
                     bad = s

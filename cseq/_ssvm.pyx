@@ -47,8 +47,8 @@ from cseq._decode cimport (loss_augmented_path, path_score, viterbi_back_size, v
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._masks cimport clamp_rows
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
-                            add_path_features, chain_of, has_unknown, score_emissions,
-                            transitions_of)
+                            add_path_features, chain_of, check_order, has_unknown,
+                            sequence_emissions, transitions_of)
 
 
 cdef struct Buffers:
@@ -160,16 +160,14 @@ cdef weight_t _violation(const Chain* ch, const weight_t* params, weight_t scale
     partially labelled sequence the gold path is the best completion of its
     known labels (:func:`_gold_of`), and the cost counts against it.
     """
-    cdef int L = ch.layout.n_labels
-    cdef index_t t0 = ch.corpus.seq_ptr[s]
-    cdef index_t n = ch.corpus.seq_ptr[s + 1] - t0
+    cdef index_t t0
+    cdef index_t n = sequence_emissions(ch, params, 1.0, s, buf.em, &t0)
     cdef const label_t* gold
     cdef Transitions tr
     cdef weight_t gold_score, best
     if n == 0:
         return 0.0
     transitions_of(ch.layout, params, &tr)
-    score_emissions(ch.index, params, ch.corpus, t0, t0 + n, L, buf.em)
     gold = _gold_of(ch, s, &tr, buf)
     gold_score = path_score(buf.em, n, &tr, gold)
     best = loss_augmented_path(buf.em, n, &tr, gold, cost, 1.0 / scale, buf.delta, buf.back,
@@ -284,9 +282,7 @@ cdef class SSVMTrainer:
         cdef index_t i, violations = 0
         cdef weight_t loss, total = 0.0
         cdef ParamSink sink = self.params.sink()
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
+        check_order(order, self.ch.corpus.n_seqs)
         with nogil:
             for i in range(order.shape[0]):
                 violations += self._step(order[i], &sink, &loss)

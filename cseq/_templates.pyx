@@ -24,7 +24,8 @@ from libc.string cimport memmove
 
 from cython.parallel cimport prange, threadid
 
-from cseq._hash cimport MAX_IDS, combine, hash_bytes, max_slots, slot_limit, slots_for
+from cseq._hash cimport (MAX_IDS, Table, combine, hash_bytes, slots_for, table_copy, table_free,
+                         table_grow, table_init, table_probe)
 from cseq._prefetch cimport cseq_prefetch
 
 import numpy as np
@@ -425,20 +426,10 @@ def name_cells(
     return used, out_np
 
 
-cdef struct KSlot:
-    uint64_t key
-    int32_t id1     # id + 1; 0: an empty slot (so a zeroed table is empty)
-    int32_t pad
-
-
-cdef inline Py_ssize_t _probe(const KSlot* slots, uint64_t mask, uint64_t key) noexcept nogil:
-    """Slot holding ``key``, or the empty slot where it would go."""
-    # Keys are already fmix64 outputs, so their low bits are uniform.  Key
-    # and id share a cache line, so a probe costs one miss.
-    cdef uint64_t i = key & mask
-    while slots[i].id1 != 0 and slots[i].key != key:
-        i = (i + 1) & mask
-    return <Py_ssize_t> i
+cdef inline int32_t _id_of(Table tab, uint64_t key) noexcept nogil:
+    """Id of ``key`` in the key table ``tab`` (the key is its own hash; slot
+    value id + 1), or -1."""
+    return <int32_t> (tab.slots[table_probe(tab, key, NULL, NULL)].value - 1)
 
 
 cdef enum:
@@ -453,19 +444,19 @@ cdef enum:
     GIL_MIN_KEYS = 2048
 
 
-cdef void _probe_all(const KSlot* slots, uint64_t mask, const uint64_t* keys,
+cdef void _probe_all(Table tab, const uint64_t* keys,
                      const int64_t* where, Py_ssize_t m, int32_t* out) noexcept nogil:
     """``out[where[k]]`` = id of ``keys[k]`` (-1 if absent), prefetching AHEAD keys ahead."""
     cdef Py_ssize_t k
     for k in range(min(<Py_ssize_t> AHEAD, m)):
-        cseq_prefetch(&slots[keys[k] & mask])
+        cseq_prefetch(&tab.slots[keys[k] & tab.mask])
     for k in range(m):
         if k + AHEAD < m:
-            cseq_prefetch(&slots[keys[k + AHEAD] & mask])
-        out[where[k]] = slots[_probe(slots, mask, keys[k])].id1 - 1
+            cseq_prefetch(&tab.slots[keys[k + AHEAD] & tab.mask])
+        out[where[k]] = _id_of(tab, keys[k])
 
 
-cdef void _memo_words(const Spec* sp, const KSlot* slots, uint64_t mask,
+cdef void _memo_words(const Spec* sp, Table tab,
                       const int32_t* word_cells, int32_t* memo, const int32_t* tmpl_memo,
                       Py_ssize_t n_memo, Py_ssize_t w0, Py_ssize_t w1, uint64_t* buf,
                       int64_t* where) noexcept nogil:
@@ -490,7 +481,7 @@ cdef void _memo_words(const Spec* sp, const KSlot* slots, uint64_t mask,
                 buf[m] = h
                 where[m] = w * n_memo + j
                 m += 1
-    _probe_all(slots, mask, buf, where, m, memo)
+    _probe_all(tab, buf, where, m, memo)
 
 
 cdef Py_ssize_t _add_block(const Spec* sp, Py_ssize_t p, Py_ssize_t nb, Py_ssize_t* s,
@@ -636,8 +627,10 @@ cdef class KeyTable:
     Ids are given in order of first insertion, ``0 .. len(table) - 1``.  The
     table keeps, per id, its key, how often it was inserted and where it was
     first seen (token and template), which the Python layer uses for
-    ``min_freq`` and for readable attribute names.  Every array is a numpy
-    array owned by this object; the probing loops run without the GIL.
+    ``min_freq`` and for readable attribute names.  The per-id arrays are
+    numpy arrays owned by this object; the slots are the open-addressing
+    table the three interners share (:mod:`cseq._hash`, C memory this object
+    frees), each key its own hash.  The probing loops run without the GIL.
 
     Parameters
     ----------
@@ -648,14 +641,12 @@ cdef class KeyTable:
         number of int32 ids; a smaller bound is for tests.
     """
 
-    cdef object _slots_arr
     cdef object _keys_arr, _counts_arr, _first_tok_arr, _first_tmpl_arr
     cdef uint64_t* _keys
     cdef int64_t* _counts
     cdef int64_t* _first_tok
     cdef int32_t* _first_tmpl
-    cdef KSlot* _slots
-    cdef uint64_t _mask
+    cdef Table _tab
     cdef Py_ssize_t _size, _limit, _max_ids
 
     def __cinit__(self, Py_ssize_t capacity=1024, Py_ssize_t max_ids=MAX_IDS):
@@ -665,20 +656,17 @@ cdef class KeyTable:
             raise ValueError(f"KeyTable: max_ids must be in 1 .. {MAX_IDS}")
         self._max_ids = max_ids
         self._size = 0
-        self._allocate(slots_for(capacity))
+        table_init(&self._tab, slots_for(capacity))
+        self._reserve_ids()
 
-    cdef _allocate(self, Py_ssize_t slots):
-        if slots > max_slots():
-            raise MemoryError("KeyTable: more than 2**32 slots")
+    def __dealloc__(self):
+        table_free(&self._tab)
+
+    cdef _reserve_ids(self):
+        """Size the per-id arrays for as many ids as the slots hold (``_limit``)."""
         # Never more entries than int32 ids (70% of 2**32 slots would be):
         # ids, and id + 1 in the slots, stay below 2**31.
-        cdef Py_ssize_t limit = min(slot_limit(slots), self._max_ids)
-        # One 16-byte KSlot per slot, in a numpy array this object owns; zeros
-        # are empty slots, and pages no key lands on are never touched.
-        self._slots_arr = np.zeros(2 * slots, dtype=np.uint64)
-        cdef uint64_t[::1] sk = self._slots_arr
-        self._slots = <KSlot*> &sk[0]
-        self._mask = <uint64_t> (slots - 1)
+        cdef Py_ssize_t limit = min(<Py_ssize_t> self._tab.limit, self._max_ids)
         self._limit = limit
         if self._size == 0:
             self._keys_arr = np.empty(limit, dtype=np.uint64)
@@ -703,17 +691,9 @@ cdef class KeyTable:
         self._first_tmpl = &first_tmpl[0]
 
     cdef _grow(self):
-        cdef Py_ssize_t i
-        cdef uint64_t key
-        cdef Py_ssize_t slot
-        self._allocate((<Py_ssize_t> self._mask + 1) * 2)
-        cdef const uint64_t[::1] keys = self._keys_arr
         with nogil:
-            for i in range(self._size):
-                key = keys[i]
-                slot = _probe(self._slots, self._mask, key)
-                self._slots[slot].key = key
-                self._slots[slot].id1 = <int32_t> i + 1
+            table_grow(&self._tab)
+        self._reserve_ids()
 
     def __len__(self):
         return self._size
@@ -727,7 +707,10 @@ cdef class KeyTable:
         """
         cdef KeyTable out = KeyTable.__new__(KeyTable, 0, self._max_ids)
         cdef Py_ssize_t n = self._size, limit = self._limit
-        out._slots_arr = self._slots_arr.copy()
+        cdef Table tab
+        table_copy(&tab, &self._tab)
+        table_free(&out._tab)
+        out._tab = tab
         out._keys_arr = np.empty(limit, dtype=np.uint64)
         out._counts_arr = np.empty(limit, dtype=np.int64)
         out._first_tok_arr = np.empty(limit, dtype=np.int64)
@@ -736,17 +719,14 @@ cdef class KeyTable:
         out._counts_arr[:n] = self._counts_arr[:n]
         out._first_tok_arr[:n] = self._first_tok_arr[:n]
         out._first_tmpl_arr[:n] = self._first_tmpl_arr[:n]
-        cdef uint64_t[::1] sk = out._slots_arr
         cdef uint64_t[::1] keys = out._keys_arr
         cdef int64_t[::1] counts = out._counts_arr
         cdef int64_t[::1] first_tok = out._first_tok_arr
         cdef int32_t[::1] first_tmpl = out._first_tmpl_arr
-        out._slots = <KSlot*> &sk[0]
         out._keys = &keys[0]
         out._counts = &counts[0]
         out._first_tok = &first_tok[0]
         out._first_tmpl = &first_tmpl[0]
-        out._mask = self._mask
         out._limit = limit
         out._size = n
         return out
@@ -758,14 +738,15 @@ cdef class KeyTable:
         if k.shape[0] > max_ids:
             raise ValueError(f"KeyTable.from_keys: more than {max_ids:,} keys (ids are int32)")
         cdef KeyTable table = cls(k.shape[0], max_ids)
-        cdef Py_ssize_t i, slot
+        cdef Py_ssize_t i
+        cdef uint64_t slot
         for i in range(k.shape[0]):
-            slot = _probe(table._slots, table._mask, k[i])
-            if table._slots[slot].id1 != 0:
+            slot = table_probe(table._tab, k[i], NULL, NULL)
+            if table._tab.slots[slot].value != 0:
                 raise ValueError(
-                    f"KeyTable.from_keys: key {i} repeats key {table._slots[slot].id1 - 1}")
-            table._slots[slot].key = k[i]
-            table._slots[slot].id1 = <int32_t> i + 1
+                    f"KeyTable.from_keys: key {i} repeats key {table._tab.slots[slot].value - 1}")
+            table._tab.slots[slot].hash = k[i]
+            table._tab.slots[slot].value = i + 1
         table._keys_arr[:k.shape[0]] = k
         table._counts_arr[:k.shape[0]] = 0
         table._first_tok_arr[:k.shape[0]] = -1
@@ -817,28 +798,28 @@ cdef class KeyTable:
         cdef uint64_t* ids_keys = self._keys
         cdef int64_t* first_tok = self._first_tok
         cdef int32_t* first_tmpl = self._first_tmpl
-        cdef KSlot* slots = self._slots
-        cdef uint64_t mask = self._mask
-        cdef Py_ssize_t k, r, slot, idx
+        cdef Table tab = self._tab
+        cdef Py_ssize_t k, r, idx
+        cdef uint64_t slot
         cdef int32_t a
         cdef uint64_t key
         with nogil:
             for k in range(pos, min(pos + AHEAD, total)):
-                cseq_prefetch(&slots[keys[k] & mask])
+                cseq_prefetch(&tab.slots[keys[k] & tab.mask])
             while pos < total:
                 if pos + AHEAD < total:
-                    cseq_prefetch(&slots[keys[pos + AHEAD] & mask])
+                    cseq_prefetch(&tab.slots[keys[pos + AHEAD] & tab.mask])
                 key = keys[pos]
                 idx = where[pos] if where != NULL else pos
-                slot = _probe(slots, mask, key)
-                a = slots[slot].id1 - 1
+                slot = table_probe(tab, key, NULL, NULL)
+                a = <int32_t> (tab.slots[slot].value - 1)
                 if a == -1:
                     if self._size >= self._limit:
                         break
                     a = <int32_t> self._size
                     self._size += 1
-                    slots[slot].key = key
-                    slots[slot].id1 = a + 1
+                    tab.slots[slot].hash = key
+                    tab.slots[slot].value = a + 1
                     ids_keys[a] = key
                     counts[a] = 0
                     r = idx // n_cols
@@ -886,8 +867,10 @@ cdef class KeyTable:
         # pos preset gives on EWT): growing by doubling costs more than the
         # zeroed, untouched pages of a table too large.
         cdef Py_ssize_t want = slots_for(min(n_tok * n_tmpl // 8, <Py_ssize_t> 1 << 28))
-        if self._size == 0 and want > <Py_ssize_t> self._mask + 1:
-            self._allocate(want)
+        if self._size == 0 and want > <Py_ssize_t> self._tab.mask + 1:
+            table_free(&self._tab)
+            table_init(&self._tab, want)
+            self._reserve_ids()
         cdef int32_t[:, ::1] o = out
         memo_np = np.full((max(n_words, 1), max(n_memo, 1)), -1, dtype=np.int32)
         cdef int32_t[:, ::1] memo = memo_np
@@ -935,14 +918,13 @@ cdef class KeyTable:
                            Py_ssize_t end) noexcept nogil:
         """``out[k]`` for ``start <= k < end``, prefetching AHEAD keys ahead."""
         cdef Py_ssize_t k
-        cdef const KSlot* slots = self._slots
-        cdef uint64_t mask = self._mask
+        cdef Table tab = self._tab
         for k in range(start, min(start + AHEAD, end)):
-            cseq_prefetch(&slots[keys[k] & mask])
+            cseq_prefetch(&tab.slots[keys[k] & tab.mask])
         for k in range(start, end):
             if k + AHEAD < end:
-                cseq_prefetch(&slots[keys[k + AHEAD] & mask])
-            out[k] = slots[_probe(slots, mask, keys[k])].id1 - 1
+                cseq_prefetch(&tab.slots[keys[k + AHEAD] & tab.mask])
+            out[k] = _id_of(tab, keys[k])
 
     def lookup_tokens(self, const int32_t[:, ::1] cells not None,
                       const uint64_t[::1] hashes not None, const int64_t[::1] seq_ptr not None,
@@ -1051,12 +1033,12 @@ cdef class KeyTable:
         cdef int64_t[:, ::1] where = where_np
         if n_jobs == 1 and n_words * n_memo < GIL_MIN_KEYS:
             for i in range(n_wchunks):  # a few words: the GIL kept (GIL_MIN_KEYS)
-                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
+                _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
                             &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
                             &bufs[0, 0], &where[0, 0])
         else:
             for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
-                _memo_words(&sp, self._slots, self._mask, &word_cells[0, 0], &ids[0, 0],
+                _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
                             &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
                             &bufs[threadid(), 0], &where[threadid(), 0])
         memo.pending = (memo.ids == -2).any(axis=1).view(np.uint8)
@@ -1273,7 +1255,7 @@ cdef class KeyTable:
                     k += 1
                     m += 1
                 count[q - p0] = <int32_t> k
-            _probe_all(self._slots, self._mask, buf, where, m, out)
+            _probe_all(self._tab, buf, where, m, out)
             p += nb
 
     @property
@@ -1304,4 +1286,4 @@ cdef class KeyTable:
     @property
     def capacity(self):
         """Number of slots (a power of two)."""
-        return <Py_ssize_t> self._mask + 1
+        return <Py_ssize_t> self._tab.mask + 1

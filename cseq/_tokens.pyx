@@ -32,7 +32,7 @@ from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
-from cseq._hash cimport hash_bytes, max_slots, slot_limit, slots_for
+from cseq._hash cimport Table, hash_bytes, slots_for, table_free, table_grow, table_init, table_probe
 
 import unicodedata
 
@@ -177,9 +177,20 @@ cdef Py_ssize_t _encode(int kind, const void* data, Py_ssize_t n, bint ascii,
 # --------------------------------------------------------------------------
 
 
-cdef struct Slot:
-    uint64_t hash
-    int64_t id      # -1: empty
+cdef struct Wanted:
+    # The string a probe looks for, and where the table's strings live.
+    const uint8_t* arena
+    const int64_t* offs
+    const uint8_t* data
+    int64_t n
+
+
+cdef bint _same_bytes(const void* ctx, int64_t value) noexcept nogil:
+    # The table's same_entry for Values: a slot's value is the string's id + 1.
+    cdef const Wanted* w = <const Wanted*> ctx
+    cdef int64_t a = value - 1
+    return (w.offs[a + 1] - w.offs[a] == w.n
+            and memcmp(w.arena + w.offs[a], w.data, w.n) == 0)
 
 
 cdef class Values:
@@ -196,9 +207,7 @@ cdef class Values:
     cdef int64_t* _offs       # string i is _arena[_offs[i]:_offs[i + 1]]
     cdef uint64_t* _hash
     cdef int64_t _n, _cap
-    cdef Slot* _slots
-    cdef uint64_t _mask
-    cdef int64_t _limit
+    cdef Table _tab     # slot value: the string's id + 1
 
     def __cinit__(self, Py_ssize_t capacity=1024):
         if capacity < 0:
@@ -211,44 +220,26 @@ cdef class Values:
         if self._offs == NULL or self._hash == NULL or self._arena == NULL:
             raise MemoryError()
         self._offs[0] = 0
-        self._alloc_slots(slots_for(capacity))
+        table_init(&self._tab, slots_for(capacity))
 
     def __dealloc__(self):
         free(self._arena)
         free(self._offs)
         free(self._hash)
-        free(self._slots)
-
-    cdef int _alloc_slots(self, int64_t slots) except -1 nogil:
-        if slots > max_slots():
-            with gil:
-                raise MemoryError("Values: more than 2**31 distinct strings")
-        cdef Slot* table = <Slot*> malloc(slots * sizeof(Slot))
-        cdef int64_t i
-        if table == NULL:
-            with gil:
-                raise MemoryError()
-        for i in range(slots):
-            table[i].id = -1
-        free(self._slots)
-        self._slots = table
-        self._mask = <uint64_t> (slots - 1)
-        self._limit = slot_limit(slots)
-        return 0
+        table_free(&self._tab)
 
     cdef int32_t add(self, const uint8_t* s, int64_t n) except -1 nogil:
         """Id of the UTF-8 string ``s[:n]``, inserting it when new."""
         cdef uint64_t h = hash_bytes(s, n)
-        cdef uint64_t i = h & self._mask
-        cdef int64_t a
-        while True:
-            a = self._slots[i].id
-            if a == -1:
-                break
-            if (self._slots[i].hash == h and self._offs[a + 1] - self._offs[a] == n
-                    and memcmp(self._arena + self._offs[a], s, n) == 0):
-                return <int32_t> a
-            i = (i + 1) & self._mask
+        cdef Wanted w
+        w.arena = self._arena
+        w.offs = self._offs
+        w.data = s
+        w.n = n
+        cdef uint64_t i = table_probe(self._tab, h, _same_bytes, &w)
+        cdef int64_t a = self._tab.slots[i].value - 1
+        if a != -1:
+            return <int32_t> a
         if self._n > MAX_ID:
             with gil:
                 raise OverflowError("more than 2**31 - 1 distinct cell strings")
@@ -260,10 +251,10 @@ cdef class Values:
         self._offs[a + 1] = self._arena_size
         self._hash[a] = h
         self._n += 1
-        self._slots[i].hash = h
-        self._slots[i].id = a
-        if self._n > self._limit:
-            self._rehash()
+        self._tab.slots[i].hash = h
+        self._tab.slots[i].value = a + 1
+        if self._n > self._tab.limit:
+            table_grow(&self._tab)
         return <int32_t> a
 
     cdef int _reserve(self, int64_t n) except -1 nogil:
@@ -289,18 +280,6 @@ cdef class Values:
                     raise MemoryError()
             self._hash = <uint64_t*> p
             self._cap *= 2
-        return 0
-
-    cdef int _rehash(self) except -1 nogil:
-        self._alloc_slots(2 * (<int64_t> self._mask + 1))
-        cdef int64_t a
-        cdef uint64_t i
-        for a in range(self._n):
-            i = self._hash[a] & self._mask
-            while self._slots[i].id != -1:
-                i = (i + 1) & self._mask
-            self._slots[i].hash = self._hash[a]
-            self._slots[i].id = a
         return 0
 
     def __len__(self):

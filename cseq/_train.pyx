@@ -22,8 +22,8 @@ from cseq._decode cimport viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq._masks cimport clamp_rows
 from cseq._types cimport index_t, label_t, weight_t
 from cseq._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
-                            add_path_features, chain_of, has_unknown, score_emissions,
-                            transitions_of)
+                            add_path_features, chain_of, check_order, has_unknown,
+                            sequence_emissions, transitions_of)
 
 
 cdef class PerceptronTrainer:
@@ -92,8 +92,8 @@ cdef class PerceptronTrainer:
     cdef index_t _train_sequence(self, index_t s, ParamSink* sink) noexcept nogil:
         """Decode sequence ``s``, update on mistakes; returns the number of wrong tokens."""
         cdef int L = self.ch.layout.n_labels
-        cdef index_t t0 = self.ch.corpus.seq_ptr[s]
-        cdef index_t n = self.ch.corpus.seq_ptr[s + 1] - t0
+        cdef index_t t0
+        cdef index_t n = sequence_emissions(&self.ch, sink.w, 1.0, s, self.em, &t0)
         cdef const label_t* known = self.ch.corpus.labels + t0
         cdef const label_t* gold = known
         cdef label_t* pred = self.pred
@@ -102,7 +102,6 @@ cdef class PerceptronTrainer:
         if n == 0:
             return 0
         transitions_of(self.ch.layout, sink.w, &tr)
-        score_emissions(self.ch.index, sink.w, self.ch.corpus, t0, t0 + n, L, self.em)
         viterbi_path(self.em, n, &tr, self.delta, self.back, pred)
         for t in range(n):
             if pred[t] != known[t] and known[t] >= 0:
@@ -131,9 +130,7 @@ cdef class PerceptronTrainer:
         """
         cdef index_t i, errors = 0
         cdef ParamSink sink = self.params.sink()
-        for i in range(order.shape[0]):
-            if order[i] < 0 or order[i] >= self.ch.corpus.n_seqs:
-                raise IndexError(f"sequence index {order[i]} out of range")
+        check_order(order, self.ch.corpus.n_seqs)
         with nogil:
             for i in range(order.shape[0]):
                 # The example's 1-based number minus one: its weight in u.

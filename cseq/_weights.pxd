@@ -136,6 +136,46 @@ cdef inline bint all_finite(const weight_t* x, index_t n) noexcept nogil:
     return True
 
 
+cdef inline index_t sequence_emissions(const Chain* ch, const weight_t* w, weight_t w_scale,
+                                       index_t s, weight_t* em, index_t* t0) noexcept nogil:
+    """The prologue every corpus kernel runs on a sequence, written once.
+
+    Slices sequence ``s`` (its first token into ``t0[0]``), scores its
+    emissions into ``em`` ((n, L), row-major) and scales them by ``w_scale``
+    (the state weights are ``w_scale * w``; a learner that shrinks its
+    weights lazily passes its scale, the others 1.0, which leaves the scores
+    as they are).  Returns the length n; nothing is written when it is 0.
+    """
+    cdef int L = ch.layout.n_labels
+    cdef index_t k, n
+    t0[0] = ch.corpus.seq_ptr[s]
+    n = ch.corpus.seq_ptr[s + 1] - t0[0]
+    if n > 0:
+        score_emissions(ch.index, w, ch.corpus, t0[0], t0[0] + n, L, em)
+        if w_scale != 1.0:
+            for k in range(n * L):
+                em[k] *= w_scale
+    return n
+
+
+cdef inline bint emissions_finite(const weight_t* em, index_t n, int n_labels, index_t s,
+                                  index_t* bad_seq) noexcept nogil:
+    """Whether the (n, L) emissions of sequence ``s`` are all finite; when not,
+    ``s`` goes to ``bad_seq[0]`` unless an earlier bad sequence is there (the
+    caller skips the sequence and raises after its nogil loop, naming it)."""
+    if all_finite(em, n * n_labels):
+        return True
+    if bad_seq[0] < 0:
+        bad_seq[0] = s
+    return False
+
+
+# IndexError unless every entry of an epoch's visiting order is a sequence
+# index in [0, n_seqs): the check every training entry makes before its
+# unchecked nogil loop.
+cdef int check_order(const index_t[::1] order, index_t n_seqs) except -1
+
+
 cdef class AveragedParams:
     # Weights and their lazy-averaging accumulator, owned by Python.  The
     # weights are scale * w (scale 1 unless a learner shrinks them, e.g. an

@@ -258,6 +258,19 @@ cdef Chain chain_of(ChainIndex ix, CorpusView cv) noexcept:
 
 #: Below this scale factor AveragedParams.shrink folds the scale into w (an
 #: O(n_params) pass) so that w stays far from overflow.
+cdef int check_order(const index_t[::1] order, index_t n_seqs) except -1:
+    """Raise IndexError unless every entry of ``order`` is in ``[0, n_seqs)``.
+
+    The one check of a visiting order: every training entry (``train_epoch``,
+    ``epoch``) calls it before running its nogil loop without bounds checks.
+    """
+    cdef index_t i
+    for i in range(order.shape[0]):
+        if order[i] < 0 or order[i] >= n_seqs:
+            raise IndexError(f"sequence index {order[i]} out of range")
+    return 0
+
+
 cdef double _MIN_SCALE = 1e-9
 MIN_SCALE = _MIN_SCALE
 

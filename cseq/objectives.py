@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cseq import _clamped, _forward_backward
+from cseq import _clamped, _crf
 from cseq.exceptions import InputError
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
 from cseq.sequences import Sequences
@@ -73,7 +73,7 @@ class CRFObjective:
 
         A partially labelled sequence's term is ``log Z_s - log Z_clamped_s``.
         """
-        log_z, expected = _forward_backward.crf_log_z_and_expectations(
+        log_z, expected = _crf.crf_log_z_and_expectations(
             self.model.index, theta, self._view, self.chunks, self._buffers, self.threads)
         self.n_evaluations += 1
         expected -= self.empirical

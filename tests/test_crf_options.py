@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _forward_backward, _sgd
+from cseq import _crf, _sgd
 from cseq.base import MAX_ITER_REASON
 from cseq.objectives import CRFObjective
 from cseq.optimize import lbfgs
@@ -174,7 +174,7 @@ def test_sequence_loss_and_gradient_against_brute_force(order, data, seed, scale
     params = random_params(model, seed, scale)
     for s in range(corpus.n_sequences):
         one = single_sequence(corpus, s)
-        loss, grad = _forward_backward.sequence_loss_and_gradient(
+        loss, grad = _crf.sequence_loss_and_gradient(
             model.index, params, corpus.view(), s)
         assert loss == pytest.approx(naive_crf_objective(params, model, one, 0.0), abs=1e-9)
         if one.n_tokens == 0:
@@ -204,7 +204,7 @@ def test_sgd_epoch_matches_plain_steps(data, seed, lam, t0):
     for i, s in enumerate(order):
         eta = 1.0 / (lam * (t0 + 5 + i))
         ref *= 1.0 - eta * lam
-        value, grad = _forward_backward.sequence_loss_and_gradient(
+        value, grad = _crf.sequence_loss_and_gradient(
             model.index, ref, corpus.view(), int(s))
         ref_loss += value
         ref -= eta * grad

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _decode, _forward_backward, _ssvm, _train, _weights, serialize
+from cseq import _crf, _decode, _ssvm, _train, _weights, serialize
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.model import work_chunks
 from cseq.objectives import CRFObjective
@@ -316,7 +316,7 @@ def test_order2_path_features_kernel_matches_naive_phi(Xy, all_states, seed, sca
 def expectations(model, corpus, params, n_jobs=1):
     chunks = work_chunks(corpus.seq_ptr, n_jobs)
     buffers = np.empty((len(chunks) - 1, len(params)))
-    return _forward_backward.crf_log_z_and_expectations(
+    return _crf.crf_log_z_and_expectations(
         model.index, params, corpus.view(), chunks, buffers, n_jobs)
 
 
@@ -402,7 +402,7 @@ def test_order2_sgd_epoch_matches_plain_steps(Xy, seed):
     for i, s in enumerate(order):
         eta = 1.0 / (lam * (t0 + i))
         ref *= 1.0 - eta * lam
-        value, grad = _forward_backward.sequence_loss_and_gradient(
+        value, grad = _crf.sequence_loss_and_gradient(
             model.index, ref, corpus.view(), int(s))
         ref_loss += value
         ref -= eta * grad

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _clamped, _forward_backward, _sgd, _ssvm, _weights, registry
+from cseq import _clamped, _crf, _sgd, _ssvm, _weights, registry
 from cseq.conll import read_conllu
 from cseq.exceptions import InputError, InputTypeError
 from cseq.features import FeatureVocabulary
@@ -127,7 +127,7 @@ def test_a_fully_labelled_sequence_gives_the_usual_loss(problem):
         if full.lengths[s] == 0:
             continue
         a = _clamped.partial_sequence_loss_and_gradient(model.index, params, view, s)
-        b = _forward_backward.sequence_loss_and_gradient(model.index, params, view, s)
+        b = _crf.sequence_loss_and_gradient(model.index, params, view, s)
         assert a[0] == pytest.approx(b[0], rel=1e-9, abs=1e-9)
         np.testing.assert_allclose(a[1], b[1], rtol=1e-8, atol=1e-9)
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _forward_backward, _pack, _train, _weights
+from cseq import _crf, _pack, _train, _weights
 from cseq.exceptions import InputError
 from cseq.features import FeatureVocabulary
 from cseq.model import LinearChain, work_chunks
@@ -41,7 +41,7 @@ def expectations(model, corpus, params, n_jobs=1, chunks=None):
     if chunks is None:
         chunks = work_chunks(corpus.seq_ptr, n_jobs)
     buffers = np.empty((len(chunks) - 1, len(params)))
-    return _forward_backward.crf_log_z_and_expectations(
+    return _crf.crf_log_z_and_expectations(
         model.index, params, corpus.view(), chunks, buffers, n_jobs)
 
 
