@@ -11,11 +11,20 @@ and :func:`forward_backward`, :func:`load`, the readers of other libraries' mode
 :mod:`cseq.probability` and :mod:`cseq.templates` come with ``import cseq``.
 """
 
+# The learners first, in this order: each registers itself (cseq.registry) when
+# imported, and the registration order is the order of ``cseq train --help``
+# and of the docs' learner table.
+from cseq.crf import CRF
+from cseq.perceptron import StructuredPerceptron
+from cseq.ssvm import StructuredSVM
+from cseq.pa import PassiveAggressive
+from cseq.arow import AROW
+from cseq.memm import MEMM
+from cseq.hmm import HMM
+from cseq.greedy import GreedyTagger
 from cseq import conll, decoding, explain, metrics, probability, templates
 from cseq._decode import openmp_enabled
 from cseq._version import __version__
-from cseq.arow import AROW
-from cseq.crf import CRF
 from cseq.compat.crfpp_model import from_crfpp
 from cseq.compat.crfsuite_model import from_crfsuite
 from cseq.exceptions import (
@@ -29,14 +38,8 @@ from cseq.exceptions import (
     TrainingInterrupted,
 )
 from cseq.features import FeatureVocabulary
-from cseq.greedy import GreedyTagger
-from cseq.hmm import HMM
 from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
-from cseq.memm import MEMM
-from cseq.pa import PassiveAggressive
-from cseq.perceptron import StructuredPerceptron
 from cseq.serialize import load
-from cseq.ssvm import StructuredSVM
 from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 

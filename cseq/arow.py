@@ -7,15 +7,17 @@ from typing import Any
 import numpy as np
 
 from cseq import _arow
-from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
-from cseq.exceptions import ConvergenceError, InputError
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number
+from cseq.exceptions import ConvergenceError
 from cseq.learners.loops import epochs
-from cseq.serialize import register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["AROW"]
 
 
-@register_estimator
+@register(Command("arow", 10, {"seed": "random_state", **EARLY_STOPPING},
+                  "adaptive regularization of weights (CRFsuite's arow), first order",
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class AROW(ChainEstimator):
     """Online AROW training of a linear chain, as CRFsuite has it.
 
@@ -73,36 +75,14 @@ class AROW(ChainEstimator):
     confidence-weighted models. EMNLP.
     """
 
-    _param_names = ("variance", "gamma", "max_iter", "tol", "shuffle", "random_state",
-                    "early_stopping", "patience", "all_states", "features", "verbose")
+    _parameter_constraints = {"variance": Number(0.0, high=MAX_REGULARIZATION, positive=True),
+                              "gamma": Number(0.0, high=MAX_REGULARIZATION, positive=True)}
 
     def __init__(self, *, variance: float = 1.0, gamma: float = 1.0, max_iter: int = 10,
                  tol: float = 0.0, shuffle: bool = True, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 3, all_states: bool = False,
                  features: Any = None, verbose: bool = False) -> None:
-        self.variance = variance
-        self.gamma = gamma
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        for name in ("variance", "gamma"):
-            value = getattr(self, name)
-            check_number(name, value, low=0.0, high=MAX_REGULARIZATION)
-            if not value > 0:
-                raise InputError(f"{name} must be positive, got {value!r}")
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_number("tol", self.tol, low=0.0)
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _finish(self, model):
         return model if self.all_states else self._pruned(model)

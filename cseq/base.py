@@ -9,12 +9,8 @@ format) and differs only in how it sets the parameters of its
 
 from __future__ import annotations
 
-import difflib
-import functools
-import inspect
 import math
 import os
-import sys
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -28,7 +24,7 @@ from cseq import decoding
 from cseq import explain as _explain
 from cseq import probability as _probability
 from cseq.explain import Explanation
-from cseq.exceptions import (InputError, InputTypeError, ModelFormatError,
+from cseq.exceptions import (InputError, ModelFormatError,
                              NotFittedError)
 from cseq.fitted import Fitted
 from cseq.features import (
@@ -40,150 +36,31 @@ from cseq.features import (
 from cseq.learners import frame
 # Re-exported: their public paths were cseq.base's before the loops moved.
 from cseq.learners.loops import MAX_ITER_REASON, EarlyStopping
+# Re-exported: their public paths were cseq.base's before the parameters moved.
+from cseq.learners.params import (COMMON_CONSTRAINTS, MAX_REGULARIZATION, Constraint, Number,
+                                  OneOf, Parameters, check_flag, check_keywords, check_number,
+                                  param_names, plain_params)
 from cseq.model import LinearChain
 from cseq.sequences import Sequences
 from cseq.serialize import dumps, header_field, loads, write_atomic
 
-__all__ = ["ChainEstimator", "EarlyStopping", "check_flag", "check_keywords", "check_number",
+__all__ = ["ChainEstimator", "EarlyStopping", "COMMON_CONSTRAINTS", "Constraint", "Number",
+           "OneOf", "check_flag", "check_keywords", "check_number", "param_names",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
 
 
-
-#: The hyperparameters that are flags, in whichever learner has them.
-_FLAGS = ("all_states", "average", "early_stopping", "error_sensitive", "shuffle", "verbose")
-
-
-#: Largest regularisation weight (``c1``, ``c2``, the SSVM's ``C``).  Beyond it
-#: the objective leaves float64 for ordinary data: the SSVM's loss grows as
-#: ``C**2`` (``C = 1e155`` gave an infinite loss), ``2 * c2`` overflows near
-#: 1e308.  At 1e100 the optimum is already all but 0 (``c1``, ``c2``) or the
-#: hard-margin one (``C``), so nothing is lost.
-MAX_REGULARIZATION = 1e100
-
-
-def check_number(name: str, value: Any, *, low: float, integer: bool = False,
-                 high: float | None = None) -> None:
-    """Raise InputError unless ``value`` is a finite number (an int if asked) >= ``low``.
-
-    ``high`` is an upper bound for a float (an int's is ``2**31 - 1``).
-
-    NumPy scalars (``np.int64``, ``np.float32``: what ``np.arange`` and
-    ``np.linspace`` grids hold) pass; the estimator keeps the object it was
-    given (scikit-learn's ``clone`` requires it) and the model file holds
-    the Python number it equals (:func:`plain_params`).
-    """
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise InputError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
-    # Compared as a Python number: a float32 compared with 1e100 would be
-    # cast to float32 (NumPy 2's rules) and overflow.
-    number = value.item() if isinstance(value, np.generic) else value
-    if integer:
-        if not low <= number <= 2**31 - 1:
-            raise InputError(f"{name} must be between {low} and 2**31 - 1, got {value!r}")
-    elif not low <= number <= sys.float_info.max:
-        # A chained comparison, not math.isfinite: exact for an int of any
-        # size (math.isfinite(10**400) raises OverflowError), false for NaN.
-        raise InputError(f"{name} must be finite and >= {low}, got {value!r}")
-    elif high is not None and number > high:
-        raise InputError(f"{name} must be at most {high:g}, got {value!r}")
-
-
-def check_flag(name: str, value: Any) -> None:
-    """Raise InputError unless ``value`` is a bool or a NumPy bool.
-
-    Not the truth of any object: ``average="False"`` would train as True.
-    Not 0 or 1 either, as scikit-learn's ``"boolean"`` constraint: a flag
-    spelled as a number is more likely a slip (an ``n_jobs`` or
-    ``max_iter`` in the wrong place) than a choice, and ``[False, True]``
-    is the grid that means it.
-    """
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{name} must be True or False, got {value!r}")
-
-
-def plain_params(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with each NumPy scalar replaced by the Python bool, int or float it equals.
-
-    What a model file's JSON header can hold; validation has checked the
-    values, so the conversion is exact (a float32 widens to the float64 it
-    equals, the value training used).
-    """
-    return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
-
-
-#: sklearn-crfsuite's parameter names that cseq spells otherwise, and what to
-#: write instead (None: cseq has no such option because it always does it).
-#: The most common stumbling block of people porting from it (issue 30).
-_SKLEARN_CRFSUITE_NAMES: dict[str, str | None] = {
-    "max_iterations": "max_iter",
-    "all_possible_states": "all_states",
-    "all_possible_transitions": None,
-    "delta": "tol",
-}
-
-
-def _param_hint(name: str, known: Sequence[str]) -> str:
-    """What to say after "no parameter ``name``": the nearest known name, or the list.
-
-    sklearn-crfsuite's spellings get their cseq equivalent (when ``known``
-    has it) and a pointer to :mod:`cseq.compat.sklearn_crfsuite`; any other
-    name gets its closest match (:func:`difflib.get_close_matches`).
-    """
-    if name in _SKLEARN_CRFSUITE_NAMES:
-        target = _SKLEARN_CRFSUITE_NAMES[name]
-        compat = ("or use cseq.compat.sklearn_crfsuite.CRF, which takes sklearn-crfsuite's "
-                  "parameters as they are")
-        if target is None:
-            return f": cseq always learns every transition, so leave {name} out ({compat})"
-        if target in known:
-            return (f"; did you mean {target!r}? (cseq's name for sklearn-crfsuite's {name}; "
-                    f"{compat})")
-    close = difflib.get_close_matches(name, known, n=1)
-    if close:
-        return f"; did you mean {close[0]!r}?"
-    return f"; the parameters are {', '.join(known)}"
-
-
-def check_keywords(init: Callable[..., None]) -> Callable[..., None]:
-    """``init`` (an estimator's ``__init__``), refusing an unknown keyword with a hint.
-
-    Python's own error for ``CRF(max_iterations=100)`` is a bare TypeError;
-    this one is an :class:`~cseq.exceptions.InputTypeError` (still a
-    TypeError) naming the nearest parameter (:func:`_param_hint`).
-    ``functools.wraps`` keeps the signature visible to :func:`inspect.signature`
-    (scikit-learn's ``clone`` and parameter listing read it).  An ``init``
-    that takes ``**kwargs`` is returned as it is.
-    """
-    params = inspect.signature(init).parameters.values()
-    if getattr(init, "_checks_keywords", False) or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return init
-    known = [p.name for p in params if p.name != "self" and p.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
-    accepted = frozenset(known)
-
-    @functools.wraps(init)
-    def checked(self: Any, *args: Any, **kwargs: Any) -> None:
-        for name in kwargs:
-            if name not in accepted:
-                raise InputTypeError(f"{type(self).__name__}() got an unexpected keyword "
-                                     f"argument {name!r}{_param_hint(name, known)}")
-        init(self, *args, **kwargs)
-
-    checked._checks_keywords = True  # type: ignore[attr-defined]
-    return checked
-
-
-class ChainEstimator:
+class ChainEstimator(Parameters):
     """Shared machinery of the estimators: parameters, data, prediction, persistence.
 
-    A learner subclasses it, lists its hyperparameters in ``_param_names``,
-    validates them in ``_validate_params`` and sets the model's parameters in
-    ``_train``; it is registered with :func:`cseq.serialize.register_estimator`
-    so that model files naming it load.  Learner-specific fitted state (beyond
-    the model, the featurizer, the labels and the history) goes through
-    ``_training_state`` / ``_restore_training``.
+    A learner subclasses it, names its hyperparameters in its ``__init__``
+    signature (keyword-only; the base stores them as attributes and lists them
+    in ``_param_names``), gives each one not in :data:`COMMON_CONSTRAINTS` a
+    constraint in ``_parameter_constraints`` and sets the model's parameters in
+    ``_train``; it registers with :func:`cseq.registry.register` (the command
+    line's name for it, its options, the name model files give it).
+    Learner-specific fitted state (beyond the model, the featurizer, the
+    labels and the history) goes through ``_training_state`` /
+    ``_restore_training``.
 
     An iterative learner gets early stopping on the dev set by listing
     ``early_stopping`` and ``patience`` among its parameters, reporting each
@@ -196,7 +73,6 @@ class ChainEstimator:
     :class:`~cseq.exceptions.ConvergenceWarning`.
     """
 
-    _param_names: tuple[str, ...] = ()
     #: The model class the learner trains: a LinearChain, or a subclass that
     #: reads its parameters otherwise (defines probabilities, decodes its own
     #: way, appends parameter blocks).  The model answers every reading
@@ -215,13 +91,6 @@ class ChainEstimator:
     #: The fitted state (:class:`cseq.fitted.Fitted`), replaced whole, never
     #: mutated; None until the first fit starts.
     _fitted: Fitted | None = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Every learner's constructor names the nearest parameter for an
-        # unknown keyword (check_keywords), without each learner asking.
-        super().__init_subclass__(**kwargs)
-        if "__init__" in cls.__dict__:
-            cls.__init__ = check_keywords(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     # -- the fitted state (cseq.fitted) -------------------------------------
     @property
@@ -282,44 +151,6 @@ class ChainEstimator:
         self._fitted = Fitted(building.featurizer, building.classes, model,
                               MappingProxyType(attributes))
 
-    # -- parameters -------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Hyperparameters as a dict (scikit-learn convention).
-
-        With ``deep``, the parameters of a featurizer that has
-        ``get_params`` come too, as ``features__<name>`` (e.g.
-        ``features__min_freq``), so that ``GridSearchCV`` can tune them.
-        """
-        params = {name: getattr(self, name) for name in self._param_names}
-        if deep:
-            for name, value in list(params.items()):
-                if hasattr(value, "get_params") and not isinstance(value, type):
-                    params.update((f"{name}__{k}", v) for k, v in value.get_params().items())
-        return params
-
-    def set_params(self, **params: Any) -> Self:
-        """Set hyperparameters, ``features__<name>`` for the featurizer's; returns self.
-
-        Unknown names raise InputError naming the nearest parameter.
-        """
-        nested: dict[str, dict[str, Any]] = {}
-        for key, value in params.items():
-            name, nest, sub = key.partition("__")
-            if name not in self._param_names:
-                raise InputError(f"{type(self).__name__} has no parameter {name!r}"
-                                 f"{_param_hint(name, self._param_names)}")
-            if nest:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                setattr(self, name, value)
-        for name, sub in nested.items():
-            target = getattr(self, name)
-            if not hasattr(target, "set_params"):
-                raise InputError(f"{type(self).__name__}.{name} is {target!r}, which has no "
-                                 f"parameters to set ({', '.join(name + '__' + k for k in sub)})")
-            target.set_params(**sub)
-        return self
-
     def __sklearn_tags__(self) -> Any:
         """Estimator tags for scikit-learn >= 1.6 (imported only when scikit-learn asks).
 
@@ -329,22 +160,6 @@ class ChainEstimator:
         from sklearn.utils import InputTags, Tags, TargetTags
         return Tags(estimator_type=None, target_tags=TargetTags(required=True),
                     input_tags=InputTags(two_d_array=False, string=True, dict=True))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
-        return f"{type(self).__name__}({args})"
-
-    def _validate_params(self) -> None:
-        """Raise InputError for a bad hyperparameter.
-
-        Here the flags and early stopping's ``patience``; a learner extends
-        it (calling this first) with its own.
-        """
-        for name in _FLAGS:
-            if name in self._param_names:
-                check_flag(name, getattr(self, name))
-        if "early_stopping" in self._param_names:
-            check_number("patience", self.patience, low=1, integer=True)
 
     # -- fitting: the hooks of cseq.learners.protocol, run by cseq.learners.frame --
     #: How cseq.distributed trains this learner on Dask (see Learner._distributed).
@@ -708,10 +523,10 @@ class ChainEstimator:
         order = header.get("order", 1)
         if type(order) is not int or order not in (1, 2):
             raise ModelFormatError(f"model header has a bad chain order {order!r} (1 or 2)")
-        if order != getattr(est, "order", 1):
+        chain_order = est._chain_order()
+        if order != chain_order:
             raise ModelFormatError(f"model header says order {order} but the "
-                                   f"{cls.__name__}'s parameters order "
-                                   f"{getattr(est, 'order', 1)!r}")
+                                   f"{cls.__name__}'s parameters order {chain_order!r}")
         model = cls._model_class.from_arrays(len(labels), _sub(arrays, "model/"), order=order)
         if model.n_attributes != featurizer.n_attributes:
             raise ModelFormatError("model and featurizer disagree on the number of attributes")

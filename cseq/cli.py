@@ -5,9 +5,10 @@ the streaming readers and writers of :mod:`cseq._streams`.  Every command has
 ``--help``; bad arguments give a usage message and exit code 2, bad files and
 models a one-line message naming the file (and line) and exit code 1.
 
-Learners are listed in one table, :data:`LEARNERS`: a new learner is one entry
-(its estimator class, default iterations, and which command-line options set
-which of its hyperparameters).
+The learners of ``cseq train --algorithm`` are the commands of
+:mod:`cseq.registry`: a learner's registration, beside its class, gives its
+name, default iterations and which command-line options set which of its
+hyperparameters; no list of learners is kept here.
 """
 
 from __future__ import annotations
@@ -20,94 +21,13 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 from cseq.exceptions import CSeqError, InputError, TrainingInterrupted
+from cseq.registry import COMMANDS, LEARNERS, Command, command_of
 
-__all__ = ["main", "LEARNERS", "Learner"]
+__all__ = ["main"]
 
-
-@dataclass(frozen=True)
-class Learner:
-    """One ``--algorithm`` of ``cseq train``.
-
-    Attributes
-    ----------
-    estimator : str
-        Name of the estimator class in the ``cseq`` namespace.
-    max_iter : int or None
-        Iterations when ``--max-iter`` is not given; None for a learner
-        without iterations (``--max-iter`` is then refused).
-    options : dict of str to str
-        Command-line option (its argparse ``dest``) to hyperparameter name.
-        Options not listed are refused for this learner.
-    description : str
-        One line for ``--help`` (the options are listed after it).
-    defaults : dict of str to Any
-        Hyperparameters the command line sets unless an option does (e.g. a
-        fixed seed, so that the same command gives the same model).
-    templates : bool
-        Whether the learner reads feature templates (``features``); False
-        for the HMM, which reads the word (the first column) alone.
-    preset_defaults : dict of str to dict
-        Per template preset, hyperparameters that override ``defaults`` when
-        that preset is used (options still win), e.g. a lighter L2 for
-        ``pos`` (measured in docs/learners.md).
-    fixed : dict of str to Any
-        Hyperparameters that make this learner what it is when several share
-        an estimator class (``algorithm="sgd"`` for ``crf-sgd``); no option
-        changes them, and ``cseq info`` names a model's learner by them.
-    """
-
-    estimator: str
-    max_iter: int | None
-    options: dict[str, str] = field(default_factory=dict)
-    description: str = ""
-    defaults: dict[str, Any] = field(default_factory=dict)
-    templates: bool = True
-    preset_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
-    fixed: dict[str, Any] = field(default_factory=dict)
-
-
-#: The options of every learner that can stop early on the dev set.
-_EARLY = {"early_stopping": "early_stopping", "patience": "patience"}
-
-
-#: The learners of ``cseq train --algorithm``.  ``max_iter`` and ``features``
-#: are set for every learner; ``options`` maps the other options.
-LEARNERS: dict[str, Learner] = {
-    "crf": Learner("CRF", 100, {"c1": "c1", "c2": "c2", "n_jobs": "n_jobs", "order": "order",
-                                **_EARLY},
-                   "linear-chain CRF, L-BFGS (OWL-QN with --c1)",
-                   preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}},
-                   fixed={"algorithm": "lbfgs"}),
-    "crf-sgd": Learner("CRF", 30, {"c2": "c2", "seed": "random_state", "order": "order",
-                                   **_EARLY},
-                       "linear-chain CRF, stochastic gradient descent (L2)",
-                       {"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
-                       fixed={"algorithm": "sgd"}),
-    "perceptron": Learner("StructuredPerceptron", 10,
-                          {"seed": "random_state", "order": "order", **_EARLY},
-                          "averaged structured perceptron", {"random_state": 0}),
-    "ssvm": Learner("StructuredSVM", 10,
-                    {"C": "C", "seed": "random_state", "order": "order", **_EARLY},
-                    "structured SVM, L2 and hinge loss, stochastic subgradient",
-                    {"random_state": 0}),
-    "pa": Learner("PassiveAggressive", 10,
-                  {"C": "C", "seed": "random_state", **_EARLY},
-                  "passive-aggressive (PA-I; CRFsuite's pa), first order", {"random_state": 0}),
-    "arow": Learner("AROW", 10, {"seed": "random_state", **_EARLY},
-                    "adaptive regularization of weights (CRFsuite's arow), first order",
-                    {"random_state": 0}),
-    "memm": Learner("MEMM", 100, {"c2": "c2", "n_jobs": "n_jobs", **_EARLY},
-                    "maximum-entropy Markov model, L-BFGS", {"c2": 0.1}),
-    "hmm": Learner("HMM", None, {}, "hidden Markov model with TnT's suffix model for "
-                   "unknown words; reads the first column only, no templates", templates=False),
-    "greedy": Learner("GreedyTagger", 5, {"seed": "random_state", **_EARLY},
-                      "greedy left-to-right averaged perceptron with label history, the fastest "
-                      "to tag", {"random_state": 0}),
-}
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
 _LEARNER_OPTIONS = {"c1": "--c1", "c2": "--c2", "C": "--C", "n_jobs": "--n-jobs",
@@ -118,14 +38,18 @@ _PRESET_HELP = ("Presets: 'pos' reads column 0 (the word); 'chunk' reads columns
                 "and 1 (POS tag); 'ner' reads column 0 (the word)")
 
 
-def _learner_of(est: Any) -> str | None:
-    """The ``--algorithm`` that trains models like ``est`` (its class and fixed parameters)."""
-    params = est.get_params(deep=False)
-    for name, learner in LEARNERS.items():
-        if type(est).__name__ == learner.estimator and all(
-                params.get(k) == v for k, v in learner.fixed.items()):
-            return name
-    return None
+def _commands(have: Callable[[Command], bool]) -> str:
+    """The ``--algorithm`` names of the commands that ``have``, e.g. ``crf, perceptron``."""
+    return ", ".join(name for name, command in COMMANDS.items() if have(command))
+
+
+def _resumable(command: Command) -> bool:
+    return command.resumable
+
+
+def _partial_labels(command: Command) -> bool:
+    """Whether the command's learner trains on partially labelled sequences (``None`` labels)."""
+    return command.estimator._partial_labels
 
 
 # ----------------------------------------------------------------------------
@@ -301,10 +225,9 @@ def _templates(spec: str) -> Any:
 
 
 def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
-    """The estimator of ``--algorithm`` with the options the table maps for it."""
-    import cseq
+    """The estimator of ``--algorithm`` with the options its command maps."""
     from cseq.templates import TemplateFeaturizer
-    learner = LEARNERS[args.algorithm]
+    learner = COMMANDS[args.algorithm]
     params: dict[str, Any] = dict(learner.defaults)
     if isinstance(templates, str):
         params.update(learner.preset_defaults.get(templates, {}))
@@ -333,10 +256,10 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     elif args.template is not None:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
-    return getattr(cseq, learner.estimator)(**params)
+    return learner.estimator(**params)
 
 
-def _options_of(learner: Learner) -> str:
+def _options_of(learner: Command) -> str:
     """The learner's command-line options, e.g. ``--c2, --n-jobs``."""
     return ", ".join(opt for dest, opt in _LEARNER_OPTIONS.items() if dest in learner.options)
 
@@ -398,11 +321,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
     if args.resumable or args.resume is not None:
         return _train_in_passes(args, templates, X, y, fmt, X_dev, y_dev)
-    if templates is None and LEARNERS[args.algorithm].templates:
+    if templates is None and COMMANDS[args.algorithm].templates:
         templates = _template_choice(args, X, y, fmt)
     est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
-    progress = _Progress(getattr(est, "max_iter", 1), quiet=args.quiet, verbose=args.verbose)
+    progress = _Progress(est._iterations(), quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught, _cluster(args) as client:
@@ -422,7 +345,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t
     _check_attributes(est, args)
     est.save(args.output)
-    best = getattr(est, "best_iteration_", None)
+    best = est.best_iteration_
     kept = f", the best dev score's iteration {best} kept" if best is not None else ""
     msg = (f"trained {type(est).__name__} on {sum(map(len, X))} tokens in {seconds:.1f}s "
            f"({est.n_iter_} iterations{kept}, {est.featurizer_.n_attributes} attributes, "
@@ -447,19 +370,21 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
             raise InputError(f"--resume continues {args.resume} with its own settings: "
                              f"{', '.join(given)} cannot change them")
         est = _load(args.resume)
-        if not hasattr(est, "partial_fit"):
-            raise InputError(f"{args.resume} holds a {type(est).__name__}, which cannot continue "
-                             "training (perceptron, ssvm and crf-sgd models can)")
+        if not est._can_partial_fit():
+            command = command_of(est)
+            trained = f" (--algorithm {command.name})" if command is not None else ""
+            raise InputError(f"{args.resume} holds a {type(est).__name__}{trained}, which cannot "
+                             f"continue training ({_commands(_resumable)} models can)")
     else:
-        if templates is None and LEARNERS[args.algorithm].templates:
+        if not COMMANDS[args.algorithm].resumable:
+            raise InputError(f"--resumable trains one pass at a time: --algorithm "
+                             f"{_commands(_resumable)}, not {args.algorithm}")
+        if templates is None and COMMANDS[args.algorithm].templates:
             templates = _template_choice(args, X, y, fmt)
         est = _make_estimator(args, templates)
-        if not hasattr(est, "partial_fit") or getattr(est, "algorithm", "sgd") != "sgd":
-            raise InputError("--resumable trains one pass at a time: --algorithm perceptron, "
-                             f"ssvm or crf-sgd, not {args.algorithm}")
         # Not for --resume: a batch of one label may continue a model that has more.
         _check_labels_vary(y, args)
-    passes = args.max_iter if args.max_iter is not None else est.max_iter
+    passes = args.max_iter if args.max_iter is not None else est._iterations()
     progress = _Progress(passes, quiet=args.quiet, verbose=args.verbose)
     t = time.perf_counter()
     try:
@@ -550,7 +475,7 @@ def _load(path: str) -> Any:
     """A fitted model from ``path``; an unfitted one is an error naming the file."""
     import cseq
     est = cseq.load(path)
-    if getattr(est, "model_", None) is None:
+    if est.model_ is None:
         raise InputError(f"{path} holds an unfitted {type(est).__name__}: it cannot tag "
                          "(train a model with cseq train)")
     return est
@@ -737,14 +662,14 @@ def _cmd_info(args: argparse.Namespace) -> int:
     import numpy as np
     import cseq
     est = cseq.load(args.model)
-    learner = _learner_of(est)
-    print(f"learner: {learner or '?'} ({type(est).__name__})")
+    command = command_of(est)
+    print(f"learner: {command.name if command is not None else '?'} ({type(est).__name__})")
     params = est.get_params(deep=False)
     features = params.pop("features", None)
     print("parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
     if features is not None:
         print(f"features: {features!r}")
-    if getattr(est, "model_", None) is None:
+    if est.model_ is None:
         print("not fitted")
         return 0
     model, classes = est.model_, est.classes_
@@ -756,12 +681,11 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"order: {model.order} (label bigrams"
           + (f" and trigrams: {L ** 3} trigram weights)" if model.order == 2 else ")"))
     n_zero = int(np.sum(model.state_weights == 0.0))
-    # The CRF counts what it pruned; the perceptron prunes too, without a count
-    # in its files, so it is not said to have pruned none.
-    pruned = (f"; {est.n_pruned_} exactly-zero weights pruned after training"
-              if hasattr(est, "n_pruned_") else "")
+    # What the learner counts besides (registry.Learner.info: the CRF, the weights it pruned).
+    counted = "".join(f"; {getattr(est, name)} {what}"
+                      for name, what in LEARNERS[type(est).__name__].info.items())
     print(f"attributes: {model.n_attributes}  state weights: {model.n_state} ({n_zero} zero"
-          f"{pruned})  iterations: {est.n_iter_}")
+          f"{counted})  iterations: {est.n_iter_}")
     for label, feats in est.top_features(k=args.top).items():
         shown = ", ".join(f"{name} {w:+.3f}" for name, w in feats)
         print(f"top features for {label}: {shown}")
@@ -863,7 +787,6 @@ def _cluster_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    import cseq
     from cseq import __version__
     p = argparse.ArgumentParser(
         prog="cseq", description="Train and apply sequence labelers (CRF, averaged "
@@ -896,7 +819,7 @@ def _parser() -> argparse.ArgumentParser:
 
     learners = "; ".join(
         f"{k}: {v.description}" + (f" (options {_options_of(v)})" if v.options else "")
-        for k, v in LEARNERS.items())
+        for k, v in COMMANDS.items())
     t = sub.add_parser(
         "train", help="train a model on a CoNLL or CoNLL-U file",
         description="Train a model. The label is the last CoNLL column (or the CoNLL-U UPOS "
@@ -906,12 +829,12 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
-    t.add_argument("--algorithm", choices=list(LEARNERS), default="crf", help=learners)
+    t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
     t.add_argument("--dev", help="development file, scored after every iteration")
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")
     t.add_argument("--max-iter", type=_int_at_least(1), default=None,
                    help="iterations (default: " + ", ".join(
-                       f"{v.max_iter} for {k}" for k, v in LEARNERS.items()
+                       f"{v.max_iter} for {k}" for k, v in COMMANDS.items()
                        if v.max_iter is not None) + ")")
     t.add_argument("--c1", type=float, default=None,
                    help="CRF L1 strength (default 0; > 0 trains by OWL-QN, a sparse model; "
@@ -928,8 +851,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--patience", type=_int_at_least(1), default=None,
                    help="with --early-stopping: iterations without improvement before "
                    "stopping (default: " + ", ".join(
-                       f"{getattr(cseq, v.estimator)().patience} for {k}"
-                       for k, v in LEARNERS.items() if "patience" in v.options) + ")")
+                       f"{v.estimator().patience} for {k}"
+                       for k, v in COMMANDS.items() if "patience" in v.options) + ")")
     t.add_argument("--min-freq", type=_int_at_least(1), default=1,
                    help="drop attributes seen fewer times (default 1)")
     t.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (-1: all cores)")
@@ -938,12 +861,12 @@ def _parser() -> argparse.ArgumentParser:
                    "(default 0)")
     t.add_argument("--order", type=int, choices=(1, 2), default=None,
                    help="Markov order of the chain: 2 adds label-trigram transitions "
-                        "(crf, crf-sgd, perceptron, ssvm; default 1)")
+                        f"({_commands(lambda c: 'order' in c.options)}; default 1)")
     t.add_argument("--unknown-label", metavar="STR", default=None,
                    help="a training label equal to STR (e.g. _) is not known: train on the "
-                        "partially labelled sentences (crf, crf-sgd, perceptron, ssvm)")
+                        f"partially labelled sentences ({_commands(_partial_labels)})")
     t.add_argument("--resumable", action="store_true",
-                   help="train one pass at a time by partial_fit (perceptron, ssvm, crf-sgd), "
+                   help=f"train one pass at a time by partial_fit ({_commands(_resumable)}), "
                    "so that the model file keeps the training state and --resume continues it")
     t.add_argument("--resume", metavar="MODEL", default=None,
                    help="continue training MODEL (written with --resumable or by partial_fit) "

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from cseq import _sgd
-from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number, OneOf
 from cseq.chain.normalized import GlobalChain
 from cseq.learners.loops import MAX_ITER_REASON, stalled, train_lbfgs
 from cseq.exceptions import ConvergenceError, InputError, ModelFormatError
-from cseq.model import check_order, resolve_n_jobs
 from cseq.objectives import CRFObjective
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import MAX_COUNT, header_field, register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
+from cseq.serialize import MAX_COUNT, header_field
 from cseq._vectors import dot
 
 __all__ = ["CRF"]
@@ -48,7 +48,18 @@ def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
     return t0
 
 
-@register_estimator
+@register(Command("crf", 100, {"c1": "c1", "c2": "c2", "n_jobs": "n_jobs", "order": "order",
+                               **EARLY_STOPPING},
+                  "linear-chain CRF, L-BFGS (OWL-QN with --c1)",
+                  preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}},
+                  fixed={"algorithm": "lbfgs"}, quick={"max_iter": 15}),
+          Command("crf-sgd", 30, {"c2": "c2", "seed": "random_state", "order": "order",
+                                  **EARLY_STOPPING},
+                  "linear-chain CRF, stochastic gradient descent (L2)",
+                  defaults={"random_state": 0}, preset_defaults={"pos": {"c2": 0.1}},
+                  fixed={"algorithm": "sgd"},
+                  quick={"max_iter": 10, "random_state": 0}),
+          info={"n_pruned_": "exactly-zero weights pruned after training"})
 class CRF(PartialFitMixin, ChainEstimator):
     """Linear-chain conditional random field.
 
@@ -148,9 +159,12 @@ class CRF(PartialFitMixin, ChainEstimator):
     """
 
     _partial_labels = True
-    _param_names = ("c1", "c2", "algorithm", "max_iter", "order", "tol", "period", "eta0",
-                    "random_state", "early_stopping", "patience", "n_jobs", "all_states",
-                    "features", "verbose")
+    _parameter_constraints = {
+        "c1": Number(0.0, high=MAX_REGULARIZATION),
+        "c2": Number(0.0, high=MAX_REGULARIZATION),
+        "algorithm": OneOf(("lbfgs", "sgd")),
+        "eta0": Number(0.0, positive=True, optional=True),
+    }
     _model_class = GlobalChain  # P(y | x) = exp(score - log Z): cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("n_pruned_", "eta0_")
 
@@ -160,38 +174,9 @@ class CRF(PartialFitMixin, ChainEstimator):
                  early_stopping: bool = False, patience: int = 5, n_jobs: int = 1,
                  all_states: bool = False, features: Any = None,
                  verbose: bool = False) -> None:
-        self.c1 = c1
-        self.c2 = c2
-        self.algorithm = algorithm
-        self.max_iter = max_iter
-        self.order = order
-        self.tol = tol
-        self.period = period
-        self.eta0 = eta0
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.n_jobs = n_jobs
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("c1", self.c1, low=0.0, high=MAX_REGULARIZATION)
-        check_number("c2", self.c2, low=0.0, high=MAX_REGULARIZATION)
-        if self.algorithm not in ("lbfgs", "sgd"):
-            raise InputError(f"algorithm must be 'lbfgs' or 'sgd', got {self.algorithm!r}")
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_order(self.order)
-        check_number("tol", self.tol, low=0.0)
-        check_number("period", self.period, low=1, integer=True)
-        if self.eta0 is not None:
-            check_number("eta0", self.eta0, low=0.0)
-            if not self.eta0 > 0:
-                raise InputError(f"eta0 must be > 0, got {self.eta0!r}")
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
+    def _check_params_together(self) -> None:
         if self.algorithm == "sgd" and (self.c1 > 0 or not self.c2 > 0):
             raise InputError("algorithm='sgd' needs c2 > 0 and c1 == 0 (L2 only); "
                              "use algorithm='lbfgs' for L1")
@@ -201,7 +186,6 @@ class CRF(PartialFitMixin, ChainEstimator):
                 if value is not None and not _SGD_RANGE[0] <= float(value) <= _SGD_RANGE[1]:
                     raise InputError(f"algorithm='sgd' needs {name} in [1e-100, 1e100] (its "
                                      f"step sizes must be finite and positive), got {value!r}")
-        resolve_n_jobs(self.n_jobs)
 
     #: On Dask: distributed L-BFGS of the CRF objective (cseq.distributed).
     _distributed = "lbfgs"

@@ -8,11 +8,11 @@ import numpy as np
 
 from cseq import _greedy, _weights
 from cseq._dtypes import LABEL
-from cseq.base import ChainEstimator, check_number
+from cseq.base import ChainEstimator, Number
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.learners.loops import mistake_driven_epochs
 from cseq.model import LinearChain, resolve_n_jobs, work_chunks
-from cseq.serialize import register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["GreedyChain", "GreedyTagger"]
 
@@ -118,7 +118,17 @@ class GreedyChain(LinearChain):
         raise InputError("a greedy tagger's features depend on its own predictions, not on a path")
 
 
-@register_estimator
+def _check_tag_dict(name: str, value: Any) -> None:
+    """Constraint of ``tag_dict``: None or a non-empty attribute-name prefix."""
+    if value is not None and (not isinstance(value, str) or not value):
+        raise InputError(f"{name} must be None or a non-empty attribute-name prefix, "
+                         f"got {value!r}")
+
+
+@register(Command("greedy", 5, {"seed": "random_state", **EARLY_STOPPING},
+                  "greedy left-to-right averaged perceptron with label history, the fastest "
+                  "to tag", defaults={"random_state": 0},
+                  quick={"max_iter": 3, "random_state": 0}))
 class GreedyTagger(ChainEstimator):
     """Greedy left-to-right tagger trained as an averaged multiclass perceptron.
 
@@ -186,9 +196,9 @@ class GreedyTagger(ChainEstimator):
     Python. Blog post; NLTK's ``PerceptronTagger``.
     """
 
-    _param_names = ("max_iter", "average", "shuffle", "random_state", "early_stopping",
-                    "patience", "tag_dict", "tag_dict_min_count", "tag_dict_min_share",
-                    "all_states", "features", "verbose")
+    _parameter_constraints = {"tag_dict": _check_tag_dict,
+                              "tag_dict_min_count": Number(1, integer=True),
+                              "tag_dict_min_share": Number(0.0, high=1.0)}
     _model_class = GreedyChain
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
@@ -197,31 +207,7 @@ class GreedyTagger(ChainEstimator):
                  tag_dict_min_count: int = 20, tag_dict_min_share: float = 0.97,
                  all_states: bool = False, features: Any = None,
                  verbose: bool = False) -> None:
-        self.max_iter = max_iter
-        self.average = average
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.tag_dict = tag_dict
-        self.tag_dict_min_count = tag_dict_min_count
-        self.tag_dict_min_share = tag_dict_min_share
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
-        if self.tag_dict is not None and (not isinstance(self.tag_dict, str) or not self.tag_dict):
-            raise InputError(f"tag_dict must be None or a non-empty attribute-name prefix, "
-                             f"got {self.tag_dict!r}")
-        check_number("tag_dict_min_count", self.tag_dict_min_count, low=1, integer=True)
-        check_number("tag_dict_min_share", self.tag_dict_min_share, low=0.0)
-        if self.tag_dict_min_share > 1:
-            raise InputError(f"tag_dict_min_share must be at most 1, got {self.tag_dict_min_share}")
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _build_tag_dict(self, corpus, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
         """(attributes, labels) of the tag dictionary from a labeled training corpus."""

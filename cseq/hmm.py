@@ -23,12 +23,13 @@ from typing import Any
 import numpy as np
 
 from cseq._dtypes import ATTR, INDEX, VALUE
-from cseq.base import ChainEstimator, check_number
+from cseq.base import ChainEstimator, Number, check_number
 from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings, register_featurizer
 from cseq.sequences import Sequences
-from cseq.serialize import header_field, register_estimator
+from cseq.registry import Command, register
+from cseq.serialize import header_field
 
 __all__ = ["HMM", "WordLexicon", "suffix_probabilities"]
 
@@ -314,7 +315,23 @@ def suffix_probabilities(counts: np.ndarray, parent: np.ndarray, theta: float) -
     return prob
 
 
-@register_estimator
+def _check_alpha(name: str, value: Any) -> None:
+    """Constraint of ``alpha``: a number in [1e-100, 1e100]."""
+    check_number(name, value, low=0.0)
+    if not _ALPHA_RANGE[0] <= value <= _ALPHA_RANGE[1]:
+        raise InputError(f"{name} must be in [1e-100, 1e100] (add-alpha smoothing keeps "
+                         f"every probability non-zero: a smaller alpha underflows them to "
+                         f"0, a larger one overflows their sums), got {value!r}")
+
+
+def _check_word(name: str, value: Any) -> None:
+    """Constraint of ``word``: None or a feature name."""
+    if value is not None and type(value) is not str:
+        raise InputError(f"{name} must be a str or None, got {value!r}")
+
+
+@register(Command("hmm", None, {}, "hidden Markov model with TnT's suffix model for "
+                  "unknown words; reads the first column only, no templates", templates=False))
 class HMM(ChainEstimator):
     """First-order hidden Markov model tagger, trained by counting (supervised).
 
@@ -378,7 +395,10 @@ class HMM(ChainEstimator):
     applications in speech recognition. Proc. IEEE 77(2).
     """
 
-    _param_names = ("alpha", "suffix_length", "rare_threshold", "word", "verbose")
+    _parameter_constraints = {"alpha": _check_alpha,
+                              "suffix_length": Number(0, integer=True),
+                              "rare_threshold": Number(0, integer=True),
+                              "word": _check_word}
     _model_class = GlobalChain  # its scores are log-probabilities: cseq.probability
     _fitted_names = ChainEstimator._fitted_names + ("theta_",)
     # Every (attribute, label) pair has a weight: an HMM emits every word
@@ -388,23 +408,7 @@ class HMM(ChainEstimator):
     def __init__(self, *, alpha: float = 0.01, suffix_length: int = 10,
                  rare_threshold: int = 10, word: str | None = None,
                  verbose: bool = False) -> None:
-        self.alpha = alpha
-        self.suffix_length = suffix_length
-        self.rare_threshold = rare_threshold
-        self.word = word
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("alpha", self.alpha, low=0.0)
-        if not _ALPHA_RANGE[0] <= self.alpha <= _ALPHA_RANGE[1]:
-            raise InputError(f"alpha must be in [1e-100, 1e100] (add-alpha smoothing keeps "
-                             f"every probability non-zero: a smaller alpha underflows them to "
-                             f"0, a larger one overflows their sums), got {self.alpha!r}")
-        check_number("suffix_length", self.suffix_length, low=0, integer=True)
-        check_number("rare_threshold", self.rare_threshold, low=0, integer=True)
-        if self.word is not None and type(self.word) is not str:
-            raise InputError(f"word must be a str or None, got {self.word!r}")
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _new_featurizer(self) -> WordLexicon:
         return WordLexicon(self.word, int(self.suffix_length), int(self.rare_threshold))

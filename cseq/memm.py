@@ -8,14 +8,15 @@ from typing import Any
 import numpy as np
 
 from cseq import _memm
-from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.chain.normalized import Posterior, local_posterior
 from cseq.inference import forward_backward, viterbi
 from cseq.learners.loops import train_lbfgs
 from cseq.model import LinearChain, not_finite, per_sequence, resolve_n_jobs, work_chunks
 from cseq.objectives import MEMMObjective
 from cseq.sequences import Sequences
-from cseq.serialize import header_field, register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
+from cseq.serialize import header_field
 
 __all__ = ["LocalChain", "MEMM"]
 
@@ -132,7 +133,9 @@ class LocalChain(LinearChain):
                                     with_grad, per_sequence)
 
 
-@register_estimator
+@register(Command("memm", 100, {"c2": "c2", "n_jobs": "n_jobs", **EARLY_STOPPING},
+                  "maximum-entropy Markov model, L-BFGS", defaults={"c2": 0.1},
+                  quick={"max_iter": 15}))
 class MEMM(ChainEstimator):
     """Maximum-entropy Markov model: one log-linear classifier per position.
 
@@ -201,32 +204,14 @@ class MEMM(ChainEstimator):
     (the label bias problem).
     """
 
-    _param_names = ("c2", "max_iter", "tol", "period", "early_stopping", "patience", "n_jobs",
-                    "all_states", "features", "verbose")
+    _parameter_constraints = {"c2": Number(0.0, high=MAX_REGULARIZATION)}
     _model_class = LocalChain
 
     def __init__(self, *, c2: float = 1.0, max_iter: int = 100, tol: float = 1e-5,
                  period: int = 10, early_stopping: bool = False, patience: int = 5,
                  n_jobs: int = 1, all_states: bool = False, features: Any = None,
                  verbose: bool = False) -> None:
-        self.c2 = c2
-        self.max_iter = max_iter
-        self.tol = tol
-        self.period = period
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.n_jobs = n_jobs
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("c2", self.c2, low=0.0, high=MAX_REGULARIZATION)
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_number("tol", self.tol, low=0.0)
-        check_number("period", self.period, low=1, integer=True)
-        resolve_n_jobs(self.n_jobs)
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _train(self, corpus, model, dev, callback):
         train_lbfgs(self, MEMMObjective(model, corpus, self.c2, self.n_jobs), model, dev, callback,

@@ -5,15 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from cseq import _pa, _weights
-from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number, check_number
 from cseq.exceptions import ConvergenceError, InputError
 from cseq.learners.loops import epochs
-from cseq.serialize import register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["PassiveAggressive"]
 
 
-@register_estimator
+def _check_pa_type(name: str, value: Any) -> None:
+    """Constraint of ``pa_type``: 0, 1 or 2, the three update rules."""
+    check_number(name, value, low=0, integer=True)
+    if value not in (0, 1, 2):
+        raise InputError(f"{name} must be 0 (PA), 1 (PA-I) or 2 (PA-II), got {value!r}")
+
+@register(Command("pa", 10, {"C": "C", "seed": "random_state", **EARLY_STOPPING},
+                  "passive-aggressive (PA-I; CRFsuite's pa), first order",
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class PassiveAggressive(ChainEstimator):
     """Online passive-aggressive training of a linear chain (PA, PA-I, PA-II).
 
@@ -90,42 +98,15 @@ class PassiveAggressive(ChainEstimator):
     Online passive-aggressive algorithms. JMLR 7.
     """
 
-    _param_names = ("pa_type", "C", "error_sensitive", "average", "max_iter", "tol", "shuffle",
-                    "random_state", "early_stopping", "patience", "all_states", "features",
-                    "verbose")
+    _parameter_constraints = {"pa_type": _check_pa_type,
+                              "C": Number(0.0, high=MAX_REGULARIZATION, positive=True)}
 
     def __init__(self, *, pa_type: int = 1, C: float = 1.0, error_sensitive: bool = True,
                  average: bool = True, max_iter: int = 10, tol: float = 0.0,
                  shuffle: bool = True, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 3, all_states: bool = False,
                  features: Any = None, verbose: bool = False) -> None:
-        self.pa_type = pa_type
-        self.C = C
-        self.error_sensitive = error_sensitive
-        self.average = average
-        self.max_iter = max_iter
-        self.tol = tol
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("pa_type", self.pa_type, low=0, integer=True)
-        if self.pa_type not in (0, 1, 2):
-            raise InputError("pa_type must be 0 (PA), 1 (PA-I) or 2 (PA-II), "
-                             f"got {self.pa_type!r}")
-        check_number("C", self.C, low=0.0, high=MAX_REGULARIZATION)
-        if not self.C > 0:
-            raise InputError(f"C must be positive, got {self.C!r}")
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_number("tol", self.tol, low=0.0)
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _finish(self, model):
         return model if self.all_states else self._pruned(model)

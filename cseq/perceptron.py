@@ -7,16 +7,18 @@ from typing import Any
 import numpy as np
 
 from cseq import _train, _weights
-from cseq.base import ChainEstimator, check_number
+from cseq.base import ChainEstimator
 from cseq.learners.loops import mistake_driven_epochs
-from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import MAX_COUNT, register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
+from cseq.serialize import MAX_COUNT
 
 __all__ = ["StructuredPerceptron"]
 
 
-@register_estimator
+@register(Command("perceptron", 10, {"seed": "random_state", "order": "order", **EARLY_STOPPING},
+                  "averaged structured perceptron", defaults={"random_state": 0},
+                  quick={"max_iter": 3, "random_state": 0}))
 class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     """Averaged structured perceptron for linear chains (Collins 2002).
 
@@ -83,30 +85,12 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     """
 
     _partial_labels = True
-    _param_names = ("max_iter", "order", "average", "shuffle", "random_state", "early_stopping",
-                    "patience", "all_states", "features", "verbose")
 
     def __init__(self, *, max_iter: int = 10, order: int = 1, average: bool = True,
                  shuffle: bool = True, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 3, all_states: bool = False,
                  features: Any = None, verbose: bool = False) -> None:
-        self.max_iter = max_iter
-        self.order = order
-        self.average = average
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_order(self.order)
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def _finish(self, model):
         return model if self.all_states else self._pruned(model)

@@ -37,6 +37,9 @@ import numpy as np
 from cseq._files import replacing
 from cseq._version import __version__
 from cseq.exceptions import InputTypeError, ModelFormatError
+# The estimator classes by the name stored in a file's header: the learners'
+# registry (``import cseq`` registers every built-in learner).
+from cseq.registry import ESTIMATORS
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads", "save",
            "load", "write_atomic", "read_file_bytes"]
@@ -56,24 +59,6 @@ _MAX_ELEMENTS = 1 << 53
 #: Largest count a header may give (iterations, examples, sequences, SGD
 #: steps): exact in float64, and a count plus a batch stays far inside int64.
 MAX_COUNT = 1 << 53
-
-
-#: Estimator classes by the name stored in a file's header; filled by
-#: :func:`register_estimator` when each estimator module is imported (which
-#: ``import cseq`` does for every built-in learner).
-ESTIMATORS: dict[str, type] = {}
-
-
-def register_estimator(cls: type) -> type:
-    """Class decorator: files whose header names ``cls.__name__`` load through ``cls``.
-
-    The class provides ``_model_state() -> (header, arrays)`` and the
-    classmethods ``_model_array_names(header)`` (every array name such a file
-    may hold) and ``_from_model_state(header, arrays)``; the container stores and
-    checks the bytes and knows nothing else of it.
-    """
-    ESTIMATORS[cls.__name__] = cls
-    return cls
 
 
 def dumps(estimator, state: tuple[dict, dict[str, np.ndarray]] | None = None) -> bytes:

@@ -99,11 +99,14 @@ class Loaded:
 
 def load_model(path: str) -> Loaded:
     """Load ``path`` fully (``cseq tag``'s checks); raises CSeqError or OSError."""
-    from cseq.cli import _learner_of, _load, _model_columns
+    from cseq.cli import _load, _model_columns
+    from cseq.registry import command_of
     t = time.perf_counter()
     est = _load(path)
     seconds = time.perf_counter() - t
-    info = {"file": path, "learner": _learner_of(est), "estimator": type(est).__name__,
+    command = command_of(est)
+    info = {"file": path, "learner": command.name if command is not None else None,
+            "estimator": type(est).__name__,
             "labels": list(est.classes_),
             "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "load_seconds": round(seconds, 4)}

@@ -11,13 +11,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cseq import _ssvm, _weights
-from cseq.base import MAX_REGULARIZATION, ChainEstimator, check_number
+from cseq.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.exceptions import InputError, InputTypeError
 from cseq.inference import _RaggedWarning, check_cost_matrix
 from cseq.learners.loops import epochs
-from cseq.model import check_order
 from cseq.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
-from cseq.serialize import MAX_COUNT, register_estimator
+from cseq.registry import EARLY_STOPPING, Command, register
+from cseq.serialize import MAX_COUNT
 from cseq._vectors import dot
 
 __all__ = ["StructuredSVM"]
@@ -40,7 +40,44 @@ def _cost_array(cost) -> np.ndarray:
                          f"{', ...' if len(lengths) > 10 else ''})") from None
 
 
-@register_estimator
+def _check_cost(name: str, cost: Any) -> None:
+    """Constraint of ``cost``: None, a dict of dicts of costs, or a square cost matrix.
+
+    A dict's label names are checked against the labels when the fit knows
+    them (:meth:`StructuredSVM.cost_matrix`).
+    """
+    if cost is None:
+        return
+    if isinstance(cost, dict):
+        for gold, row in cost.items():
+            if not isinstance(gold, str) or not isinstance(row, dict):
+                raise InputTypeError("a cost dict maps label names to dicts of "
+                                     f"label names to costs; got {gold!r}: {row!r}")
+            for pred, value in row.items():
+                if not isinstance(pred, str):
+                    raise InputTypeError(f"cost[{gold!r}] has a non-string key {pred!r}")
+                if isinstance(value, bool) or not isinstance(
+                        value, (int, float, np.integer, np.floating)):
+                    raise InputTypeError(f"cost[{gold!r}][{pred!r}] must be a number, "
+                                         f"got {value!r}")
+                if not (math.isfinite(value) and value >= 0):
+                    raise InputError(f"cost[{gold!r}][{pred!r}] must be finite and "
+                                     f"non-negative, got {value!r}")
+                if pred == gold and value != 0:
+                    raise InputError(f"cost[{gold!r}][{pred!r}] must be 0: predicting "
+                                     "the gold label costs nothing")
+        return
+    arr = _cost_array(cost)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise InputError("cost must be None, a square (L, L) array or a dict of dicts "
+                         f"over label names; got {type(cost).__name__} of shape {arr.shape}")
+    check_cost_matrix(arr, arr.shape[0])
+
+
+@register(Command("ssvm", 10, {"C": "C", "seed": "random_state", "order": "order",
+                                **EARLY_STOPPING},
+                  "structured SVM, L2 and hinge loss, stochastic subgradient",
+                  defaults={"random_state": 0}, quick={"max_iter": 3, "random_state": 0}))
 class StructuredSVM(PartialFitMixin, ChainEstimator):
     """Structured SVM for linear chains: L2 plus the structured hinge loss (margin rescaling).
 
@@ -135,63 +172,15 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
     """
 
     _partial_labels = True
-    _param_names = ("C", "max_iter", "order", "cost", "average", "shuffle", "random_state",
-                    "early_stopping", "patience", "all_states", "features", "verbose")
+    _parameter_constraints = {"C": Number(0.0, high=MAX_REGULARIZATION, positive=True),
+                              "cost": _check_cost}
 
     def __init__(self, *, C: float = 0.1, max_iter: int = 10, order: int = 1,
                  cost: ArrayLike | Mapping[str, Mapping[str, float]] | None = None,
                  average: bool = True, shuffle: bool = True, random_state: int | None = None,
                  early_stopping: bool = False, patience: int = 3, all_states: bool = False,
                  features: Any = None, verbose: bool = False) -> None:
-        self.C = C
-        self.max_iter = max_iter
-        self.order = order
-        self.cost = cost
-        self.average = average
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.all_states = all_states
-        self.features = features
-        self.verbose = verbose
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        check_number("C", self.C, low=0.0, high=MAX_REGULARIZATION)
-        if not self.C > 0:
-            raise InputError(f"C must be positive, got {self.C!r}")
-        check_number("max_iter", self.max_iter, low=1, integer=True)
-        check_order(self.order)
-        if self.random_state is not None:
-            check_number("random_state", self.random_state, low=0, integer=True)
-        cost = self.cost
-        if cost is None:
-            return
-        if isinstance(cost, dict):
-            for gold, row in cost.items():
-                if not isinstance(gold, str) or not isinstance(row, dict):
-                    raise InputTypeError("a cost dict maps label names to dicts of "
-                                         f"label names to costs; got {gold!r}: {row!r}")
-                for pred, value in row.items():
-                    if not isinstance(pred, str):
-                        raise InputTypeError(f"cost[{gold!r}] has a non-string key {pred!r}")
-                    if isinstance(value, bool) or not isinstance(
-                            value, (int, float, np.integer, np.floating)):
-                        raise InputTypeError(f"cost[{gold!r}][{pred!r}] must be a number, "
-                                             f"got {value!r}")
-                    if not (math.isfinite(value) and value >= 0):
-                        raise InputError(f"cost[{gold!r}][{pred!r}] must be finite and "
-                                         f"non-negative, got {value!r}")
-                    if pred == gold and value != 0:
-                        raise InputError(f"cost[{gold!r}][{pred!r}] must be 0: predicting "
-                                         "the gold label costs nothing")
-            return
-        arr = _cost_array(cost)
-        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-            raise InputError("cost must be None, a square (L, L) array or a dict of dicts "
-                             f"over label names; got {type(cost).__name__} of shape {arr.shape}")
-        check_cost_matrix(arr, arr.shape[0])
+        """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
     def cost_matrix(self, classes: list[str] | None = None) -> np.ndarray | None:
         """The (L, L) cost matrix over ``classes`` (default ``classes_``); None for Hamming.

@@ -33,3 +33,23 @@ def run(*args, stdin=None, cwd=None, timeout=600) -> subprocess.CompletedProcess
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     return subprocess.run([sys.executable, "-m", "cseq", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=timeout, input=stdin)
+
+
+def run_in_process(*args) -> subprocess.CompletedProcess:
+    """:func:`cseq.cli.main` on ``ARGS`` in this process, its output captured as :func:`run`'s.
+
+    For what a subprocess cannot see: the learners registered in this process
+    only (tests/test_new_learner.py registers one that only the test defines).
+    """
+    import contextlib
+    import io
+
+    from cseq import cli
+    out, err = io.StringIO(), io.StringIO()
+    argv = [str(a) for a in args]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:  # argparse: --help, usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["cseq", *argv], code, out.getvalue(), err.getvalue())

@@ -60,3 +60,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(
             f"CSEQ_REQUIRE_DATA=1 but {len(_missing_data)} tests skipped for want of the "
             f"shared data, e.g. {_missing_data[0]}", red=True)
+
+
+def pytest_make_parametrize_id(config, val, argname):
+    """A class parameter's id is its name (``CRF``, not ``cls0``): a learner's tests can be
+    selected by it (``-k``), as ``tests/test_new_learner.py`` does."""
+    return val.__name__ if isinstance(val, type) else None

@@ -28,9 +28,9 @@ Whatever parses must also be usable.
   CRs, NULs and invalid UTF-8, read as bytes and as text.
 
 The model files are seeded by every learner and training state
-(:data:`SEEDS`: CRF by L-BFGS, L1 and SGD, fit and ``partial_fit``, early
-stopping, order 2, ``:tags`` and hashing templates, the perceptron, SSVM,
-MEMM, HMM and greedy tagger, an unfitted estimator).  A model that loads goes
+(:data:`SEEDS`: every command of :mod:`cseq.registry`, the CRF by L1,
+``partial_fit``, early stopping, order 2, ``:tags`` and hashing templates,
+an unfitted estimator).  A model that loads goes
 through :func:`use_model`: predict, predict_marginals, explain and
 top_features, save and load again, pickle, partial_fit, fit again and (one in
 :data:`REPORT_EVERY`) the HTML report; each may raise a cseq exception, and
@@ -72,10 +72,11 @@ from hypothesis import strategies as st
 
 import cseq
 import cseq.report
-from cseq import conll, serialize
+from cseq import conll, registry, serialize
 from cseq.compat.crfpp_model import crfpp_from_bytes
 from cseq.compat.crfsuite_model import crfsuite_from_bytes
 from cseq.exceptions import CSeqError
+from registered import reads_words
 
 #: Inputs tried per target, in this process.
 COUNTS: Counter = Counter()
@@ -106,10 +107,18 @@ def _partial(est, X, y, batches: int = 2):
     return est
 
 
-#: Seed name -> a function making it: every learner, every training state the
-#: model file stores (fit, partial_fit, early stopping), order 2, L1, SGD,
-#: hashing, ``:tags`` templates, and an unfitted estimator.
+def _quick_fit(name: str):
+    """Command ``name`` of the registry, quickly fitted on the seeds' data."""
+    est = registry.COMMANDS[name].quick_estimator()
+    return est.fit(SENTS, TAGS) if reads_words(type(est)) else est.fit(X_VOC, Y_VOC)
+
+
+#: Seed name -> a function making it: every registered learner (its quick
+#: settings, cseq.registry), every training state the model file stores (fit,
+#: partial_fit, early stopping), order 2, L1, SGD, hashing, ``:tags`` templates,
+#: and an unfitted estimator.
 SEEDS = {
+    **{name: functools.partial(_quick_fit, name) for name in registry.COMMANDS},
     "crf": lambda: cseq.CRF(max_iter=5).fit(X_VOC, Y_VOC),
     "crf-l1": lambda: cseq.CRF(c1=0.1, max_iter=5).fit(X_VOC, Y_VOC),
     "crf-sgd": lambda: cseq.CRF(algorithm="sgd", max_iter=3, random_state=0).fit(X_VOC, Y_VOC),
@@ -170,7 +179,7 @@ def join(header, arrays: bytes, version: int = serialize.FORMAT_VERSION) -> byte
 
 def _data_for(est):
     """Inputs the loaded ``est`` can read: (X to tag, X and y to train on)."""
-    if isinstance(est, cseq.HMM) or isinstance(
+    if reads_words(type(est)) or isinstance(
             getattr(est, "featurizer_", None) or getattr(est, "features", None),
             cseq.TemplateFeaturizer):
         return [["The", "dog"], [], ["unseen", "words", "here"]], SENTS, TAGS

@@ -1,6 +1,8 @@
-"""`cseq train` for every learner of the one table (cli.LEARNERS): --c1, crf-sgd,
---early-stopping / --patience, options a learner does not take, and what `cseq info`
-says, run as a subprocess on generated files and on slices of the real corpora."""
+"""`cseq train` for every learner of the one registry (cseq.registry.COMMANDS): --c1,
+crf-sgd, --early-stopping / --patience, options a learner does not take, and what `cseq
+info` says, run as a subprocess (in this process where every registered learner is
+parametrized, so that one registered here only is seen) on generated files and on slices
+of the real corpora."""
 
 import re
 
@@ -8,10 +10,11 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import cli
+from cseq import cli, registry
 from cseq.conll import read_conll, read_conllu
 
-from cli_run import TRAIN, run
+from cli_run import TRAIN, run, run_in_process
+from registered import commands
 from shared_data import CONLL2000, EWT, needs
 
 
@@ -45,25 +48,25 @@ def head_conll(src, dst, n):
     return head_conllu(src, dst, n)  # the same: sentences end with a blank line
 
 
-@pytest.mark.parametrize("name", list(cli.LEARNERS))
+@pytest.mark.parametrize("name", commands())
 def test_every_learner_trains_and_info_names_it_with_its_parameters(name, train, tmp_path):
-    learner = cli.LEARNERS[name]
+    learner = registry.COMMANDS[name]
     model = tmp_path / f"{name}.cseq"
     args = ["train", train, "--algorithm", name, "-o", model, "--quiet"]
     if learner.templates:
         args += ["--template", "chunk"]
     if learner.max_iter is not None:
         args += ["--max-iter", "2"]
-    r = run(*args)
+    r = run_in_process(*args)
     assert r.returncode == 0, r.stderr
     est = cseq.load(model)
-    assert type(est).__name__ == learner.estimator
+    assert type(est) is learner.estimator
     for key, value in learner.fixed.items():
         assert getattr(est, key) == value
-    r = run("info", model)
+    r = run_in_process("info", model)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == f"learner: {name} ({learner.estimator})"
+    assert lines[0] == f"learner: {name} ({learner.estimator.__name__})"
     shown = dict(re.findall(r"(\w+)=((?:'[^']*'|[^,]+))", lines[1].removeprefix("parameters: ")))
     params = est.get_params(deep=False)
     params.pop("features", None)
@@ -87,8 +90,9 @@ def test_info_names_the_learner_of_a_model_trained_in_python(tmp_path):
         r = run("info", path)
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines()[0] == f"learner: {name} ({type(est).__name__})"
-        # Only the CRF counts its pruned weights; the perceptron is not said to prune none.
-        assert ("exactly-zero weights pruned" in r.stdout) == hasattr(est, "n_pruned_")
+        # Only the CRF counts its pruned weights (its registry info); the perceptron is
+        # not said to prune none.
+        assert ("exactly-zero weights pruned" in r.stdout) == (type(est) is cseq.CRF)
 
 
 def test_crf_sgd_and_c1_reach_the_estimator(train, tmp_path):
@@ -117,15 +121,14 @@ def test_crf_sgd_and_c1_reach_the_estimator(train, tmp_path):
     assert r.returncode == 0 and f"{est.n_pruned_} exactly-zero weights pruned" in r.stdout
 
 
-@pytest.mark.parametrize("name", [n for n, v in cli.LEARNERS.items()
-                                  if "early_stopping" in v.options])
+@pytest.mark.parametrize("name", commands(lambda command: "early_stopping" in command.options))
 def test_early_stopping_keeps_the_best_iteration(name, train, tmp_path):
     model = tmp_path / "m.cseq"
     dev = tmp_path / "dev.txt"
     # A dev set that disagrees with the training labels: the dev score peaks
     # early and then falls, so training stops after --patience iterations.
     dev.write_text(TRAIN.replace("B-VP", "I-NP"))
-    r = run("train", train, "--template", "chunk", "--algorithm", name, "--dev", dev,
+    r = run_in_process("train", train, "--template", "chunk", "--algorithm", name, "--dev", dev,
             "--early-stopping", "--patience", "2", "--max-iter", "40", "-o", model, "--quiet")
     assert r.returncode == 0, r.stderr
     est = cseq.load(model)
@@ -138,14 +141,13 @@ def test_early_stopping_keeps_the_best_iteration(name, train, tmp_path):
     assert est.score(X, y) == scores[best - 1]
     assert f"dev accuracy {100 * scores[best - 1]:.2f}%" in r.stdout or \
         f"token accuracy {100 * scores[best - 1]:.2f}%" in r.stdout
-    if name in ("perceptron", "greedy", "arow"):  # a pass without training errors ends training
-        assert est.n_iter_ < best + 2 and est.history_[-1]["errors"] == 0
-    else:
-        assert est.stop_reason_ == "early stopping: no dev improvement in 2 iterations"
+    if est.stop_reason_ == "early stopping: no dev improvement in 2 iterations":
         assert est.n_iter_ == best + 2
+    else:  # a mistake-driven learner's pass without training errors ended training first
+        assert est.n_iter_ < best + 2 and est.history_[-1]["errors"] == 0
     # The weights kept are those of a run that stops at the best iteration.
     short = tmp_path / "short.cseq"
-    r = run("train", train, "--template", "chunk", "--algorithm", name, "--max-iter", best,
+    r = run_in_process("train", train, "--template", "chunk", "--algorithm", name, "--max-iter", best,
             "-o", short, "--quiet")
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(cseq.load(short).model_.params, est.model_.params)
@@ -177,10 +179,11 @@ def test_options_a_learner_does_not_take_are_refused(argv, message, train, tmp_p
 
 
 def test_help_lists_every_learner_with_its_options():
-    r = run("train", "--help")
+    r = run_in_process("train", "--help")
     assert r.returncode == 0
     text = " ".join(r.stdout.split())
-    for name, learner in cli.LEARNERS.items():
+    assert f"--algorithm {{{','.join(registry.COMMANDS)}}}" in text
+    for name, learner in registry.COMMANDS.items():
         assert f"{name}: " in text
         for dest in learner.options:
             assert cli._LEARNER_OPTIONS[dest] in text
@@ -258,6 +261,16 @@ def test_resumable_training_and_resume_continue_as_partial_fit(tmp_path):
     r = run("train", train, "--resume", fitted, "-o", more)
     assert r.returncode != 0 and "training state" in r.stderr, r.stderr
     r = run("train", train, "--template", "chunk", "--resumable", "-o", more)
-    assert r.returncode != 0 and "--algorithm perceptron, ssvm or crf-sgd" in r.stderr
+    resumable = ", ".join(commands(lambda command: command.resumable))
+    assert resumable == "crf-sgd, perceptron, ssvm"
+    assert r.returncode != 0 and f"--algorithm {resumable}, not crf" in r.stderr
+    # A model of a command that is not resumable (registry.Command.resumable) says so,
+    # also when its estimator class has partial_fit (the CRF trained by L-BFGS).
+    lbfgs = tmp_path / "lbfgs.cseq"
+    assert run("train", train, "--template", "chunk", "--max-iter", "2", "-o", lbfgs,
+               "--quiet").returncode == 0
+    r = run("train", train, "--resume", lbfgs, "-o", more)
+    assert r.returncode != 0 and (f"holds a CRF (--algorithm crf), which cannot continue "
+                                  f"training ({resumable} models can)") in r.stderr, r.stderr
     r = run("train", train, "--resume", first, "--c2", "0.5", "-o", more)
     assert r.returncode != 0 and "--c2 cannot change" in r.stderr

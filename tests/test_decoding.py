@@ -24,6 +24,7 @@ from cseq.exceptions import InputError, InputTypeError
 from cseq.metrics import chunk_f1
 
 from oracle import path_score, sequence_emissions, split_params, trans2_of
+from registered import commands, quick, reads_words
 from shared_data import WNUT17, needs
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -45,39 +46,37 @@ def train_data():
 TEST_X = [[["w=john"], ["w=smith"], ["w=in"]], [["w=paris"]], [["w=to"], ["w=new"], ["w=york"]],
           [["w=the"], ["w=york"]]]
 
+#: Every registered learner whose model decodes a chain score (its model class's
+#: ``chain_scores``: constraints and n-best lists), with its quick settings, and two
+#: at order 2.
 ESTIMATORS = {
-    "crf": lambda: cseq.CRF(max_iter=20),
+    **{name: lambda name=name: quick(name)
+       for name in commands(lambda command: command.estimator._model_class.chain_scores)},
     "crf2": lambda: cseq.CRF(max_iter=20, order=2),
-    "perceptron": lambda: cseq.StructuredPerceptron(max_iter=3, random_state=0),
     "perceptron2": lambda: cseq.StructuredPerceptron(max_iter=3, random_state=0, order=2),
-    "ssvm": lambda: cseq.StructuredSVM(max_iter=3),
-    "pa": lambda: cseq.PassiveAggressive(max_iter=3, random_state=0),
-    "arow": lambda: cseq.AROW(max_iter=3, random_state=0),
-    "memm": lambda: cseq.MEMM(max_iter=20),
-    "hmm": lambda: cseq.HMM(),
 }
-PROBABILISTIC = {"crf", "crf2", "memm", "hmm"}
 
 
 @pytest.fixture(scope="module", params=sorted(ESTIMATORS))
 def fitted(request):
     X, y = train_data()
-    if request.param == "hmm":
+    est = ESTIMATORS[request.param]()
+    if reads_words(type(est)):
         X = [[tok[0][2:] for tok in s] for s in X]
-    est = ESTIMATORS[request.param]().fit(X, y)
+    est.fit(X, y)
     return request.param, est
 
 
-def inputs_for(name):
-    return [[tok[0][2:] for tok in s] for s in TEST_X] if name == "hmm" else TEST_X
+def inputs_for(est):
+    return [[tok[0][2:] for tok in s] for s in TEST_X] if reads_words(type(est)) else TEST_X
 
 
-def reference_scores(name, est, x):
+def reference_scores(est, x):
     """Every labeling of ``x`` (a tuple of label names) with its score, not by decoding."""
     classes = [str(c) for c in est.classes_]
     L = len(classes)
     labelings = list(itertools.product(classes, repeat=len(x)))
-    if name in PROBABILISTIC:
+    if est.model_.probabilistic:
         scores = est.sequence_log_prob([x] * len(labelings), [list(p) for p in labelings])
         return labelings, np.asarray(scores)
     model = est.model_
@@ -115,17 +114,17 @@ def fixed_ok(labels, entry) -> bool:
 
 @pytest.mark.parametrize("use_fixed", [False, True])
 def test_constrained_predict_nbest_and_marginals_match_enumeration(fitted, use_fixed):
-    name, est = fitted
-    X = inputs_for(name)
+    _, est = fitted
+    X = inputs_for(est)
     fixed = FIXED if use_fixed else None
     pred = est.predict(X, constraints="bio", fixed=fixed)
     nbest = est.predict_nbest(X, k=7, constraints="bio", fixed=fixed)
     plain_nbest = est.predict_nbest(X, k=4)
     marg = est.predict_marginals(X, constraints="bio", fixed=fixed) \
-        if name in PROBABILISTIC else None
+        if est.model_.probabilistic else None
     classes = [str(c) for c in est.classes_]
     for s, x in enumerate(X):
-        labelings, scores = reference_scores(name, est, x)
+        labelings, scores = reference_scores(est, x)
         entry = fixed[s] if fixed else None
         keep = np.array([bio_ok(p) and fixed_ok(p, entry) for p in labelings])
         ok_lab = [p for p, k in zip(labelings, keep) if k]
@@ -143,7 +142,7 @@ def test_constrained_predict_nbest_and_marginals_match_enumeration(fitted, use_f
         got = np.array([ok_sc[ok_lab.index(tuple(p))] for p in r.labels])
         np.testing.assert_allclose(got, want, rtol=0, atol=tol)
         assert len({tuple(p) for p in r.labels}) == len(r.labels)
-        if name in PROBABILISTIC:
+        if est.model_.probabilistic:
             np.testing.assert_allclose(r.log_probs, got, rtol=0, atol=tol)
             # Unconstrained: the 4 best of all labelings, with log-probabilities.
             allw = np.sort(scores)[::-1][:4]
@@ -164,8 +163,8 @@ def test_constrained_predict_nbest_and_marginals_match_enumeration(fitted, use_f
 
 
 def test_transition_matrix_constraints_and_errors(fitted):
-    name, est = fitted
-    X = inputs_for(name)
+    _, est = fitted
+    X = inputs_for(est)
     L = len(est.classes_)
     ids = {str(c): i for i, c in enumerate(est.classes_)}
     # Only self-transitions allowed: every prediction is one label repeated.

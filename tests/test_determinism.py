@@ -23,6 +23,7 @@ import pytest
 import cseq
 from cseq.conll import iter_conllu
 
+from registered import commands, quick, reads_words
 from shared_data import EWT, needs
 
 # Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
@@ -51,7 +52,9 @@ WORDS = [[f"t{v}" for v in sent] for sent in
           for n in np.random.default_rng(2).integers(1, 8, size=50))]
 TAGS = [[("A", "B", "C")[int(w[1:]) % 3] for w in s] for s in WORDS]
 
+#: Every registered learner (its quick settings) and these configurations.
 ESTIMATORS = {
+    **{name: lambda name=name: quick(name) for name in commands()},
     "perceptron": lambda: cseq.StructuredPerceptron(max_iter=8, random_state=42),
     "perceptron-templates": lambda: cseq.StructuredPerceptron(
         max_iter=8, random_state=7, features=cseq.TemplateFeaturizer("pos")),
@@ -63,7 +66,7 @@ ESTIMATORS = {
 
 def train(name: str) -> bytes:
     est = ESTIMATORS[name]()
-    data = (WORDS, TAGS) if "templates" in name else (X, Y)
+    data = (WORDS, TAGS) if "templates" in name or reads_words(type(est)) else (X, Y)
     return est.fit(*data).to_bytes()
 
 

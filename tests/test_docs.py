@@ -123,3 +123,42 @@ def test_doctest_modules_cover_the_api():
     documented |= {"cseq.conll", "cseq.metrics", "cseq.templates", "cseq.data"}
     compiled = {m for m in documented if m.split(".")[-1].startswith("_")}
     assert documented - compiled <= set(DOCTEST_MODULES), documented - set(DOCTEST_MODULES)
+
+
+def _builtin_commands() -> dict:
+    """The registry's commands of cseq's own learners (not one a test registers)."""
+    from cseq import registry
+    return {name: c for name, c in registry.COMMANDS.items()
+            if c.estimator.__module__.startswith("cseq.")}
+
+
+@needs_docs
+def test_the_learner_table_is_the_registry():
+    # Issue 28: the docs' learner table is checked against cseq.registry, the one
+    # place a learner registers: its --algorithm names in registration order, each
+    # one's estimator class and options.
+    from cseq import cli
+    commands = _builtin_commands()
+    text = (DOCS / "learners.md").read_text(encoding="utf-8")
+    head = "| `--algorithm` | estimator | options (besides `--max-iter`, `--template`, `--min-freq`) |"
+    rows = text[text.index(head):].splitlines()[2:]
+    rows = [row.split(" | ") for row in rows[:next(i for i, r in enumerate(rows)
+                                                   if not r.startswith("|"))]]
+    assert [row[0].split("`")[1] for row in rows] == list(commands)
+    for (name, estimator, options), command in zip(rows, commands.values()):
+        assert estimator.startswith(f"`{command.estimator.__name__}"), name
+        want = [opt for dest, opt in cli._LEARNER_OPTIONS.items() if dest in command.options]
+        assert options.rstrip(" |") == (", ".join(f"`{o}`" for o in want) or "none"), name
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"`cseq train --algorithm {'|'.join(commands)}`" in readme
+
+
+@needs_docs
+def test_the_api_reference_shows_every_learner():
+    text = (DOCS / "api.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^::: cseq\.(\w+)$", text, re.M)
+    learners = {c.estimator.__name__ for c in _builtin_commands().values()}
+    assert learners <= set(shown)
+    # in the order they register (the order of cseq train --help)
+    order = list(dict.fromkeys(c.estimator.__name__ for c in _builtin_commands().values()))
+    assert [name for name in shown if name in learners] == order

@@ -24,12 +24,14 @@ from cseq.exceptions import (
 )
 from cseq.features import FeatureVocabulary
 
+from registered import estimators, takes
+
 # Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
 # test_crf_options.py.
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
-ESTIMATORS = [cseq.CRF, cseq.StructuredPerceptron, cseq.MEMM, cseq.GreedyTagger,
-              cseq.StructuredSVM, cseq.PassiveAggressive, cseq.AROW]
+#: Every registered learner that takes feature lists and iterates (all but the HMM).
+ESTIMATORS = estimators(takes("features", "max_iter"))
 
 
 def make_corpus(seed: int, n_seqs: int = 30):
@@ -280,7 +282,7 @@ def test_get_params_set_params(cls, expected):
         cls(1.0)  # keyword-only
 
 
-@pytest.mark.parametrize("cls", sorted(serialize.ESTIMATORS.values(), key=lambda c: c.__name__))
+@pytest.mark.parametrize("cls", estimators())
 def test_unknown_keyword_names_the_nearest_parameter(cls):
     """Issue 30, item 4: every learner's constructor (wrapped once, in
     ChainEstimator.__init_subclass__) and set_params suggest the nearest name."""

@@ -54,6 +54,7 @@ from oracle import (
 )
 from strategies import chains, corpora
 from packing import pack as pack_chain, random_params, viterbi_step
+from registered import commands, estimators, quick, takes
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
@@ -485,14 +486,17 @@ def two_back_data(n_seqs=16):
     return X, y
 
 
-LEARNERS = {
-    "perceptron": lambda order: cseq.StructuredPerceptron(max_iter=20, order=order,
-                                                          random_state=0),
-    "ssvm": lambda order: cseq.StructuredSVM(C=10.0, max_iter=30, order=order, random_state=0),
-    "crf": lambda order: cseq.CRF(c2=0.01, max_iter=100, order=order),
-    "crf-sgd": lambda order: cseq.CRF(algorithm="sgd", c2=0.01, max_iter=30, order=order,
-                                      random_state=0),
+#: Settings that learn the two-back data, per command; a command not named here is
+#: tried with its quick settings (registered.quick).
+_SETTINGS = {
+    "perceptron": {"max_iter": 20, "random_state": 0},
+    "ssvm": {"C": 10.0, "max_iter": 30, "random_state": 0},
+    "crf": {"c2": 0.01, "max_iter": 100},
+    "crf-sgd": {"c2": 0.01, "max_iter": 30, "random_state": 0},
 }
+#: Every registered learner that has second-order chains (an ``order`` parameter).
+LEARNERS = {name: lambda order, name=name: quick(name, order=order, **_SETTINGS.get(name, {}))
+            for name in commands(lambda command: "order" in command.estimator._param_names)}
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
@@ -548,7 +552,7 @@ def test_first_order_files_do_not_store_an_order():
 
 
 @pytest.mark.parametrize("bad", [0, 3, -1, 1.5, "2", None, True, 2.0])
-@pytest.mark.parametrize("cls", [cseq.CRF, cseq.StructuredPerceptron, cseq.StructuredSVM])
+@pytest.mark.parametrize("cls", estimators(takes("order")), ids=lambda cls: cls.__name__)
 def test_bad_orders_are_refused(cls, bad):
     X, y = two_back_data(3)
     with pytest.raises(InputError, match="order must be 1 or 2"):

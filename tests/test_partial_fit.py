@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import cseq
 import cseq.partial
-from cseq import CRF, HMM, MEMM, GreedyTagger, StructuredPerceptron, StructuredSVM
-from cseq import serialize
+from cseq import CRF, StructuredPerceptron, StructuredSVM
+from cseq import registry, serialize
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.conll import read_conllu
 from cseq.features import FeatureVocabulary
@@ -33,6 +33,7 @@ from cseq.sequences import Sequences
 from cseq.templates import TemplateFeaturizer
 
 from budget import examples
+from registered import commands, estimators, quick
 from oracle import NaivePerceptron
 from shared_data import EWT, needs
 from strategies import corpora
@@ -53,11 +54,9 @@ XA, YA = _toy(0, 40)
 XB, YB = _toy(1, 40, "ABCD")
 XC, YC = _toy(2, 30, "ABCDE")
 
-LEARNERS = {
-    "perceptron": lambda **kw: StructuredPerceptron(random_state=3, **kw),
-    "ssvm": lambda **kw: StructuredSVM(random_state=3, **kw),
-    "crf-sgd": lambda **kw: CRF(algorithm="sgd", random_state=3, **kw),
-}
+#: Every registered command that trains in batches (registry.Command.resumable).
+LEARNERS = {name: lambda name=name, **kw: quick(name, random_state=3, **kw)
+            for name in commands(lambda command: command.resumable)}
 
 
 def _same_state(a, b) -> None:
@@ -326,7 +325,9 @@ def test_errors_are_clear():
     with pytest.raises(InputError, match="min_freq"):
         StructuredPerceptron(features=TemplateFeaturizer(min_freq=2)).partial_fit(
             [["a", "b"]], [["X", "Y"]])
-    for cls in (HMM, MEMM, GreedyTagger):
+    # A learner that no resumable command trains has no partial_fit.
+    for cls in estimators(lambda cls: not any(
+            command.resumable for command in registry.LEARNERS[cls.__name__].commands)):
         assert not hasattr(cls(), "partial_fit")
     # fit after partial_fit starts over and keeps no training state.
     est = StructuredPerceptron(max_iter=1).partial_fit(XA, YA)

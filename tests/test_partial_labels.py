@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _clamped, _crf, _sgd, _ssvm, _weights
+from cseq import _clamped, _crf, _sgd, _ssvm, _weights, registry
 from cseq.conll import read_conllu
 from cseq.exceptions import InputError, InputTypeError
 from cseq.features import FeatureVocabulary
@@ -27,6 +27,7 @@ from cseq.objectives import CRFObjective
 from cseq.sequences import Sequences
 
 from budget import examples
+from registered import commands, estimators, quick
 from oracle import (NaivePerceptron, brute_constrained, brute_loss_augmented, kernel_tie_break,
                     sequence_emissions, split_params, trans2_of)
 from shared_data import EWT, needs
@@ -246,18 +247,23 @@ X = [[["w=a"], ["w=b"], ["w=c"]], [["w=a"], ["w=c"]], [["w=b"], ["w=b"]], [["w=c
 Y = [["A", "B", "C"], ["A", "C"], ["B", "B"], ["C"]]
 Y_PART = [["A", None, "C"], ["A", "C"], [None, "B"], [None]]
 
-PARTIAL_LEARNERS = {
-    "crf": lambda: cseq.CRF(c2=0.01, max_iter=50),
-    "crf-sgd": lambda: cseq.CRF(algorithm="sgd", c2=0.01, max_iter=20, random_state=0),
-    "perceptron": lambda: cseq.StructuredPerceptron(random_state=0),
-    "ssvm": lambda: cseq.StructuredSVM(C=10.0, random_state=0),
+#: Settings that learn every known label back, per command; a command not named here is
+#: tried with its quick settings (registered.quick).
+_SETTINGS = {
+    "crf": {"c2": 0.01, "max_iter": 50},
+    "crf-sgd": {"c2": 0.01, "max_iter": 20, "random_state": 0},
+    "perceptron": {"random_state": 0, "max_iter": 10},
+    "ssvm": {"C": 10.0, "random_state": 0, "max_iter": 10},
 }
+#: Every registered learner that trains on partially labelled sequences, at each order it has.
+PARTIAL_LEARNERS = [(name, order) for name in commands(lambda c: c.estimator._partial_labels)
+                    for order in (1, 2)
+                    if order == 1 or "order" in registry.COMMANDS[name].estimator._param_names]
 
 
-@pytest.mark.parametrize("order", [1, 2])
-@pytest.mark.parametrize("learner", sorted(PARTIAL_LEARNERS))
+@pytest.mark.parametrize("learner,order", PARTIAL_LEARNERS)
 def test_learners_fit_partial_labels(learner, order):
-    est = PARTIAL_LEARNERS[learner]().set_params(order=order)
+    est = quick(learner, order=order, **_SETTINGS.get(learner, {}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cseq.ConvergenceWarning)
         est.fit(X, Y_PART)
@@ -272,14 +278,14 @@ def test_learners_fit_partial_labels(learner, order):
              for k in range(est.model_.attr_ptr[a], est.model_.attr_ptr[a + 1])}
     assert ("w=b", "B") in pairs and ("w=c", "C") in pairs and ("w=b", "A") not in pairs
     # partial_fit takes them too (the online learners).
-    if learner != "crf":
-        est2 = PARTIAL_LEARNERS[learner]().set_params(order=order)
+    if registry.COMMANDS[learner].resumable:
+        est2 = quick(learner, order=order, **_SETTINGS.get(learner, {}))
         est2.partial_fit(X, Y_PART)
         assert est2.classes_ == ["A", "B", "C"]
 
 
 def test_partial_labels_are_refused_where_not_supported():
-    for cls in (cseq.HMM, cseq.MEMM, cseq.GreedyTagger):
+    for cls in estimators(lambda cls: not cls._partial_labels):
         with pytest.raises(InputTypeError, match="is None"):
             cls().fit(X, Y_PART)
     est = cseq.StructuredPerceptron().fit(X, Y)

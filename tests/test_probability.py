@@ -28,6 +28,7 @@ from cseq.memm import LocalChain
 from budget import examples
 from oracle import (all_path_scores, all_paths, brute_log_z, brute_marginals, brute_memm,
                     brute_pair_marginals, brute_triple_marginals, logsumexp)
+from registered import commands, quick, reads_words
 from strategies import chains
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -224,17 +225,19 @@ def _words(X):
     return [[tok[0][2:] for tok in seq] for seq in X]
 
 
+#: Every registered learner whose model defines probabilities (its model class's
+#: ``probabilistic``), briefly fitted (the tests draw its weights), and the CRF at
+#: order 2.
 LEARNERS = {
-    "crf": lambda: cseq.CRF(max_iter=3),
+    **{name: lambda name=name: quick(name, max_iter=3)
+       for name in commands(lambda command: command.estimator._model_class.probabilistic)},
     "crf-order2": lambda: cseq.CRF(max_iter=3, order=2),
-    "hmm": lambda: cseq.HMM(),
-    "memm": lambda: cseq.MEMM(max_iter=3),
 }
 
 
 def _fitted(name: str, seed: int | None, scale: float = 1.0):
     est = LEARNERS[name]()
-    X = _words(TRAIN_X) if name == "hmm" else TRAIN_X
+    X = _words(TRAIN_X) if reads_words(type(est)) else TRAIN_X
     est.fit(X, TRAIN_Y)
     assert est.classes_ == sorted(LABELS)
     if seed is not None:
@@ -243,16 +246,17 @@ def _fitted(name: str, seed: int | None, scale: float = 1.0):
     return est
 
 
-def _query(name: str):
-    return _words(QUERY_X) if name == "hmm" else QUERY_X
+def _query(est):
+    return _words(QUERY_X) if reads_words(type(est)) else QUERY_X
 
 
-def _brute(est, name: str, x):
-    """Every path of one sequence and its log-probability under the estimator's model."""
+def _brute(est, x):
+    """Every path of one sequence and its log-probability under the estimator's model
+    (globally or locally normalised: the two kinds of probabilistic chains)."""
     model = est.model_
     corpus = est.featurizer_.transform([x])
     E = model.emissions(corpus, 0, corpus.n_tokens)
-    if name == "memm":
+    if isinstance(model, LocalChain):
         paths, logp, _ = brute_memm(E, model.transitions, model.start)
         return paths, logp
     return brute_log_probs(E, model.transitions, model.start, model.end, model.trans2)
@@ -263,7 +267,7 @@ def _brute(est, name: str, x):
 @given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.1, 1.0, 5.0]))
 def test_estimator_probabilities_match_enumeration(name, seed, scale):
     est = _fitted(name, seed, scale)
-    X = _query(name)
+    X = _query(est)
     classes = est.classes_
     ids = {c: i for i, c in enumerate(classes)}
     pred = est.predict(X)
@@ -282,7 +286,7 @@ def test_estimator_probabilities_match_enumeration(name, seed, scale):
             assert logp[s] == 0.0 and entropy[s] == 0.0 and len(conf[s]) == 0
             assert tagged[s].spans == [] and len(span_p[s]) == 0
             continue
-        paths, lp = _brute(est, name, x)
+        paths, lp = _brute(est, x)
         index = {tuple(p): k for k, p in enumerate(paths.tolist())}
         k = index[tuple(ids[c] for c in given_y[s])]
         assert logp[s] == pytest.approx(lp[k], rel=1e-9, abs=1e-9)
@@ -312,7 +316,7 @@ def test_estimator_probabilities_match_enumeration(name, seed, scale):
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_probabilities_sum_to_one_over_all_labelings(name):
     est = _fitted(name, None)
-    x = _query(name)[0]
+    x = _query(est)[0]
     classes = est.classes_
     ys = [[classes[k] for k in path] for path in all_paths(len(x), len(classes))]
     logp = est.sequence_log_prob([x] * len(ys), ys)
@@ -353,7 +357,7 @@ def test_bioes_spans_match_enumeration():
     ids = {c: i for i, c in enumerate(est.classes_)}
     spans = [("PER", 0, 1), ("LOC", 1, 3), ("LOC", 0, 4), ("PER", 1, 3)]
     got = est.span_marginals(X[:1], [spans])[0]
-    paths, lp = _brute(est, "crf", X[0])
+    paths, lp = _brute(est, X[0])
     want = [brute_run(paths, lp, 0, [ids["S-PER"]], []),
             brute_run(paths, lp, 1, [ids["B-LOC"], ids["E-LOC"]], []),
             brute_run(paths, lp, 0, [ids["B-LOC"], ids["I-LOC"], ids["I-LOC"], ids["E-LOC"]],
@@ -567,7 +571,7 @@ def bio_valid(names) -> bool:
 @given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.5, 2.0]), data=st.data())
 def test_probabilities_under_constraints_match_enumeration(name, seed, scale, data):
     est = _fitted(name, seed, scale)
-    X = _query(name)
+    X = _query(est)
     classes = est.classes_
     ids = {c: i for i, c in enumerate(classes)}
     fixed = []
@@ -590,7 +594,7 @@ def test_probabilities_under_constraints_match_enumeration(name, seed, scale, da
         if not x:
             assert tagged[s].labels == [] and entropy[s] == 0.0
             continue
-        paths, lp = _brute(est, name, x)
+        paths, lp = _brute(est, x)
         ok = np.array([bio_valid([classes[k] for k in p]) and all(
             classes[p[pos]] == lab for pos, lab in (fixed[s] or {}).items()) for p in paths])
         rp = np.full(len(lp), -np.inf)

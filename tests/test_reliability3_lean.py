@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import cseq
+from registered import commands, quick
 from shared_data import EWT, needs
 
 pytestmark = [needs(EWT / "en_ewt-ud-dev.conllu"),
@@ -42,17 +43,12 @@ def _templates():
     return cseq.TemplateFeaturizer("pos")
 
 
+#: Every registered learner with its quick settings (registered.quick), and two at order 2.
 LEARNERS = {
-    "perceptron": lambda f: cseq.StructuredPerceptron(max_iter=3, random_state=0, features=f),
+    **{name: lambda f, name=name: quick(name, features=f) for name in commands()},
     "perceptron-order2": lambda f: cseq.StructuredPerceptron(max_iter=3, random_state=0,
                                                              order=2, features=f),
-    "crf": lambda f: cseq.CRF(max_iter=15, features=f),
     "crf-order2": lambda f: cseq.CRF(max_iter=10, order=2, features=f),
-    "ssvm": lambda f: cseq.StructuredSVM(max_iter=3, random_state=0, features=f),
-    "memm": lambda f: cseq.MEMM(max_iter=15, features=f),
-    "greedy": lambda f: cseq.GreedyTagger(max_iter=3, random_state=0, features=f),
-    "pa": lambda f: cseq.PassiveAggressive(max_iter=3, random_state=0, features=f),
-    "arow": lambda f: cseq.AROW(max_iter=3, random_state=0, features=f),
 }
 
 _FITTED: dict = {}

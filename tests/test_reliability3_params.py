@@ -23,6 +23,7 @@ import cseq
 from cseq.model import resolve_n_jobs, usable_cpus
 
 from cli_run import TRAIN, run
+from registered import estimators, reads_words
 
 # Quick fits here stop at max_iter on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -86,15 +87,27 @@ def test_cli_tag_with_a_huge_n_jobs(tmp_path):
 
 # -- item 6: hyperparameter types -------------------------------------------------------------
 
-LEARNERS = [cseq.CRF, cseq.StructuredPerceptron, cseq.StructuredSVM, cseq.MEMM, cseq.HMM,
-            cseq.GreedyTagger, cseq.PassiveAggressive, cseq.AROW]
-FLAGS = [(cls, name) for cls in LEARNERS for name in cls._param_names
+FLAGS = [(cls, name) for cls in estimators() for name in cls._param_names
          if name in ("all_states", "average", "early_stopping", "error_sensitive", "shuffle",
                      "verbose")]
 
 
 def _fit(est):
-    return est.fit(SENTS if isinstance(est, cseq.HMM) else FEATS, TAGS)
+    return est.fit(SENTS if reads_words(type(est)) else FEATS, TAGS)
+
+
+@pytest.mark.parametrize("cls", estimators(), ids=lambda cls: cls.__name__)
+def test_every_parameter_of_a_registered_learner_has_a_constraint(cls):
+    # Issue 28: the parameters are the __init__ signature's, each checked by
+    # the constraint its learner (or COMMON_CONSTRAINTS) declares, in one place.
+    assert list(cls._constraints) == list(cls._param_names)
+    assert "_validate_params" not in vars(cls)
+
+
+def test_the_package_exports_every_registered_learner():
+    # cseq/__init__.py imports each learner (which registers it) and exports it.
+    for cls in estimators(lambda cls: cls.__module__.startswith("cseq.")):
+        assert getattr(cseq, cls.__name__) is cls and cls.__name__ in cseq.__all__
 
 
 @pytest.mark.parametrize("est", [
@@ -121,8 +134,8 @@ def test_numpy_scalar_hyperparameters_save_pickle_and_load(est, tmp_path):
         params = back.get_params(deep=False)
         assert params == given
         assert not any(isinstance(v, np.generic) for v in params.values())
-        assert back.predict(FEATS[:5] if not isinstance(est, cseq.HMM) else SENTS[:5]) \
-            == est.predict(FEATS[:5] if not isinstance(est, cseq.HMM) else SENTS[:5])
+        X = SENTS[:5] if reads_words(type(est)) else FEATS[:5]
+        assert back.predict(X) == est.predict(X)
 
 
 def test_parallel_grid_search_over_numpy_grids():

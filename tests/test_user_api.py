@@ -19,6 +19,8 @@ import cseq
 from cseq.exceptions import NotFittedError, TrainingInterrupted
 from cseq.templates import TemplateFeaturizer
 
+from registered import estimators
+
 # Quick fits here stop at max_iter on purpose; ConvergenceWarning itself is tested in
 # test_crf_options.py.
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
@@ -69,6 +71,18 @@ def test_sklearn_clone_and_nested_params(make):
         copy.set_params(features__min_frequency=2)
     with pytest.raises(cseq.InputError, match="no parameters to set"):
         cseq.CRF().set_params(features__min_freq=2)  # features is None
+
+
+@pytest.mark.parametrize("cls", estimators())
+def test_sklearn_clone_keeps_every_parameter_object(cls):
+    # Issue 28: the constructor stores each argument as it is (the base does it from
+    # the signature); clone checks that every parameter is the object it passed.
+    from sklearn.base import clone
+    given = cls().get_params(deep=False)
+    est = cls(**given)
+    copy = clone(est)
+    assert copy.get_params(deep=False) == est.get_params(deep=False)
+    assert vars(copy).keys() >= set(cls._param_names)
 
 
 def test_sklearn_tags():

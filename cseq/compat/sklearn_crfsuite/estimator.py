@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import cseq
-from cseq.base import ChainEstimator, check_keywords, check_number
+from cseq.base import ChainEstimator, check_keywords, check_number, param_names
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
 from cseq.exceptions import ConvergenceWarning, InputError
 
@@ -83,13 +83,6 @@ _DEFAULT_ONLY: dict[str, Any] = {
     **dict.fromkeys(("calibration_eta", "calibration_rate", "calibration_samples",
                      "calibration_candidates", "calibration_max_trials"), _CALIBRATION),
 }
-
-_PARAM_NAMES = ("algorithm", "min_freq", "all_possible_states", "all_possible_transitions",
-                "c1", "c2", "max_iterations", "num_memories", "epsilon", "period", "delta",
-                "linesearch", "max_linesearch", "calibration_eta", "calibration_rate",
-                "calibration_samples", "calibration_candidates", "calibration_max_trials",
-                "pa_type", "c", "error_sensitive", "averaging", "variance", "gamma", "verbose",
-                "model_filename", "keep_tempfiles", "trainer_cls")
 
 
 @dataclass
@@ -274,8 +267,9 @@ class CRF:
         self.training_log_: TrainingLog | None = None
 
     # -- parameters: scikit-learn's conventions, by cseq's own estimator methods, which
-    # read _param_names and do not depend on the estimator otherwise.
-    _param_names = _PARAM_NAMES
+    # read _param_names (the signature's, as for cseq's own learners) and do not depend on
+    # the estimator otherwise.
+    _param_names = param_names(__init__)
     get_params = ChainEstimator.get_params
     set_params = ChainEstimator.set_params
     __sklearn_tags__ = ChainEstimator.__sklearn_tags__
