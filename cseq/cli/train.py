@@ -26,6 +26,7 @@ from cseq.exceptions import InputError, TrainingInterrupted
 from cseq.registry import COMMANDS, Command, command_of
 
 
+#: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
 _LEARNER_OPTIONS = {"c1": "--c1", "c2": "--c2", "C": "--C", "n_jobs": "--n-jobs",
                     "seed": "--seed", "order": "--order", "early_stopping": "--early-stopping",
                     "patience": "--patience"}
