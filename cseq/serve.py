@@ -3,7 +3,7 @@
 An application on the public estimator API (:func:`cseq.load`, ``predict``,
 ``predict_nbest``, :func:`cseq.probability.annotate` as ``cseq tag
 --marginals`` uses it, constraints), with the command line's input handling
-(:mod:`cseq.cli`, :mod:`cseq._streams`).  The endpoints, limits and figures are
+(:mod:`cseq._tagging`, :mod:`cseq._streams`).  The endpoints, limits and figures are
 in ``docs/production.md``.
 
 Design, and why:
@@ -48,6 +48,7 @@ from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
 
+from cseq._tagging import check_tag_options, load_fitted, model_columns
 from cseq.exceptions import CSeqError
 
 __all__ = ["Service", "serve", "SERVE_DEFAULTS"]
@@ -93,16 +94,16 @@ class Loaded:
 
     est: Any
     info: dict[str, Any]
-    #: ``_model_columns`` of the model: columns it was trained on, fewest it reads.
+    #: :func:`cseq._tagging.model_columns` of the model: columns it was trained on,
+    #: fewest it reads.
     columns: tuple[int | None, int]
 
 
 def load_model(path: str) -> Loaded:
     """Load ``path`` fully (``cseq tag``'s checks); raises CSeqError or OSError."""
-    from cseq.cli import _load, _model_columns
     from cseq.registry import command_of
     t = time.perf_counter()
-    est = _load(path)
+    est = load_fitted(path)
     seconds = time.perf_counter() - t
     command = command_of(est)
     info = {"file": path, "learner": command.name if command is not None else None,
@@ -110,7 +111,7 @@ def load_model(path: str) -> Loaded:
             "labels": list(est.classes_),
             "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "load_seconds": round(seconds, 4)}
-    return Loaded(est, info, _model_columns(est))
+    return Loaded(est, info, model_columns(est))
 
 
 # ----------------------------------------------------------------------------
@@ -295,13 +296,12 @@ class _Tagger:
                                                            "server's log")))
 
     def _tag_batch(self, batch: list[_Job]) -> None:
-        from cseq.cli import _check_tag_options
         loaded = self._service.model  # read once: the whole batch sees one model
         ready = []
         for job in batch:
             r = job.request
             try:
-                _check_tag_options(loaded.est, r.key[0], r.key[1], "")
+                check_tag_options(loaded.est, r.key[0], r.key[1], "")
                 _check_widths(loaded.columns, r.X, r.single)
             except (_BadRequest, CSeqError) as exc:
                 job.loop.call_soon_threadsafe(_deliver, job.future, (400, _error(str(exc))))

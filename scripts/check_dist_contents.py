@@ -63,7 +63,7 @@ def check_wheel(path: Path) -> list[str]:
         top = n.split("/", 1)[0]
         if top not in ("cseq", f"{DIST}.libs") and not top.endswith((".dist-info", ".data")):
             errors.append(f"unexpected top-level entry in wheel: {n}")
-    required = ["cseq/__init__.py", "cseq/_version.py", "cseq/py.typed", "cseq/cli.py",
+    required = ["cseq/__init__.py", "cseq/_version.py", "cseq/py.typed", "cseq/cli/__init__.py",
                 "cseq/data/__init__.py", "cseq/data/ewt_sample.tsv", "cseq/data/ewt_train.tsv.gz",
                 "cseq/data/LICENSE.txt",
                 "cseq/data/README.md", "cseq/compat/__init__.py",

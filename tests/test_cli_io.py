@@ -469,7 +469,7 @@ def test_progress_verbose_quiet_and_default(tmp_path):
 def test_progress_lines_in_logs_are_throttled():
     import io
 
-    from cseq.cli import _Progress
+    from cseq.cli.progress import _Progress
     record = {"iteration": 1, "errors": 3}
     every_call, never = io.StringIO(), io.StringIO()
     for stream, every in ((every_call, 0.0), (never, 1e9)):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import cli, registry
+from cseq import registry
+from cseq.cli.train import _LEARNER_OPTIONS
 from cseq.conll import read_conll, read_conllu
 
 from cli_run import TRAIN, run, run_in_process
@@ -186,7 +187,7 @@ def test_help_lists_every_learner_with_its_options():
     for name, learner in registry.COMMANDS.items():
         assert f"{name}: " in text
         for dest in learner.options:
-            assert cli._LEARNER_OPTIONS[dest] in text
+            assert _LEARNER_OPTIONS[dest] in text
 
 
 # -- on the real corpora -------------------------------------------------------------

@@ -5,6 +5,7 @@ import pytest
 
 import cseq
 from cseq import cli
+from cseq.cli.train import _make_estimator, _templates
 
 from cli_run import TRAIN, run
 
@@ -18,14 +19,14 @@ from cli_run import TRAIN, run
 ])
 def test_crf_defaults_are_resolved_per_preset(argv, template, c2, max_iter):
     args = cli._parser().parse_args(["train", "x.txt", "--template", template, *argv])
-    est = cli._make_estimator(args, cli._templates(template))
+    est = _make_estimator(args, _templates(template))
     assert isinstance(est, cseq.CRF) and est.c2 == c2 and est.max_iter == max_iter
 
 
 def test_the_perceptron_keeps_its_defaults_with_the_pos_preset():
     args = cli._parser().parse_args(["train", "x.txt", "--template", "pos", "--algorithm",
                                      "perceptron"])
-    est = cli._make_estimator(args, cli._templates("pos"))
+    est = _make_estimator(args, _templates("pos"))
     assert est.max_iter == 10 and est.random_state == 0
 
 
@@ -33,7 +34,7 @@ def test_a_template_file_keeps_the_class_default(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("U00:%x[0,0]\n")
     args = cli._parser().parse_args(["train", "x.txt", "--template", str(path)])
-    assert cli._make_estimator(args, cli._templates(str(path))).c2 == 1.0
+    assert _make_estimator(args, _templates(str(path))).c2 == 1.0
 
 
 def test_train_shows_the_convergence_warning(tmp_path):

@@ -137,7 +137,7 @@ def test_the_learner_table_is_the_registry():
     # Issue 28: the docs' learner table is checked against cseq.registry, the one
     # place a learner registers: its --algorithm names in registration order, each
     # one's estimator class and options.
-    from cseq import cli
+    from cseq.cli.train import _LEARNER_OPTIONS
     commands = _builtin_commands()
     text = (DOCS / "learners.md").read_text(encoding="utf-8")
     head = "| `--algorithm` | estimator | options (besides `--max-iter`, `--template`, `--min-freq`) |"
@@ -147,7 +147,7 @@ def test_the_learner_table_is_the_registry():
     assert [row[0].split("`")[1] for row in rows] == list(commands)
     for (name, estimator, options), command in zip(rows, commands.values()):
         assert estimator.startswith(f"`{command.estimator.__name__}"), name
-        want = [opt for dest, opt in cli._LEARNER_OPTIONS.items() if dest in command.options]
+        want = [opt for dest, opt in _LEARNER_OPTIONS.items() if dest in command.options]
         assert options.rstrip(" |") == (", ".join(f"`{o}`" for o in want) or "none"), name
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"`cseq train --algorithm {'|'.join(commands)}`" in readme

@@ -169,25 +169,12 @@ def _cycle_in(graph: dict[str, set[str]], members: set[str], start: str) -> list
     raise AssertionError(f"{start} is in no cycle")  # unreachable for a component
 
 
-#: Cycles known and being removed elsewhere, each with the change that removes
-#: it.  An entry that is no longer a cycle fails the test too, so that the
-#: list only shrinks.
-_KNOWN = {
-    # cseq serve imports the command line's model loading and option checks,
-    # which the command line's split (issue 28, item 3: the registry) moves
-    # out of cseq/cli.py.
-    ("cseq.cli", "cseq.serve", "cseq.cli"),
-}
-
-
 def test_the_package_has_no_import_cycle():
     root = Path(cseq.__file__).parent
     graph = import_graph(root, "cseq")
     assert "cseq.base" in graph and graph["cseq.base"], "the walker found no imports"
-    found = {tuple(c) for c in cycles(graph)}
-    new = sorted(found - _KNOWN)
-    assert not new, "import cycles:\n" + "\n".join(" -> ".join(c) for c in new)
-    assert not _KNOWN - found, f"no longer cycles (remove them from _KNOWN): {_KNOWN - found}"
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
 def test_the_walker_finds_cycles_through_functions_and_cimports(tmp_path):
