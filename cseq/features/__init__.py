@@ -10,6 +10,17 @@ Every featurizer has the same small interface: ``get_config``/``from_config``
 ``from_state``; ``fit_part`` and ``merge`` (learning the attributes of a
 corpus by parts, e.g. on the workers of a cluster: :mod:`cseq.distributed`)
 are optional.
+
+This package's ``__init__`` is that interface (and the string-table encoding
+model files use); its modules hold the template featurizer, from the language
+to the compiled path: :mod:`~cseq.features.template_language` (the syntax and
+:func:`~cseq.features.template_language.expand`, its plain-Python reference),
+:mod:`~cseq.features.token_functions`, :mod:`~cseq.features.presets`,
+:mod:`~cseq.features.corpus` (checking the user's sentences),
+:mod:`~cseq.features.featurizer` (the template featurizer) with
+:mod:`~cseq.features.featurizer_parts` (fitting by parts) and
+:mod:`~cseq.features.featurizer_state` (its model-file state).
+:mod:`cseq.templates` is their public path.
 """
 
 from __future__ import annotations
