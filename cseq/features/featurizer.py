@@ -24,12 +24,12 @@ import numpy as np
 from cseq import _pack, _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
-from cseq.features import decode_strings, register_featurizer
 from cseq.features.corpus import Interned, check_corpus, dense_ids, sentence_rows, token_columns
 from cseq.features.featurizer_parts import FitByParts
 from cseq.features.featurizer_state import FeaturizerState
 from cseq.features.template_language import Templates, as_templates, expand
 from cseq.features.token_functions import TAGS
+from cseq.features.vocabulary import decode_strings, register_featurizer
 from cseq.model import resolve_n_jobs
 from cseq.sequences import Sequences
 from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS

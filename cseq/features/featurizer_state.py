@@ -13,7 +13,7 @@ import numpy as np
 
 from cseq import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
-from cseq.features import check_strings, encode_strings
+from cseq.features.vocabulary import check_strings, encode_strings
 from cseq.tagdict import TagDictionary
 
 __all__ = ["HASH_SCHEME", "STATE_FORMAT", "FeaturizerState"]
