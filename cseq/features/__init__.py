@@ -22,6 +22,18 @@ loaded when first asked for (PEP 562).
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads them when asked for
+    from cseq.features.vocabulary import FEATURIZERS as FEATURIZERS
+    from cseq.features.vocabulary import FeatureVocabulary as FeatureVocabulary
+    from cseq.features.vocabulary import check_strings as check_strings
+    from cseq.features.vocabulary import decode_strings as decode_strings
+    from cseq.features.vocabulary import encode_strings as encode_strings
+    from cseq.features.vocabulary import featurizer_from_config as featurizer_from_config
+    from cseq.features.vocabulary import featurizer_from_state as featurizer_from_state
+    from cseq.features.vocabulary import featurizer_state_arrays as featurizer_state_arrays
+    from cseq.features.vocabulary import register_featurizer as register_featurizer
 
 #: Names of :mod:`cseq.features.vocabulary` that ``cseq.features`` offers.
 _VOCABULARY = frozenset({
