@@ -1,7 +1,7 @@
 """Build the compiled modules of cseq.
 
-Everything about the C build lives here: the list of extensions, the Cython
-directives (set once, for every module) and the OpenMP probe.
+Everything about the C build lives here: the extensions (every ``.pyx`` under
+``cseq/``), the Cython directives (set once, for every module) and the OpenMP probe.
 
 Environment variables
 ---------------------
@@ -16,6 +16,7 @@ CSEQ_OPENMP=auto|0|1
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -24,9 +25,19 @@ from setuptools.command.build_ext import build_ext
 DEBUG = os.environ.get("CSEQ_CYTHON_DEBUG", "0") == "1"
 OPENMP = os.environ.get("CSEQ_OPENMP", "auto").lower()
 
-MODULES = ["_decode", "_forward_backward", "_masks", "_weights", "_train", "_pack", "_templates",
-           "_tokens", "_memm", "_greedy", "_ssvm", "_clamped", "_sgd",
-           "_nbest", "_lbfgs", "_pa", "_arow", "_crf"]
+HERE = Path(__file__).resolve().parent
+
+
+def compiled_modules() -> list[str]:
+    """Every ``.pyx`` under ``cseq/`` as a dotted module name (``cseq.chain._weights``).
+
+    Found, not listed: a kernel is added, moved or renamed by its file alone.
+    ``scripts/check_dist_contents.py`` and ``tests/test_typing.py`` find them
+    the same way.
+    """
+    return sorted(".".join(p.relative_to(HERE).with_suffix("").parts)
+                  for p in (HERE / "cseq").rglob("*.pyx"))
+
 
 DIRECTIVES = {
     "language_level": 3,
@@ -100,11 +111,11 @@ class BuildExt(build_ext):
 
 extensions = [
     Extension(
-        f"cseq.{name}",
-        [f"cseq/{name}.pyx"],
+        name,
+        [name.replace(".", "/") + ".pyx"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in MODULES
+    for name in compiled_modules()
 ]
 
 setup(

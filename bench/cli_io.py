@@ -5,7 +5,7 @@
 
 Writes the training file's words as a CoNLL file (one word per line, a
 blank line after each sentence) to a temporary directory, then times, best
-of ``--repeat``: the lines as the readers give them (``cseq.conll._lines``),
+of ``--repeat``: the lines as the readers give them (``cseq.io.sources._lines``),
 the items as ``cseq tag`` reads them (``cseq._streams.open_reader``), and
 writing those items with one label per token as ``cseq tag`` writes CoNLL
 (``cseq._streams.write_items``, into memory).  A measuring tool: it
@@ -22,7 +22,8 @@ from pathlib import Path
 
 import cseq
 from cseq._streams import open_reader, write_items
-from cseq.conll import _open_lines, read_conllu
+from cseq.conll import read_conllu
+from cseq.io.sources import open_lines
 from featurize import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
@@ -40,7 +41,7 @@ def main() -> None:
             f.write("".join("".join(r[0] + "\n" for r in s) + "\n" for s in sents))
 
         def lines():
-            with _open_lines(path, "utf-8") as it:
+            with open_lines(path, "utf-8") as it:
                 for _ in it:
                     pass
 

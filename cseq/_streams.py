@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from cseq._files import replacing
-from cseq.conll import (
+from cseq.io.conll_read import (
     CONLLU_COLUMNS,
     ConlluBlock,
     Sentence,
-    _open_lines,
     conll_events,
     conllu_blocks,
-    sniff_format,
     text_lines,
 )
+from cseq.io.formats import sniff_format
+from cseq.io.sources import open_lines
 from cseq.exceptions import InputError
 
 __all__ = ["Item", "Reader", "open_reader", "write_items", "json_record", "nbest_record",
@@ -73,10 +73,10 @@ def _lines(path: str, encoding: str) -> Iterator[tuple[str, Iterator[tuple[int, 
         if sys.stdin is None:  # `cseq tag MODEL - <&-`
             raise InputError("standard input is closed: give an input file, or - with "
                              "something to read")
-        with _open_lines(sys.stdin.buffer, encoding) as lines:
+        with open_lines(sys.stdin.buffer, encoding) as lines:
             yield "<stdin>", lines
     else:
-        with _open_lines(path, encoding) as lines:
+        with open_lines(path, encoding) as lines:
             yield path, lines
 
 

@@ -4,7 +4,7 @@
     python scripts/check_dist_contents.py wheel dist/cseq_labeling-X-cp311-...whl
 
 A wheel holds what runs and nothing else: the Python modules, one compiled
-extension per module listed in ``setup.py`` with its ``.pyi`` type stub,
+extension per ``.pyx`` under ``cseq/`` (what ``setup.py`` builds) with its ``.pyi`` stub,
 ``py.typed``, the demo corpus with its README and CC BY-SA license, and the
 license files in ``.dist-info/licenses/``; no ``.pyx``, ``.pxd``, ``.c`` or
 test file.  The sdist holds everything needed to build, test and document:
@@ -17,7 +17,6 @@ Exits 1 and names the files at fault.
 from __future__ import annotations
 
 import argparse
-import ast
 import re
 import subprocess
 import sys
@@ -32,13 +31,15 @@ GENERATED = (".c", ".so", ".pyd", ".html", ".pyc", ".o")
 
 
 def _modules() -> list[str]:
-    """The compiled modules, read from ``MODULES = [...]`` in setup.py."""
-    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    raise SystemExit("setup.py: no MODULES list")
+    """The compiled modules as paths under ``cseq/`` without suffix (``chain/_weights``).
+
+    setup.py builds every ``.pyx`` under ``cseq/``; so does this list.
+    """
+    modules = sorted(p.relative_to(ROOT / "cseq").with_suffix("").as_posix()
+                     for p in (ROOT / "cseq").rglob("*.pyx"))
+    if not modules:
+        raise SystemExit("no .pyx under cseq/")
+    return modules
 
 
 def _version() -> str:
@@ -112,7 +113,7 @@ def check_sdist(path: Path) -> list[str]:
     if tracked is not None:
         required += tracked
     else:
-        required += [str(p.relative_to(ROOT)) for p in (ROOT / "cseq").glob("*.pxd")]
+        required += [p.relative_to(ROOT).as_posix() for p in (ROOT / "cseq").rglob("*.pxd")]
     errors += [f"missing from sdist: {r}" for r in sorted(set(required)) if r not in rel]
     errors += [f"generated file in sdist: {n}" for n in sorted(rel) if n.endswith(GENERATED)]
     return errors

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq import conll
+from cseq.io import sources
 from cseq.conll import (
     CONLLU_COLUMNS,
     Sentence,
@@ -384,18 +385,18 @@ def _reference_lines(data: bytes) -> list[tuple[int, str]]:
 def test_block_reader_gives_the_lines_of_a_binary_file(text, block):
     data = text.encode("utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_BLOCK_BYTES", block)  # blocks end inside lines and characters
-        assert list(conll._lines(io.BytesIO(data), "f", "utf-8")) == _reference_lines(data)
+        mp.setattr(sources, "_BLOCK_BYTES", block)  # blocks end inside lines and characters
+        assert list(sources._lines(io.BytesIO(data), "f", "utf-8")) == _reference_lines(data)
 
 
 @pytest.mark.parametrize("block", [1, 4, 1 << 16])
 def test_block_reader_names_the_line_of_a_bad_byte(monkeypatch, block):
-    monkeypatch.setattr(conll, "_BLOCK_BYTES", block)
+    monkeypatch.setattr(sources, "_BLOCK_BYTES", block)
     data = "a\nb\r\nc\n".encode() * 5 + b"ok\nbad \xe9 byte\nnext\n"
     got = []
     with pytest.raises(InputError, match=r"^f:17: cannot decode byte b'\\xe9' at column 5 "
                                          r"as utf-8$"):
-        for lineno, line in conll._lines(io.BytesIO(data), "f", "utf-8"):
+        for lineno, line in sources._lines(io.BytesIO(data), "f", "utf-8"):
             got.append((lineno, line))
     assert got == _reference_lines(data[:data.index(b"bad")])  # every line before it
 
@@ -416,16 +417,16 @@ def test_block_reader_reads_a_pipe_as_its_lines_arrive():
             b[:len(part)] = part
             return len(part)
     pipe = Pipe([b"one\ntw", b"o\n", b"three"])
-    lines = conll._lines(io.BufferedReader(pipe), "p", "utf-8")
+    lines = sources._lines(io.BufferedReader(pipe), "p", "utf-8")
     assert next(lines) == (1, "one")
     assert pipe.parts == [b"o\n", b"three"]
     assert list(lines) == [(2, "two"), (3, "three")]
 
 
 def test_text_streams_and_other_encodings_are_read_line_by_line():
-    assert list(conll._lines(io.StringIO("a\r\nb\n"), "f", "utf-8")) == [(1, "a"), (2, "b")]
+    assert list(sources._lines(io.StringIO("a\r\nb\n"), "f", "utf-8")) == [(1, "a"), (2, "b")]
     data = "é\r\nb".encode("latin-1")
-    assert list(conll._lines(io.BytesIO(data), "f", "latin-1")) == [(1, "é"), (2, "b")]
+    assert list(sources._lines(io.BytesIO(data), "f", "latin-1")) == [(1, "é"), (2, "b")]
 
 
 # ---------------------------------------------------------------------------

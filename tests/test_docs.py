@@ -95,8 +95,10 @@ def test_fence_parser():
 
 
 DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
+                   "cseq.features.template_language", "cseq.features.featurizer",
+                   "cseq.io.conll_read", "cseq.io.formats",
                    "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
-                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.pa", "cseq.arow", "cseq.features",
+                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.pa", "cseq.arow", "cseq.features.vocabulary",
                    "cseq.sequences",
                    "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq import _templates, _tokens
-from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, _sentence_rows, expand
+from cseq.features.corpus import sentence_rows
+from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, expand
 
 from budget import examples
 from presets import UNTAGGED
@@ -77,7 +78,7 @@ def test_values_hash_like_hash_strings():
     X = [["The", "naïve", "日本", "😀", "\ud800x", ""]]
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]\nU2:%x[-1,0:shape]")
     vals, slot_ids, lengths, before, after, words, word_slots = _tokens.intern_columns(
-        X, f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset, _sentence_rows)
+        X, f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset, sentence_rows)
     strings = vals.strings()
     assert len(strings) == len(set(strings)) == len(vals)
     assert np.array_equal(vals.hashes(), _templates.hash_strings(strings))

@@ -39,8 +39,10 @@ pytest.importorskip("mypy")
 
 
 def _compiled_modules() -> list[str]:
-    """Names of the compiled extension modules in the imported package."""
-    names = sorted({m.group("name") for p in PACKAGE.iterdir() if (m := EXT.match(p.name))})
+    """The compiled extension modules in the imported package, as paths under it
+    without suffix (``_weights``, or ``chain/_weights`` in a sub-package)."""
+    names = sorted({p.parent.joinpath(m.group("name")).relative_to(PACKAGE).as_posix()
+                    for p in PACKAGE.rglob("*") if (m := EXT.match(p.name))})
     assert names, f"no compiled module in {PACKAGE}"
     return names
 
@@ -57,19 +59,18 @@ def test_every_compiled_module_has_a_stub():
     modules = _compiled_modules()
     missing = [m for m in modules if not (PACKAGE / f"{m}.pyi").is_file()]
     assert not missing, f"compiled modules without a .pyi stub in {PACKAGE}: {missing}"
-    stray = sorted(p.stem for p in PACKAGE.glob("*.pyi") if p.stem not in modules)
+    stray = sorted(s for p in PACKAGE.rglob("*.pyi")
+                   if (s := p.relative_to(PACKAGE).with_suffix("").as_posix()) not in modules)
     assert not stray, f"stubs without a compiled module: {stray}"
     assert (PACKAGE / "py.typed").is_file()
-    if CHECKOUT is not None:  # the list in setup.py is the one that is built
-        setup = ast.parse((CHECKOUT / "setup.py").read_text(encoding="utf-8"))
-        listed = next(ast.literal_eval(node.value) for node in setup.body
-                      if isinstance(node, ast.Assign)
-                      and any(getattr(t, "id", None) == "MODULES" for t in node.targets))
-        assert sorted(listed) == modules, "setup.py's MODULES and the built modules differ"
+    if CHECKOUT is not None:  # setup.py builds every .pyx under cseq/: all of them are built
+        sources = sorted(p.relative_to(PACKAGE).with_suffix("").as_posix()
+                         for p in PACKAGE.rglob("*.pyx"))
+        assert sources == modules, "the .pyx sources and the built modules differ"
 
 
 def test_stubtest_on_every_compiled_module(tmp_path):
-    modules = [f"cseq.{m}" for m in _compiled_modules()]
+    modules = ["cseq." + m.replace("/", ".") for m in _compiled_modules()]
     r = subprocess.run(
         [sys.executable, "-m", "mypy.stubtest", *modules,
          "--mypy-config-file", str(_write_config(tmp_path)),
@@ -102,12 +103,13 @@ def _pyx_params(text: str) -> list[str]:
     return names
 
 
-@pytest.mark.skipif(not any(SOURCES.glob("*.pyx")), reason="no .pyx sources beside the tests")
+@pytest.mark.skipif(not any(SOURCES.rglob("*.pyx")), reason="no .pyx sources beside the tests")
 def test_stub_constructors_match_cinit():
     checked = 0
-    for pyx in sorted(SOURCES.glob("*.pyx")):
+    for pyx in sorted(SOURCES.rglob("*.pyx")):
         text = pyx.read_text(encoding="utf-8")
-        stub = ast.parse((PACKAGE / f"{pyx.stem}.pyi").read_text(encoding="utf-8"))
+        stub = ast.parse((PACKAGE / pyx.relative_to(SOURCES).with_suffix(".pyi"))
+                         .read_text(encoding="utf-8"))
         inits = {node.name: [a.arg for a in item.args.args[1:] + item.args.kwonlyargs]
                  for node in stub.body if isinstance(node, ast.ClassDef)
                  for item in node.body

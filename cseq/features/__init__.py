@@ -1,0 +1,56 @@
+"""From tokens to attribute ids: the featurizers.
+
+- :mod:`cseq.features.vocabulary`: the featurizer interface and registry,
+  :class:`~cseq.features.vocabulary.FeatureVocabulary` (user-made feature
+  lists and dicts), and the string-table encoding model files use;
+- the template featurizer, from the language to the compiled path:
+  :mod:`~cseq.features.template_language` (the syntax and
+  :func:`~cseq.features.template_language.expand`, its plain-Python
+  reference), :mod:`~cseq.features.token_functions`,
+  :mod:`~cseq.features.presets`, :mod:`~cseq.features.corpus` (checking the
+  user's sentences), :mod:`~cseq.features.featurizer` with
+  :mod:`~cseq.features.featurizer_parts` (fitting by parts) and
+  :mod:`~cseq.features.featurizer_state` (its model-file state).
+  :mod:`cseq.templates` is their public path.
+
+This ``__init__`` imports no module of the package: importing one module of
+it (``cseq.features.sequences`` from the chain, say) must not import the
+others, which import the chain in turn.  The names of
+:mod:`cseq.features.vocabulary` stay reachable as ``cseq.features.X`` (the
+path they had when this package was the module ``cseq/features.py``),
+loaded when first asked for (PEP 562).
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads them when asked for
+    from cseq.features.vocabulary import FEATURIZERS as FEATURIZERS
+    from cseq.features.vocabulary import FeatureVocabulary as FeatureVocabulary
+    from cseq.features.vocabulary import check_strings as check_strings
+    from cseq.features.vocabulary import decode_strings as decode_strings
+    from cseq.features.vocabulary import encode_strings as encode_strings
+    from cseq.features.vocabulary import featurizer_from_config as featurizer_from_config
+    from cseq.features.vocabulary import featurizer_from_state as featurizer_from_state
+    from cseq.features.vocabulary import featurizer_state_arrays as featurizer_state_arrays
+    from cseq.features.vocabulary import register_featurizer as register_featurizer
+
+#: Names of :mod:`cseq.features.vocabulary` that ``cseq.features`` offers.
+_VOCABULARY = frozenset({
+    "FEATURIZERS", "FeatureVocabulary", "check_strings", "decode_strings", "encode_strings",
+    "featurizer_from_config", "featurizer_from_state", "featurizer_state_arrays",
+    "register_featurizer",
+})
+
+__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
+           "featurizer_from_config", "featurizer_from_state"]
+
+
+def __getattr__(name: str):
+    if name in _VOCABULARY:
+        return getattr(importlib.import_module("cseq.features.vocabulary"), name)
+    raise AttributeError(f"module 'cseq.features' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_VOCABULARY})
