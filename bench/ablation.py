@@ -10,7 +10,7 @@ change:
   ``+ class conjunctions`` (U84-U87, the whole preset);
 * ``tags, not jackknifed``: the whole preset, but the training sentences see
   classes counted on all of the training data, their own labels included
-  (why :mod:`cseq.tagdict` jackknifes);
+  (why :mod:`cseq.features.tagdict` jackknifes);
 * ``order 2``: the whole preset with second-order transitions.
 
 Learner: the averaged perceptron (10 passes, seed 0, ``cseq train``'s
@@ -34,7 +34,7 @@ import time
 from unittest import mock
 
 import cseq
-import cseq.tagdict
+import cseq.features.tagdict
 from cseq.conll import read_conllu
 from cseq.metrics import accuracy
 from cseq.templates import PRESETS, TemplateFeaturizer
@@ -94,9 +94,9 @@ def main(argv=None) -> int:
     previous = None
     for name, templates, order, plain in VARIANTS:
         est = make(args.learner, templates, order, args.seed)
-        patch = (mock.patch.object(cseq.tagdict.TagDictionary, "fit",
-                                   _unjackknifed_fit(cseq.tagdict.TagDictionary.fit))
-                 if plain else mock.patch.object(cseq.tagdict, "FOLDS", cseq.tagdict.FOLDS))
+        patch = (mock.patch.object(cseq.features.tagdict.TagDictionary, "fit",
+                                   _unjackknifed_fit(cseq.features.tagdict.TagDictionary.fit))
+                 if plain else mock.patch.object(cseq.features.tagdict, "FOLDS", cseq.features.tagdict.FOLDS))
         with patch:
             t = time.perf_counter()
             est.fit(X, y)

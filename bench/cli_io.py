@@ -6,9 +6,9 @@
 Writes the training file's words as a CoNLL file (one word per line, a
 blank line after each sentence) to a temporary directory, then times, best
 of ``--repeat``: the lines as the readers give them (``cseq.io.sources._lines``),
-the items as ``cseq tag`` reads them (``cseq._streams.open_reader``), and
+the items as ``cseq tag`` reads them (``cseq.io._streams.open_reader``), and
 writing those items with one label per token as ``cseq tag`` writes CoNLL
-(``cseq._streams.write_items``, into memory).  A measuring tool: it
+(``cseq.io._streams.write_items``, into memory).  A measuring tool: it
 asserts nothing.
 """
 
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import cseq
-from cseq._streams import open_reader, write_items
+from cseq.io._streams import open_reader, write_items
 from cseq.conll import read_conllu
 from cseq.io.sources import open_lines
 from featurize import best_of

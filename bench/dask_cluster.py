@@ -76,7 +76,7 @@ def _data_term_seconds(args) -> float:
     """Median seconds of the CRF data term on the whole training set (n_jobs=1), in a process
     started at ``args[1]`` (a barrier shared with the others)."""
     data, barrier, repeat = args
-    from cseq.objectives import CRFObjective
+    from cseq.learners.objectives import CRFObjective
 
     Xtr, ytr, *_ = load_task("conll2000", data)
     est = crf()

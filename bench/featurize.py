@@ -51,7 +51,7 @@ def check_same(feat: TemplateFeaturizer, X, seqs) -> None:
 def run(name: str, X, y, preset: str, repeat: int) -> None:
     n_tok = sum(map(len, X))
     feat = TemplateFeaturizer(preset)
-    # The pos preset's ':tags' templates learn from the labels (cseq.tagdict).
+    # The pos preset's ':tags' templates learn from the labels (cseq.features.tagdict).
     labels = (y,) if feat.needs_labels else ()
     t_fit = best_of(lambda: feat.fit_transform(X, *labels), repeat)
     seqs = feat.fit_transform(X, *labels)

@@ -1,4 +1,4 @@
-"""The L-BFGS direction: ``cseq._lbfgs.two_loop`` against the two-loop recursion in numpy.
+"""The L-BFGS direction: ``cseq.learners._lbfgs.two_loop`` against the two-loop recursion in numpy.
 
     python bench/lbfgs_direction.py                    # CoNLL-2000's CRF size, memory 6
     python bench/lbfgs_direction.py --n 10000000 --memory 10
@@ -7,8 +7,8 @@
 
 Times (median of ``--repeat``) the direction ``-H g`` for ``--memory``
 random correction pairs of ``--n`` parameters, by the compiled fused
-recursion that ``cseq.optimize`` uses and by the textbook recursion written
-with numpy vector operations (what ``cseq.optimize`` ran before, with
+recursion that ``cseq.learners.optimize`` uses and by the textbook recursion written
+with numpy vector operations (what ``cseq.learners.optimize`` ran before, with
 einsum dot products), and checks that both give the same direction.  The
 default size is the chunk preset's CRF on CoNLL-2000 (425,187 parameters):
 the direction is the driver's own work between two evaluations of an
@@ -17,7 +17,7 @@ it also fits the ``chunk`` CRF (c2 = 1, 20 iterations, ``n_jobs=2``) on
 CoNLL-2000 and prints the median time between the end of one evaluation of
 the objective and the start of the next: the optimizer's own work per
 iteration; with ``PYTHONPATH`` pointing at a checkout from before
-``cseq._lbfgs`` (524884c), the same for the numpy recursion.  A measuring
+``cseq.learners._lbfgs`` (524884c), the same for the numpy recursion.  A measuring
 tool: it asserts nothing.
 """
 
@@ -57,7 +57,7 @@ def driver_seconds(data: str) -> tuple[float, float]:
     import warnings
 
     import cseq
-    from cseq.objectives import CRFObjective
+    from cseq.learners.objectives import CRFObjective
     from cseq.templates import TemplateFeaturizer
     from learners import load_task
 
@@ -91,9 +91,9 @@ def main() -> None:
                     "(the folder holding conll2000/)")
     args = ap.parse_args()
     try:
-        from cseq._lbfgs import two_loop
-    except ImportError:  # a checkout from before cseq._lbfgs: --fit alone
-        print("this cseq has no cseq._lbfgs (numpy L-BFGS): direction not compared")
+        from cseq.learners._lbfgs import two_loop
+    except ImportError:  # a checkout from before cseq.learners._lbfgs: --fit alone
+        print("this cseq has no cseq.learners._lbfgs (numpy L-BFGS): direction not compared")
     else:
         rng = np.random.default_rng(0)
         pairs = []
@@ -107,7 +107,7 @@ def main() -> None:
         t_np = median_ms(lambda: numpy_two_loop(g, pairs), args.repeat)
         t_c = median_ms(lambda: two_loop(g, pairs), args.repeat)
         print(f"n = {args.n:,} parameters, memory {args.memory}: numpy {t_np:.2f} ms, "
-              f"cseq._lbfgs {t_c:.2f} ms ({t_np / t_c:.2f}x); max relative difference {err:.1e}")
+              f"cseq.learners._lbfgs {t_c:.2f} ms ({t_np / t_c:.2f}x); max relative difference {err:.1e}")
     if args.fit:
         gap, evaluation = driver_seconds(args.fit)
         print(f"CRF fit on CoNLL-2000 (chunk preset, n_jobs=2, 20 iterations): "

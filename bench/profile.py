@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 import cseq
-from cseq import _weights
+from cseq.chain import _weights
 from cseq.conll import read_conll, read_conllu
 from cseq.learners.frame import pack
-from cseq.model import LinearChain
-from cseq.objectives import CRFObjective
+from cseq.chain.model import LinearChain
+from cseq.learners.objectives import CRFObjective
 
 import features as chunk_features
 from featurize import best_of

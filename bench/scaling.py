@@ -25,8 +25,8 @@ import numpy as np
 import cseq
 from cseq.conll import read_conll, read_conllu
 from cseq.learners.frame import pack
-from cseq.model import LinearChain
-from cseq.objectives import CRFObjective
+from cseq.chain.model import LinearChain
+from cseq.learners.objectives import CRFObjective
 
 import features as chunk_features
 from featurize import best_of

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import cseq
-from cseq import _decode
+from cseq.chain import _decode
 from cseq.conll import read_conll
 
 import features as chunk_features

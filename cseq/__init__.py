@@ -14,16 +14,16 @@ and :func:`forward_backward`, :func:`load`, the readers of other libraries' mode
 # The learners first, in this order: each registers itself (cseq.registry) when
 # imported, and the registration order is the order of ``cseq train --help``
 # and of the docs' learner table.
-from cseq.crf import CRF
-from cseq.perceptron import StructuredPerceptron
-from cseq.ssvm import StructuredSVM
-from cseq.pa import PassiveAggressive
-from cseq.arow import AROW
-from cseq.memm import MEMM
-from cseq.hmm import HMM
-from cseq.greedy import GreedyTagger
+from cseq.learners.crf import CRF
+from cseq.learners.perceptron import StructuredPerceptron
+from cseq.learners.ssvm import StructuredSVM
+from cseq.learners.pa import PassiveAggressive
+from cseq.learners.arow import AROW
+from cseq.learners.memm import MEMM
+from cseq.learners.hmm import HMM
+from cseq.learners.greedy import GreedyTagger
 from cseq import conll, decoding, explain, metrics, probability, templates
-from cseq._decode import openmp_enabled
+from cseq.chain._decode import openmp_enabled
 from cseq._version import __version__
 from cseq.compat.crfpp_model import from_crfpp
 from cseq.compat.crfsuite_model import from_crfsuite
@@ -38,10 +38,11 @@ from cseq.exceptions import (
     TrainingInterrupted,
 )
 from cseq.features import FeatureVocabulary
-from cseq.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
-from cseq.serialize import load
-from cseq.sequences import Sequences
+from cseq.chain.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
+from cseq.io.serialize import load
+from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
+from cseq import serialize  # the public path, as before issue 28's relayout
 
 __all__ = [
     "CRF",

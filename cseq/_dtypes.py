@@ -1,4 +1,4 @@
-"""NumPy dtypes that mirror the C types of ``cseq/_types.pxd``."""
+"""NumPy dtypes that mirror the C types of ``cseq/_core/_types.pxd``."""
 
 import numpy as np
 

@@ -3,7 +3,7 @@
 The estimators' ``predict(X, constraints=..., fixed=...)``,
 ``predict_marginals(X, constraints=..., fixed=...)`` and
 ``predict_nbest(X, k, constraints=..., fixed=...)`` come here.  Constraints
-by name become the masks of the kernels (``cseq/_masks.pxd``):
+by name become the masks of the kernels (``cseq/chain/_masks.pxd``):
 
 - ``constraints``: ``"bio"`` (the scheme read from the label names: IOB2, or
   BIOES when some label has an ``E-`` or ``S-`` prefix), ``"iob2"``,
@@ -17,7 +17,7 @@ by name become the masks of the kernels (``cseq/_masks.pxd``):
 The model decodes (``model.decode`` with the masks): a CRF, perceptron,
 SSVM or HMM with the masked chain kernels, a MEMM with the masked chain of
 its log-probabilities (``log P(y | x)`` is a chain score up to a constant,
-see ``cseq.memm.LocalChain.dense_chains``); a model that does not maximize a
+see ``cseq.learners.memm.LocalChain.dense_chains``); a model that does not maximize a
 chain score (``chain_scores`` False: the greedy tagger) refuses.  Without
 constraints, :func:`predict`, :func:`predict_marginals` and :func:`score`
 are the estimators' plain methods.
@@ -34,10 +34,10 @@ import numpy as np
 from cseq.chain.mapping import gold_ids, map_blocks, map_decoded, split
 from cseq.exceptions import InputError, InputTypeError
 from cseq.fitted import Fitted
-from cseq.inference import as_mask_array, forward_backward, viterbi_nbest
+from cseq.chain.inference import as_mask_array, forward_backward, viterbi_nbest
 from cseq.metrics import SCHEMES, _split_label, detect_scheme
-from cseq.model import LinearChain, per_sequence
-from cseq.sequences import Sequences, label_lists
+from cseq.chain.model import LinearChain, per_sequence
+from cseq.features.sequences import Sequences, label_lists
 
 __all__ = ["scheme_constraints", "NBest", "predict", "predict_marginals", "predict_nbest",
            "score"]

@@ -18,13 +18,13 @@ How a fit runs (``docs/scaling.md``):
    those a single-machine ``fit`` gives) and broadcasts the fitted
    featurizer once.
 2. Each partition is packed once, on its worker, into the CSR corpus the
-   single-machine code uses (:class:`~cseq.sequences.Sequences`), and stays
+   single-machine code uses (:class:`~cseq.features.sequences.Sequences`), and stays
    there for the whole fit.  The (attribute, label) pairs each shard has
    are merged into the model's state index, broadcast once.
 3. CRF: the project's L-BFGS (OWL-QN with ``c1``) runs on the driver; each
    evaluation broadcasts the weights once, every shard computes its data
    term and gradient with the kernel of ``fit``
-   (:meth:`cseq.objectives.CRFObjective.data_term`), the results are summed
+   (:meth:`cseq.learners.objectives.CRFObjective.data_term`), the results are summed
    by a tree reduction on the workers and the penalty is added once on the
    driver.  Perceptron and structured SVM: iterative parameter mixing
    (McDonald et al. 2010): every pass, each shard runs one epoch from the
@@ -67,20 +67,23 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
         "pip install 'cseq-labeling[dask]' (or pip install 'dask[distributed]')"
     ) from _exc
 
-from cseq import _pack, _ssvm, _train, _weights, conll
+from cseq.features import _pack
+from cseq.learners import _ssvm, _perceptron
+from cseq.chain import _weights
+from cseq import conll
 from cseq._cluster import (_gather, _is_bag, _partitions, _placement, _share, _split_bounds,
                            _threads, _worker_loss, check_workers)
-from cseq._files import refuse_inputs, replacing
-from cseq.base import ChainEstimator
+from cseq.io._files import refuse_inputs, replacing
+from cseq.learners.base import ChainEstimator
 from cseq.exceptions import ClusterError, InputError, InputTypeError
 from cseq.features import featurizer_from_config, featurizer_from_state
 from cseq.learners import frame
 from cseq.learners.loops import passes, train_lbfgs
-from cseq.model import LinearChain
-from cseq.objectives import CRFObjective, l2_penalty
-from cseq.sequences import Sequences
-from cseq.serialize import ESTIMATORS
-from cseq._vectors import dot
+from cseq.chain.model import LinearChain
+from cseq.learners.objectives import CRFObjective, l2_penalty
+from cseq.features.sequences import Sequences
+from cseq.io.serialize import ESTIMATORS
+from cseq.features._vectors import dot
 
 __all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_workers",
            "ClusterError"]
@@ -392,7 +395,7 @@ def _perceptron_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_inde
     if c is None or c.n_sequences == 0:
         return 0, None, None, 0
     params = _weights.AveragedParams(w.copy())
-    trainer = _train.PerceptronTrainer(shard.model().index, c.view(partial=True), params)
+    trainer = _perceptron.PerceptronTrainer(shard.model().index, c.view(partial=True), params)
     order = np.arange(c.n_sequences, dtype=np.int64)
     if shuffle:
         np.random.default_rng([seed, epoch, shard_index]).shuffle(order)

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from cseq.exceptions import CSeqError, InputError
-from cseq.inference import viterbi
-from cseq.model import LinearChain
+from cseq.chain.inference import viterbi
+from cseq.chain.model import LinearChain
 
 __all__ = ["FeatureContribution", "TokenExplanation", "Explanation", "explain",
            "feature_names", "max_marginals", "top_features", "transition_table"]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from cseq.model import LinearChain
+    from cseq.chain.model import LinearChain
 
 __all__ = ["Fitted"]
 

@@ -52,10 +52,10 @@ from cseq.chain.mapping import gold_ids, map_blocks
 from cseq.chain.normalized import Posterior, global_posterior, path_score
 from cseq.exceptions import InputError
 from cseq.fitted import Fitted
-from cseq.inference import _chain_arrays, _constrain, _gold_array, forward_backward, viterbi
+from cseq.chain.inference import _chain_arrays, _constrain, _gold_array, forward_backward, viterbi
 from cseq.metrics import chunks, detect_scheme
-from cseq.model import per_sequence
-from cseq.sequences import Sequences
+from cseq.chain.model import per_sequence
+from cseq.features.sequences import Sequences
 
 __all__ = ["path_log_prob", "chain_entropy", "span_probability", "Tagged", "annotate",
            "sequence_log_prob", "predict_confidence", "sequence_entropy", "span_marginals",

@@ -4,7 +4,7 @@ A learner's registration gives what every place that lists learners reads:
 the name model files give it (its class name, the header's ``estimator``),
 its command-line names (``cseq train --algorithm``) with the options each one
 takes, and a quick configuration for the tests.  So the model file
-(:mod:`cseq.serialize`), the command line (:mod:`cseq.cli`: ``--algorithm``,
+(:mod:`cseq.io.serialize`), the command line (:mod:`cseq.cli`: ``--algorithm``,
 its help and options, ``cseq info``), the docs' learner table (checked by
 ``tests/test_docs.py``) and the tests' learner lists read :data:`LEARNERS`
 and :data:`COMMANDS` instead of keeping their own lists.
@@ -121,7 +121,7 @@ COMMANDS: dict[str, Command] = {}
 
 class _Estimators(Mapping[str, type]):
     """The registered estimator classes by the name model files give them: a live,
-    read-only view of :data:`LEARNERS` (what :mod:`cseq.serialize` looks names up in)."""
+    read-only view of :data:`LEARNERS` (what :mod:`cseq.io.serialize` looks names up in)."""
 
     def __getitem__(self, name: str) -> type:
         return LEARNERS[name].estimator
@@ -142,7 +142,7 @@ def register(*commands: Command, info: Mapping[str, str] | None = None) -> Calla
 
     Model files naming the class load through it (its ``_model_state``,
     ``_model_array_names`` and ``_from_model_state``: see
-    :mod:`cseq.serialize`); each command is one ``cseq train --algorithm``.
+    :mod:`cseq.io.serialize`); each command is one ``cseq train --algorithm``.
     A name already taken by another class raises ValueError: a model file or
     a command line must not silently mean another learner.
     """

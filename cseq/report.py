@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq._files import replacing
+from cseq.io._files import replacing
 from cseq.exceptions import InputError
 from cseq.explain import top_features, transition_table
 from cseq.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme

@@ -3,7 +3,7 @@
 An application on the public estimator API (:func:`cseq.load`, ``predict``,
 ``predict_nbest``, :func:`cseq.probability.annotate` as ``cseq tag
 --marginals`` uses it, constraints), with the command line's input handling
-(:mod:`cseq._tagging`, :mod:`cseq._streams`).  The endpoints, limits and figures are
+(:mod:`cseq._tagging`, :mod:`cseq.io._streams`).  The endpoints, limits and figures are
 in ``docs/production.md``.
 
 Design, and why:
@@ -333,7 +333,7 @@ def _tag(est: Any, key: tuple[bool, int | None, str | None],
          X: list[list[tuple[str, ...]]]) -> list[dict[str, Any]]:
     """One record per sentence, as ``cseq tag --output-format jsonl`` writes it
     without ``tokens`` (the client has them)."""
-    from cseq._streams import json_record, nbest_record
+    from cseq.io._streams import json_record, nbest_record
     marginals, nbest, constraints = key
     if marginals:
         from cseq.probability import annotate

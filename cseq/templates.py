@@ -7,7 +7,7 @@ is the full reference); the code lives in :mod:`cseq.features`:
   :class:`Template`, :class:`Cell`), its limits, and :func:`expand`, the
   plain-Python reference of what a template set means;
 - :mod:`cseq.features.token_functions`: :data:`TOKEN_FUNCTIONS` (``lower``,
-  ``suffix3``, ``shape`` ...), the definitions :mod:`cseq._tokens` computes in C;
+  ``suffix3``, ``shape`` ...), the definitions :mod:`cseq.features._tokens` computes in C;
 - :mod:`cseq.features.presets`: :data:`PRESETS` (``pos``, ``chunk``, ``ner``);
 - :mod:`cseq.features.featurizer`: :class:`TemplateFeaturizer`, the compiled
   path from raw tokens to packed attribute ids, with its distributed fitting

@@ -72,7 +72,8 @@ from hypothesis import strategies as st
 
 import cseq
 import cseq.report
-from cseq import conll, registry, serialize
+from cseq import conll, registry
+from cseq.io import serialize
 from cseq.compat.crfpp_model import crfpp_from_bytes
 from cseq.compat.crfsuite_model import crfsuite_from_bytes
 from cseq.exceptions import CSeqError

@@ -6,7 +6,7 @@ Nothing here imports the library: every function works on plain numpy arrays
 not a goal; the functions enumerate all ``L ** n`` label paths and use plain
 Python loops wherever a loop is the clearest statement of the definition.
 
-The flat parameter layout is the one of ``cseq.model``::
+The flat parameter layout is the one of ``cseq.chain.model``::
 
     [state weights (n_state) | transitions (L*L, row = previous label) | start (L) | end (L)]
 
@@ -462,7 +462,7 @@ def kernel_tie_break(paths) -> tuple[int, ...]:
 class NaivePerceptron:
     """Structured perceptron that stores the full weight vector after every example.
 
-    Same update rule as ``cseq._train.PerceptronTrainer``: decode with the
+    Same update rule as ``cseq.learners._perceptron.PerceptronTrainer``: decode with the
     current weights (brute-force argmax, ties resolved as the kernel does);
     for every mislabeled token add ``+v`` to the (attribute, gold) weight and
     ``-v`` to the (attribute, predicted) weight of each of its features that
@@ -553,7 +553,7 @@ class NaivePerceptron:
 class NaiveGreedy:
     """Greedy averaged multiclass perceptron, written from its definition.
 
-    Layout (``cseq._greedy``): the chain's ``[state | trans | start | end]``,
+    Layout (``cseq.learners._greedy``): the chain's ``[state | trans | start | end]``,
     then ``two_back`` ((L+1) x L) and ``pair`` ((L+1) x L x L), with ``L`` the
     pad label before the start.  Token ``t`` with history ``(p1, p2)`` and
     label ``y`` has the feature vector ``phi(t, p1, p2, y)``: each feature value
@@ -725,7 +725,7 @@ class NaivePegasos:
 
 
 class NaiveMargin:
-    """Passive-aggressive or AROW on dense vectors, as ``cseq._pa``/``cseq._arow`` train.
+    """Passive-aggressive or AROW on dense vectors, as ``cseq.learners._pa``/``cseq.learners._arow`` train.
 
     ``step(s)`` decodes sequence ``s`` by brute force under the current
     weights (ties resolved as the kernel does), and when the path is wrong

@@ -7,10 +7,11 @@ import contextlib
 import numpy as np
 import pytest
 
-from cseq import _decode, _pack
+from cseq.chain import _decode
+from cseq.features import _pack
 from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.features.sequences import Sequences
 
 
 def pack(X, y, all_states=False, order=1, chain=LinearChain):

@@ -1,6 +1,6 @@
 """The built-in template presets as the featurizer kernel tests use them.
 
-The ``pos`` preset's ``:tags`` templates learn from labels (cseq.tagdict),
+The ``pos`` preset's ``:tags`` templates learn from labels (cseq.features.tagdict),
 so ``fit_transform`` needs ``y`` and its training features are jackknifed;
 ``tests/test_tagdict.py`` checks those against an independent reference.  The
 tests of the compiled path on plain columns use the presets without those

@@ -28,7 +28,7 @@ import cseq
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
 from cseq.compat.crfpp_model import crfpp_from_bytes
 from cseq.compat.crfsuite_model import crfsuite_from_bytes, read_crfsuite
-from cseq.serialize import loads
+from cseq.io.serialize import loads
 from cseq.templates import expand
 from cli_run import run
 from shared_data import CONLL2000, needs

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import serialize
+from cseq.io import serialize
 
 from memory import skip_under_asan
 

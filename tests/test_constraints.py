@@ -1,7 +1,7 @@
 """Constrained decoding and forward-backward (issue 16, item 2) against brute-force enumeration.
 
 Constraints are per-position allowed labels, allowed transitions and allowed
-first/last labels (``cseq._masks``).  Every reference enumerates all ``L ** n``
+first/last labels (``cseq.chain._masks``).  Every reference enumerates all ``L ** n``
 label paths, keeps those that satisfy the constraints position by position
 (``oracle.path_allowed``) and takes the argmax, log Z and marginals over them;
 first and second order, both forward-backward variants (scaled, log space),
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _decode, _masks
-from cseq._masks import NoAllowedPath
+from cseq.chain import _decode, _masks
+from cseq.chain._masks import NoAllowedPath
 from cseq.exceptions import InputError, InputTypeError
 
 from budget import examples

@@ -12,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _crf, _sgd
-from cseq.base import MAX_ITER_REASON
-from cseq.objectives import CRFObjective
-from cseq.optimize import lbfgs
+from cseq.chain import _crf
+from cseq.learners import _sgd
+from cseq.learners.base import MAX_ITER_REASON
+from cseq.learners.objectives import CRFObjective
+from cseq.learners.optimize import lbfgs
 
 from budget import examples
 from oracle import brute_expected_counts, naive_crf_objective, path_features

@@ -18,7 +18,7 @@ import pytest
 import cseq
 from cseq.conll import read_conll
 from cseq.learners.frame import pack
-from cseq.objectives import CRFObjective
+from cseq.learners.objectives import CRFObjective
 from shared_data import CONLL2000, needs
 
 dask = pytest.importorskip("dask")
@@ -55,7 +55,7 @@ def client():
 # -- no cluster ---------------------------------------------------------------
 
 def test_import_cseq_does_not_import_dask():
-    code = ("import sys, cseq, cseq.cli, cseq.base; "
+    code = ("import sys, cseq, cseq.cli, cseq.learners.base; "
             "bad = [m for m in ('dask', 'distributed', 'cseq.distributed') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

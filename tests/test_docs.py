@@ -94,13 +94,13 @@ def test_fence_parser():
                                                ("text", "out\n")]
 
 
-DOCTEST_MODULES = ["cseq.metrics", "cseq.inference", "cseq.conll", "cseq.templates",
+DOCTEST_MODULES = ["cseq.metrics", "cseq.chain.inference", "cseq.conll", "cseq.templates",
                    "cseq.features.template_language", "cseq.features.featurizer",
                    "cseq.io.conll_read", "cseq.io.formats",
-                   "cseq.data", "cseq.base", "cseq.crf", "cseq.perceptron", "cseq.memm",
-                   "cseq.hmm", "cseq.greedy", "cseq.ssvm", "cseq.pa", "cseq.arow", "cseq.features.vocabulary",
-                   "cseq.sequences",
-                   "cseq.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
+                   "cseq.data", "cseq.learners.base", "cseq.learners.crf", "cseq.learners.perceptron", "cseq.learners.memm",
+                   "cseq.learners.hmm", "cseq.learners.greedy", "cseq.learners.ssvm", "cseq.learners.pa", "cseq.learners.arow", "cseq.features.vocabulary",
+                   "cseq.features.sequences",
+                   "cseq.io.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import serialize
+from cseq.io import serialize
 from cseq.exceptions import (
     CSeqError,
     InputError,

@@ -12,7 +12,8 @@ import pytest
 
 import cseq
 import fuzz_targets
-from cseq import registry, serialize
+from cseq import registry
+from cseq.io import serialize
 
 EXAMPLES = int(os.environ.get("CSEQ_FUZZ_EXAMPLES", "300"))
 

@@ -13,10 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _greedy, _weights, serialize
+from cseq.learners import _greedy
+from cseq.chain import _weights
+from cseq.io import serialize
 from cseq.exceptions import InputError, ModelFormatError
-from cseq.greedy import GreedyChain
-from cseq.model import work_chunks
+from cseq.learners.greedy import GreedyChain
+from cseq.chain.model import work_chunks
 
 from budget import examples
 from oracle import NaiveGreedy

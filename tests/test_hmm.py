@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
-from cseq.hmm import WordLexicon, suffix_probabilities
+from cseq.learners.hmm import WordLexicon, suffix_probabilities
 
 from budget import examples
 

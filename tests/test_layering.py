@@ -28,7 +28,7 @@ import pytest
 
 import cseq
 from cseq import registry
-from cseq.base import ChainEstimator
+from cseq.learners.base import ChainEstimator
 
 PACKAGE = Path(cseq.__file__).resolve().parent
 

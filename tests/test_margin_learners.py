@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _arow, _pa, _weights
+from cseq.learners import _arow, _pa
+from cseq.chain import _weights
 
 from budget import examples
 from oracle import NaiveMargin

@@ -12,14 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _memm
-from cseq.base import MAX_ITER_REASON
+from cseq.learners import _memm
+from cseq.learners.base import MAX_ITER_REASON
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted
-from cseq.memm import LocalChain
-from cseq.model import LinearChain, work_chunks
-from cseq.objectives import MEMMObjective
-from cseq.sequences import Sequences
+from cseq.learners.memm import LocalChain
+from cseq.chain.model import LinearChain, work_chunks
+from cseq.learners.objectives import MEMMObjective
+from cseq.features.sequences import Sequences
 
 from budget import examples
 from oracle import (brute_memm, memm_path_log_prob, naive_local_distributions, path_score,

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import serialize
+from cseq.io import serialize
 from cseq.exceptions import CSeqError, ModelFormatError
 
 import fuzz_targets
@@ -698,7 +698,7 @@ def test_a_repeated_attribute_label_pair_is_refused(seed):
 def test_repeated_pairs_are_found_in_rows_out_of_order_too():
     # Writers list each attribute's labels in increasing order (one pass
     # checks that); a row out of order is sorted to look for repeats.
-    from cseq.model import LinearChain
+    from cseq.chain.model import LinearChain
 
     def chain(labels):
         labels = np.array(labels, dtype=np.int32)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq._masks import NoAllowedPath
+from cseq.chain._masks import NoAllowedPath
 from cseq.exceptions import InputError
 
 from budget import examples

@@ -30,8 +30,9 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import registry, serialize
-from cseq.base import ChainEstimator, Number
+from cseq import registry
+from cseq.io import serialize
+from cseq.learners.base import ChainEstimator, Number
 from cseq.registry import Command
 
 from cli_run import TRAIN, run_in_process

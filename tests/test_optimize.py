@@ -1,4 +1,4 @@
-"""cseq.optimize.lbfgs against known minima and against scipy's L-BFGS-B."""
+"""cseq.learners.optimize.lbfgs against known minima and against scipy's L-BFGS-B."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import scipy.optimize
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq.optimize import lbfgs
+from cseq.learners.optimize import lbfgs
 
 from budget import examples
 
@@ -180,7 +180,7 @@ def test_owlqn_l1_logistic_loss_matches_a_bound_constrained_reference():
 
 
 def test_pseudo_gradient_by_cases():
-    from cseq.optimize import pseudo_gradient
+    from cseq.learners.optimize import pseudo_gradient
     x = np.array([1.0, -2.0, 0.0, 0.0, 0.0])
     g = np.array([0.5, 0.5, -3.0, 3.0, 0.2])
     # x != 0: g + l1 sign(x); at 0: the derivative of the descending side, or 0.
@@ -198,7 +198,7 @@ def test_l1_must_be_non_negative():
         lbfgs(quadratic(np.eye(2), np.ones(2)), np.zeros(2), l1=-1.0)
 
 
-# -- the two-loop recursion (cseq._lbfgs) against the dense BFGS update ---------
+# -- the two-loop recursion (cseq.learners._lbfgs) against the dense BFGS update ---------
 
 def _dense_direction(g, pairs):
     """``-H g`` with ``H`` built explicitly: ``H0 = (s'y / y'y) I`` of the newest
@@ -216,7 +216,7 @@ def _dense_direction(g, pairs):
 @examples(60)
 @given(n=st.integers(1, 25), k=st.integers(1, 7), seed=st.integers(0, 2**32 - 1))
 def test_two_loop_is_the_dense_bfgs_direction(n, k, seed):
-    from cseq._lbfgs import two_loop
+    from cseq.learners._lbfgs import two_loop
     rng = np.random.default_rng(seed)
     # Pairs from a symmetric positive definite curvature (y = A s), so y's > 0.
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
@@ -234,14 +234,14 @@ def test_two_loop_is_the_dense_bfgs_direction(n, k, seed):
 
 
 def test_two_loop_without_pairs_is_steepest_descent():
-    from cseq._lbfgs import two_loop
+    from cseq.learners._lbfgs import two_loop
     g = np.array([1.5, -2.0, 0.0])
     np.testing.assert_array_equal(two_loop(g, []), -g)
     assert two_loop(np.zeros(0), [(np.zeros(0), np.zeros(0), 1.0)]).shape == (0,)
 
 
 def test_two_loop_refuses_bad_pairs():
-    from cseq._lbfgs import two_loop
+    from cseq.learners._lbfgs import two_loop
     g, s, y = np.ones(4), np.ones(4), 2 * np.ones(4)
     with pytest.raises(ValueError, match="length 4"):
         two_loop(g, [(s, np.ones(3), 0.125)])
@@ -255,7 +255,7 @@ def test_two_loop_refuses_bad_pairs():
 
 
 def test_step_and_correction_kernels_match_numpy():
-    from cseq._lbfgs import correction, moved
+    from cseq.learners._lbfgs import correction, moved
     rng = np.random.default_rng(5)
     x, d, xn, g, gn = (rng.normal(size=101) for _ in range(5))
     np.testing.assert_allclose(moved(x, 0.25, d), x + 0.25 * d, rtol=1e-15)  # FMA may round once

@@ -25,10 +25,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _crf, _decode, _ssvm, _train, _weights, serialize
+from cseq.chain import _crf, _decode, _weights
+from cseq.learners import _ssvm, _perceptron
+from cseq.io import serialize
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
-from cseq.model import work_chunks
-from cseq.objectives import CRFObjective
+from cseq.chain.model import work_chunks
+from cseq.learners.objectives import CRFObjective
 
 from budget import examples
 from oracle import (
@@ -58,7 +60,7 @@ from registered import commands, estimators, quick, takes
 
 pytestmark = pytest.mark.filterwarnings("ignore::cseq.ConvergenceWarning")
 
-SPREAD = 250.0  # cseq._forward_backward.SCALED_MAX_SPREAD
+SPREAD = 250.0  # cseq.chain._forward_backward.SCALED_MAX_SPREAD
 seeds = st.integers(0, 2**32 - 1)
 _unit = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
 
@@ -391,7 +393,7 @@ def test_order2_crf_objective_matches_enumeration_and_finite_differences(Xy, all
 @examples(20)
 @given(corpora(max_seqs=4, max_len=4, max_labels=3), seeds)
 def test_order2_sgd_epoch_matches_plain_steps(Xy, seed):
-    from cseq import _sgd
+    from cseq.learners import _sgd
     _, corpus, model = pack(*Xy)
     lam, t0 = 0.1, 10.0
     start = random_params(model, seed, 0.5)
@@ -415,7 +417,7 @@ def test_order2_sgd_epoch_matches_plain_steps(Xy, seed):
 def test_order2_perceptron_matches_naive_after_every_step(Xy, epochs, data):
     _, corpus, model = pack(*Xy)
     params = _weights.AveragedParams(n_params=len(model.params))
-    trainer = _train.PerceptronTrainer(model.index, corpus.view(), params)
+    trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), params)
     naive = NaivePerceptron(model.attr_ptr, model.attr_labels, model.n_labels, corpus, order=2)
     for _ in range(epochs):
         for s in data.draw(st.permutations(range(corpus.n_sequences))):

@@ -1,4 +1,4 @@
-"""The string table and the packing of feature lists (cseq._pack)."""
+"""The string table and the packing of feature lists (cseq.features._pack)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq import _pack
+from cseq.features import _pack
 from cseq.exceptions import InputError
 
 from budget import examples

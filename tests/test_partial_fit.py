@@ -21,15 +21,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import cseq
-import cseq.partial
+import cseq.learners.partial
 from cseq import CRF, StructuredPerceptron, StructuredSVM
-from cseq import registry, serialize
+from cseq import registry
+from cseq.io import serialize
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.conll import read_conllu
 from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain
-from cseq.partial import grow
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.learners.partial import grow
+from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer
 
 from budget import examples
@@ -357,10 +358,10 @@ def test_a_bad_batch_changes_nothing():
 STAGES = {
     "checking the batch": (TemplateFeaturizer, "transform", "after"),
     "growing the featurizer": (TemplateFeaturizer, "partial_fit_transform", "after"),
-    "relabelling": (cseq.partial, "relabel", "after"),
-    "growing the state index": (cseq.partial, "_grown_index", "after"),
-    "growing the weights": (cseq.partial, "grow", "after"),
-    "copying the counters": (cseq.partial.copy, "deepcopy", "after"),
+    "relabelling": (cseq.learners.partial, "relabel", "after"),
+    "growing the state index": (cseq.learners.partial, "_grown_index", "after"),
+    "growing the weights": (cseq.learners.partial, "grow", "after"),
+    "copying the counters": (cseq.learners.partial.copy, "deepcopy", "after"),
     "the pass": ("learner", "_partial_pass", "before"),
     "after the pass": ("learner", "_partial_pass", "after"),
 }

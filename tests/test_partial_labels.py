@@ -18,13 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _clamped, _crf, _sgd, _ssvm, _weights, registry
+from cseq.chain import _clamped, _crf, _weights
+from cseq.learners import _sgd, _ssvm
+from cseq import registry
 from cseq.conll import read_conllu
 from cseq.exceptions import InputError, InputTypeError
 from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain
-from cseq.objectives import CRFObjective
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.learners.objectives import CRFObjective
+from cseq.features.sequences import Sequences
 
 from budget import examples
 from registered import commands, estimators, quick
@@ -209,7 +211,7 @@ def _mutable(corpus):
 def test_the_perceptron_trains_on_the_best_completion(problem):
     corpus, model, _ = problem
     params = _weights.AveragedParams(np.zeros(len(model.params)))
-    trainer = cseq._train.PerceptronTrainer(model.index, corpus.view(partial=True), params)
+    trainer = cseq.learners._perceptron.PerceptronTrainer(model.index, corpus.view(partial=True), params)
     naive = NaiveLatentPerceptron(model.attr_ptr, model.attr_labels, model.n_labels,
                                   _mutable(corpus), order=model.order)
     order = np.arange(corpus.n_sequences, dtype=np.int64)

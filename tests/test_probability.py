@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _forward_backward, probability
+from cseq.chain import _forward_backward
+from cseq import probability
 from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError
-from cseq.memm import LocalChain
+from cseq.learners.memm import LocalChain
 
 from budget import examples
 from oracle import (all_path_scores, all_paths, brute_log_z, brute_marginals, brute_memm,

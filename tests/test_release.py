@@ -16,7 +16,7 @@ from importlib import resources
 import pytest
 
 import cseq
-from cseq import serialize
+from cseq.io import serialize
 
 DIST = "cseq-labeling"
 
@@ -50,7 +50,7 @@ def test_saved_model_records_the_version():
     X = [[["a"], ["b"]], [["b"], ["a"]]]
     y = [["x", "y"], ["y", "x"]]
     blob = serialize.dumps(cseq.StructuredPerceptron(max_iter=1, random_state=0).fit(X, y))
-    # Layout from cseq/serialize.py: magic (8), format version (4), header length (8), header.
+    # Layout from cseq/io/serialize.py: magic (8), format version (4), header length (8), header.
     (head_len,) = struct.unpack_from("<Q", blob, 12)
     header = json.loads(blob[20:20 + head_len])
     assert header["library_version"] == cseq.__version__

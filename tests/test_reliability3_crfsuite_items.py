@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq import _pack
+from cseq.features import _pack
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
 from cseq.compat.sklearn_crfsuite import CRF as CompatCRF
 from cseq.features import FeatureVocabulary

@@ -18,7 +18,7 @@ import cseq
 from cseq.exceptions import InputError, InputTypeError
 from cseq.learners import frame
 from cseq.learners.protocol import Learner, PartialLearner, protocol_hooks
-from cseq.serialize import ESTIMATORS
+from cseq.io.serialize import ESTIMATORS
 
 X = [[[f"w={w}"] for w in s] for s in (["a", "b", "a"], ["b", "c"], ["a", "c", "b", "a"])]
 Y = [["N", "V", "N"], ["V", "N"], ["N", "N", "V", "N"]]

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cseq import (_arow, _crf, _forward_backward, _greedy, _pa, _pack, _sgd, _ssvm, _templates,
-                  _tokens, _train, _weights)
+from cseq.learners import _arow, _greedy, _pa, _sgd, _ssvm, _perceptron
+from cseq.chain import _crf, _forward_backward, _weights
+from cseq.features import _pack, _templates, _tokens
 
-from cseq.greedy import GreedyChain
+from cseq.learners.greedy import GreedyChain
 from cseq.templates import _sentence_rows
 
 from packing import pack
@@ -43,7 +44,7 @@ def test_the_per_sequence_prologue_is_written_once():
     assert _calls("score_emissions") == {"_weights.pxd": 1, "_weights.pyx": 2, "_greedy.pyx": 1}
     users = _calls("sequence_emissions")
     for kernel in ("_decode.pyx", "_forward_backward.pyx", "_crf.pyx", "_clamped.pyx",
-                   "_memm.pyx", "_ssvm.pyx", "_train.pyx", "_greedy.pyx", "_margin.pxd"):
+                   "_memm.pyx", "_ssvm.pyx", "_perceptron.pyx", "_greedy.pyx", "_margin.pxd"):
         assert kernel in users, kernel
 
 
@@ -84,7 +85,7 @@ def small():
 def _trainers(corpus, model):
     n = len(model.params)
     _, greedy_corpus, greedy = pack(X3, Y3, chain=GreedyChain)
-    yield "perceptron", _train.PerceptronTrainer(
+    yield "perceptron", _perceptron.PerceptronTrainer(
         model.index, corpus.view(), _weights.AveragedParams(n_params=n)).train_epoch
     yield "ssvm", _ssvm.SSVMTrainer(
         model.index, corpus.view(), _weights.AveragedParams(n_params=n), 0.1, None).train_epoch

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq import _ssvm, _weights
+from cseq.learners import _ssvm
+from cseq.chain import _weights
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import InputError, InputTypeError
-from cseq.sequences import Sequences
+from cseq.features.sequences import Sequences
 
 from budget import examples
 from oracle import (NaivePegasos, brute_hinge, brute_loss_augmented, kernel_tie_break,

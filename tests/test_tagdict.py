@@ -1,4 +1,4 @@
-"""The ``tags`` token function (cseq.tagdict): ambiguity classes learned from labels.
+"""The ``tags`` token function (cseq.features.tagdict): ambiguity classes learned from labels.
 
 The reference below counts labels sentence by sentence with plain dicts,
 straight from the definition in the module docstring (fold of sentence ``i``
@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import tagdict
+from cseq.features import tagdict
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.templates import PRESETS, TemplateFeaturizer, expand
 
@@ -258,7 +258,7 @@ def test_unknown_labels_are_not_counted():
 
 
 # ---------------------------------------------------------------------------
-# The counting core (cseq.tagdict.jackknife) against plain Counters
+# The counting core (cseq.features.tagdict.jackknife) against plain Counters
 
 
 def counter_class(names, labels, keep):

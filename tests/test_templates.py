@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq import _templates
+from cseq.features import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.conll import read_conll
-from cseq.sequences import Sequences
+from cseq.features.sequences import Sequences
 from cseq.templates import (
     PRESETS,
     TOKEN_FUNCTIONS,

@@ -1,4 +1,4 @@
-"""The compiled token functions and column interning (cseq._tokens) against
+"""The compiled token functions and column interning (cseq.features._tokens) against
 their Python definitions: cseq.templates.TOKEN_FUNCTIONS and expand()."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq import _templates, _tokens
+from cseq.features import _templates, _tokens
 from cseq.features.corpus import sentence_rows
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, expand
 

@@ -10,12 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq import _crf, _pack, _train, _weights
+from cseq.chain import _crf, _weights
+from cseq.features import _pack
+from cseq.learners import _perceptron
 from cseq.exceptions import InputError
 from cseq.features import FeatureVocabulary
-from cseq.model import LinearChain, work_chunks
-from cseq.objectives import CRFObjective
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain, work_chunks
+from cseq.learners.objectives import CRFObjective
+from cseq.features.sequences import Sequences
 
 from budget import examples
 from oracle import (
@@ -266,7 +268,7 @@ class _Trainer:
 
     def __init__(self, model, corpus):
         self.params = _weights.AveragedParams(n_params=len(model.params))
-        self.trainer = _train.PerceptronTrainer(model.index, corpus.view(), self.params)
+        self.trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), self.params)
 
     def train_epoch(self, order):
         return self.trainer.train_epoch(order)
@@ -332,18 +334,18 @@ def test_trainer_continues_from_the_weights_it_receives():
     _, corpus, model = pack(X, y)
     order = rng.permutation(corpus.n_sequences).astype(np.int64)
     one = _weights.AveragedParams(n_params=len(model.params))
-    trainer = _train.PerceptronTrainer(model.index, corpus.view(), one)
+    trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), one)
     trainer.train_epoch(order)
     trainer.train_epoch(order)
     two = _weights.AveragedParams(n_params=len(model.params))
-    _train.PerceptronTrainer(model.index, corpus.view(), two).train_epoch(order)
+    _perceptron.PerceptronTrainer(model.index, corpus.view(), two).train_epoch(order)
     resumed = _weights.AveragedParams(two.w.copy(), two.u.copy(), two.n_examples)
-    _train.PerceptronTrainer(model.index, corpus.view(), resumed).train_epoch(order)
+    _perceptron.PerceptronTrainer(model.index, corpus.view(), resumed).train_epoch(order)
     np.testing.assert_array_equal(resumed.w, one.w)
     np.testing.assert_array_equal(resumed.averaged(), one.averaged())
     assert resumed.n_examples == one.n_examples == 2 * corpus.n_sequences
     with pytest.raises(ValueError, match="weights"):
-        _train.PerceptronTrainer(model.index, corpus.view(), _weights.AveragedParams(n_params=3))
+        _perceptron.PerceptronTrainer(model.index, corpus.view(), _weights.AveragedParams(n_params=3))
 
 
 def test_whole_epoch_equals_one_sequence_at_a_time():

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import cseq
 from cseq.chain import mapping
 from cseq.exceptions import InputError
-from cseq.model import LinearChain
+from cseq.chain.model import LinearChain
 
 from budget import examples
 from oracle import brute_viterbi, path_score, sequence_emissions, split_params

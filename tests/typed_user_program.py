@@ -19,8 +19,8 @@ import numpy as np
 
 import cseq
 from cseq.data import sample_path
-from cseq.model import LinearChain
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer
 
 if sys.version_info >= (3, 11):
@@ -80,7 +80,7 @@ def kernels() -> None:
     assert triples.shape == (1, 2, 2, 2)
     best, _ = cseq.loss_augmented_viterbi(emissions, transitions, path, 1.0 - np.eye(2))
     assert best.shape == path.shape
-    assert_type(cseq.openmp_enabled(), bool)     # from the stub of cseq._decode
+    assert_type(cseq.openmp_enabled(), bool)     # from the stub of cseq.chain._decode
 
 
 def errors() -> str:

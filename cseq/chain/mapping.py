@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _pack
+from cseq.features import _pack
 from cseq.exceptions import CSeqError
 from cseq.fitted import Fitted
-from cseq.model import LinearChain, resolve_n_jobs
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain, resolve_n_jobs
+from cseq.features.sequences import Sequences
 
 __all__ = ["gold_ids", "map_blocks", "map_decoded", "split"]
 

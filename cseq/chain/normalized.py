@@ -2,7 +2,7 @@
 
 A globally normalised chain (CRF, HMM: :class:`GlobalChain`) defines
 ``P(y | x) = exp(score(x, y) - log Z(x))``; a locally normalised one (the
-MEMM's :class:`cseq.memm.LocalChain`) the product of its local
+MEMM's :class:`cseq.learners.memm.LocalChain`) the product of its local
 distributions ``P(y_t | y_{t-1}, x)``.  :func:`global_posterior` and
 :func:`local_posterior` turn one sequence's chain into its
 :class:`Posterior` (marginals, entropy, the posterior's transitions), which
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cseq import _forward_backward
+from cseq.chain import _forward_backward
 from cseq.exceptions import InputError
-from cseq.model import LinearChain, not_finite
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain, not_finite
+from cseq.features.sequences import Sequences
 
 __all__ = ["GlobalChain", "Posterior", "global_posterior", "local_posterior", "log_softmax_rows",
            "path_score"]
@@ -190,7 +190,7 @@ def local_posterior(em: np.ndarray, tr: np.ndarray, st: np.ndarray, path: np.nda
 class GlobalChain(LinearChain):
     """A linear chain read as ``P(y | x) = exp(score(x, y) - log Z(x))``: the CRF's and the HMM's.
 
-    The same parameters, decoding and marginals as :class:`~cseq.model.LinearChain`
+    The same parameters, decoding and marginals as :class:`~cseq.chain.model.LinearChain`
     (whose marginals are already those of this distribution); what it adds is
     that the model defines probabilities: posteriors and the log-probability
     of a labeling, by forward-backward per sequence.

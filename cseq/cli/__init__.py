@@ -1,7 +1,7 @@
 """The ``cseq`` command line: train, tag, serve, eval, info, import and demo.
 
 Built on the public Python API (estimators, templates, readers, metrics) and
-the streaming readers and writers of :mod:`cseq._streams`.  Every command has
+the streaming readers and writers of :mod:`cseq.io._streams`.  Every command has
 ``--help``; bad arguments give a usage message and exit code 2, bad files and
 models a one-line message naming the file (and line) and exit code 1.
 

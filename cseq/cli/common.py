@@ -46,7 +46,7 @@ def _columns(args: argparse.Namespace, fmt: str) -> list[Any] | None:
 
 def _read_labeled(path: str, args: argparse.Namespace) -> tuple[list[Any], list[Any], str]:
     """All sentences of a labeled file: X, y and the format read."""
-    from cseq._streams import open_reader
+    from cseq.io._streams import open_reader
     with open_reader(path, args.format, sep=args.sep) as reader:
         fmt = reader.format
         if fmt == "text":
@@ -87,10 +87,10 @@ def _check_output_path(path: str, what: str, inputs: list[str | None]) -> None:
     """Fail before any work if ``path`` cannot be written or is one of ``inputs``.
 
     Outputs are written to a temporary file beside the target and renamed
-    (:func:`cseq._files.replacing`), so the target's directory must be
+    (:func:`cseq.io._files.replacing`), so the target's directory must be
     writable; an existing FIFO or device is written in place instead.
     """
-    from cseq._files import refuse_inputs
+    from cseq.io._files import refuse_inputs
     if path == "-":
         return
     refuse_inputs(path, inputs, what)

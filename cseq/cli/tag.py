@@ -15,7 +15,7 @@ from cseq.exceptions import InputError
 
 
 def _cmd_tag(args: argparse.Namespace) -> int:
-    from cseq._streams import check_labels, open_output, open_reader
+    from cseq.io._streams import check_labels, open_output, open_reader
     if args.output is not None:
         _check_output_path(args.output, "the output", [args.input, args.model])
     est = load_fitted(args.model)
@@ -57,7 +57,7 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
                 fmt_out: str, label: Any, predict: Callable[[list[Any]], Any] | None = None
                 ) -> None:
     """Read, tag and write batches of about ``--batch-tokens`` tokens."""
-    from cseq._streams import write_items
+    from cseq.io._streams import write_items
     from cseq.probability import annotate
     batch: list[Any] = []
     n_tok = 0
@@ -103,7 +103,7 @@ def _write_nbest(out: IO[str], items: list[Any], found: list[Any], fmt: str, k: 
     """Write a batch's n-best lists (the formats are in ``cseq tag --help``)."""
     import json
 
-    from cseq._streams import format_item, nbest_record
+    from cseq.io._streams import format_item, nbest_record
     parts = []
     results = iter(found)
     for item in items:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cseq.base import ChainEstimator
+from cseq.learners.base import ChainEstimator
 from cseq.exceptions import InputTypeError
-from cseq.serialize import load
+from cseq.io.serialize import load
 
 __all__ = ["fitted_estimator"]
 

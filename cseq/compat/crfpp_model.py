@@ -51,13 +51,14 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _templates, _weights
+from cseq.features import _templates
+from cseq.chain import _weights
 from cseq._dtypes import WEIGHT
 from cseq.compat.crfsuite_model import check_label_pairs, fitted_crf
-from cseq.crf import CRF
+from cseq.learners.crf import CRF
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features import encode_strings
-from cseq.serialize import read_file_bytes
+from cseq.io.serialize import read_file_bytes
 from cseq.templates import HASH_SCHEME, STATE_FORMAT, TemplateFeaturizer
 
 __all__ = ["from_crfpp", "crfpp_from_bytes"]

@@ -35,11 +35,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cseq import _pack
+from cseq.features import _pack
 from cseq.exceptions import InputTypeError
 from cseq.features import FeatureVocabulary, register_featurizer
-from cseq.model import resolve_n_jobs
-from cseq.sequences import Sequences
+from cseq.chain.model import resolve_n_jobs
+from cseq.features.sequences import Sequences
 
 __all__ = ["item_attributes", "convert", "CRFsuiteVocabulary"]
 

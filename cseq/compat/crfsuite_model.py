@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _weights
+from cseq.chain import _weights
 from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary
-from cseq.crf import CRF
+from cseq.learners.crf import CRF
 from cseq.exceptions import ModelFormatError
 from cseq.features import encode_strings
-from cseq.serialize import read_file_bytes
+from cseq.io.serialize import read_file_bytes
 
 __all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf",
            "check_label_pairs"]

@@ -2,7 +2,7 @@
 
 A sentence is a list of tokens; a token is a str (one column) or a tuple or
 list of column strings.  The checks here run before any compiled code reads a
-corpus (:mod:`cseq._tokens` calls :func:`sentence_rows` on each sentence it
+corpus (:mod:`cseq.features._tokens` calls :func:`sentence_rows` on each sentence it
 interns), and name the sentence, token and column at fault.
 """
 

@@ -1,9 +1,9 @@
 """The compiled template featurizer: raw tokens to packed attribute ids.
 
-:class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.sequences.Sequences`
-through the compiled path: :mod:`cseq._tokens` interns cell strings in a C
+:class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.features.sequences.Sequences`
+through the compiled path: :mod:`cseq.features._tokens` interns cell strings in a C
 table and runs the token functions in C once per distinct cell, then (in
-:mod:`cseq._templates`) each attribute becomes a 64-bit key combined in C and
+:mod:`cseq.features._templates`) each attribute becomes a 64-bit key combined in C and
 mapped to an id through a C hash table, so no Python string is built per
 feature.  :func:`cseq.features.template_language.expand` is the plain-Python
 reference that builds the same attributes as strings.
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq import _pack, _templates, _tokens
+from cseq.features import _pack, _templates, _tokens
 from cseq._dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features.corpus import Interned, check_corpus, dense_ids, sentence_rows, token_columns
@@ -30,10 +30,10 @@ from cseq.features.featurizer_state import FeaturizerState
 from cseq.features.template_language import Templates, as_templates, expand
 from cseq.features.token_functions import TAGS
 from cseq.features.vocabulary import decode_strings, register_featurizer
-from cseq.model import resolve_n_jobs
-from cseq.sequences import Sequences
-from cseq.tagdict import UNKNOWN as UNKNOWN_CLASS
-from cseq.tagdict import FOLDS, TagDictionary, jackknife
+from cseq.chain.model import resolve_n_jobs
+from cseq.features.sequences import Sequences
+from cseq.features.tagdict import UNKNOWN as UNKNOWN_CLASS
+from cseq.features.tagdict import FOLDS, TagDictionary, jackknife
 
 __all__ = ["MAX_BUCKETS", "TemplateFeaturizer", "TransformChunks"]
 
@@ -333,7 +333,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         The slots hold each token's lowercased cell (the ``lower`` value);
         they get its class instead, interned like every value: with ``y``,
         a new dictionary is learned and the tokens get their jackknifed
-        classes (:func:`cseq.tagdict.jackknife`, sentence ``i`` in fold
+        classes (:func:`cseq.features.tagdict.jackknife`, sentence ``i`` in fold
         ``i % FOLDS``); with ``folds`` (:meth:`tag_folds`), the jackknifed
         classes of a part of a corpus that starts at sentence
         ``first_sequence``; without either, the fitted dictionary's classes.
@@ -415,7 +415,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         return out
 
     def _key_args(self, data: Interned) -> tuple:
-        """The arguments of :func:`cseq._templates.extract_keys` for ``data``."""
+        """The arguments of :func:`cseq.features._templates.extract_keys` for ``data``."""
         return (data.slot_ids, data.hashes, data.seq_ptr, self._tmpl_ptr, self._cell_row,
                 self._cell_slot, self._seeds, data.pad_before, data.pad_after)
 
@@ -453,7 +453,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         y : list of label sequences, optional
             Needed when the templates use ``:tags`` (:attr:`needs_labels`):
             the tag dictionary is learned from them, and ``X``'s own classes
-            are jackknifed (:mod:`cseq.tagdict`).  Otherwise ignored.
+            are jackknifed (:mod:`cseq.features.tagdict`).  Otherwise ignored.
 
         Returns
         -------

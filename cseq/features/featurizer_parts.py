@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cseq import _pack, _templates
+from cseq.features import _pack, _templates
 from cseq.exceptions import InputError
 from cseq.features.corpus import check_corpus, dense_ids, token_columns
-from cseq.sequences import Sequences
-from cseq.tagdict import FOLDS, TagDictionary, jackknife
+from cseq.features.sequences import Sequences
+from cseq.features.tagdict import FOLDS, TagDictionary, jackknife
 
 __all__ = ["FitByParts"]
 

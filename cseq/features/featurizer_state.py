@@ -11,16 +11,16 @@ from typing import TypeVar
 
 import numpy as np
 
-from cseq import _templates
+from cseq.features import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features.vocabulary import check_strings, encode_strings
-from cseq.tagdict import TagDictionary
+from cseq.features.tagdict import TagDictionary
 
 __all__ = ["HASH_SCHEME", "STATE_FORMAT", "FeaturizerState"]
 
 _S = TypeVar("_S", bound="FeaturizerState")
 
-#: Identifies the hash functions of :mod:`cseq._templates`; stored with every
+#: Identifies the hash functions of :mod:`cseq.features._templates`; stored with every
 #: fitted featurizer so that a file written by a different scheme is refused.
 HASH_SCHEME = "cseq-fmix64-v1"
 #: Version of the state layout written by :meth:`TemplateFeaturizer.get_state`.
@@ -48,7 +48,7 @@ class FeaturizerState:
         concatenated), ``strings`` (uint8, UTF-8 bytes) and ``string_ptr``
         (int64 offsets).  Hashing mode stores none of these.  With ``:tags``
         templates, in both modes, the tag dictionary's arrays too
-        (:meth:`cseq.tagdict.TagDictionary.get_arrays`).
+        (:meth:`cseq.features.tagdict.TagDictionary.get_arrays`).
         """
         meta = {
             "kind": "templates",

@@ -63,7 +63,7 @@ U65:%x[0,0:lower]/%x[1,0:shortshape]
 U66:%x[-1,0:suffix2]/%x[0,0:lower]
 U67:%x[0,0:lower]/%x[1,0:suffix2]
 # Ambiguity classes: the tags each word was seen with in training (jackknifed
-# on the training data itself, see cseq.tagdict), here and around.
+# on the training data itself, see cseq.features.tagdict), here and around.
 U80:%x[0,0:tags]
 U81:%x[1,0:tags]
 U82:%x[-1,0:tags]

@@ -320,7 +320,7 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
         Each token is a str or a tuple/list of column strings.
     tags : callable, optional
         ``tags(column, string)`` gives the value of ``%x[row,column:tags]``
-        (e.g. :meth:`cseq.tagdict.TagDictionary.lookup`); needed when the
+        (e.g. :meth:`cseq.features.tagdict.TagDictionary.lookup`); needed when the
         templates use ``tags``.
 
     Returns

@@ -1,8 +1,8 @@
 """Token functions: what ``%x[row,col:name]`` does to the string of a cell.
 
-These are the definitions: :mod:`cseq._tokens` computes the same in C (once
+These are the definitions: :mod:`cseq.features._tokens` computes the same in C (once
 per distinct cell) and ``tests/test_tokens.py`` compares the two.  The
-``tags`` function is learned from labelled data (:mod:`cseq.tagdict`): it is
+``tags`` function is learned from labelled data (:mod:`cseq.features.tagdict`): it is
 named here, and a fitted featurizer's tag dictionary gives its values.
 """
 
@@ -78,7 +78,7 @@ def _suffix(n: int) -> Callable[[str], str]:
 
 #: Token functions usable as ``%x[row,col:name]``.  Each maps a cell string to
 #: a string; flags give ``"1"`` or ``"0"``.  These are the definitions:
-#: :mod:`cseq._tokens` computes the same in C, and the tests compare the two.  Padding cells are never passed
+#: :mod:`cseq.features._tokens` computes the same in C, and the tests compare the two.  Padding cells are never passed
 #: through a function: ``%x[-1,0:lower]`` on the first token reads ``_B-1``.
 TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "lower": str.lower,
@@ -96,7 +96,7 @@ TOKEN_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-#: The token function learned from labelled data (:mod:`cseq.tagdict`): the
+#: The token function learned from labelled data (:mod:`cseq.features.tagdict`): the
 #: labels a string was seen with in training, e.g. ``%x[1,0:tags]``.
 TAGS = "tags"
 

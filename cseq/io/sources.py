@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import IO, Any, Union
 
 from cseq.exceptions import InputError, InputTypeError
-from cseq.serialize import MAGIC
+from cseq.io.serialize import MAGIC
 
 __all__ = ["Source", "check_sep", "open_lines", "source_name"]
 

@@ -1,7 +1,7 @@
 """The fit frame: what every fit does around a learner's training function.
 
 :func:`run` is written once and serves :meth:`ChainEstimator.fit
-<cseq.base.ChainEstimator.fit>` (the training function is the learner's
+<cseq.learners.base.ChainEstimator.fit>` (the training function is the learner's
 ``_train`` on a packed corpus) and :func:`cseq.distributed.fit` (a training
 function that runs on a Dask cluster).  Around the training function it
 
@@ -35,14 +35,14 @@ from typing import Any, ContextManager
 
 import numpy as np
 
-from cseq import _pack
+from cseq.features import _pack
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, TrainingInterrupted
 from cseq.learners.loops import MAX_ITER_REASON, Callback, DevScorer, EarlyStopping
 from cseq.learners.protocol import Learner
 from cseq.metrics import chunk_f1, detect_scheme
-from cseq.model import LinearChain
-from cseq.sequences import Sequences, label_lists, relabel
+from cseq.chain.model import LinearChain
+from cseq.features.sequences import Sequences, label_lists, relabel
 
 
 __all__ = ["Fit", "check_record", "complete", "dev_scorer", "format_record", "pack", "run",
@@ -138,7 +138,7 @@ def run(est: Learner, prepare: Callable[[], Prepared],
     with training(est), context or nullcontext():
         featurizer, classes, model, data = prepare()
         est._begin_fit(featurizer, classes)
-        est._partial = None  # partial_fit's training state (cseq.partial): fit starts over
+        est._partial = None  # partial_fit's training state (cseq.learners.partial): fit starts over
         est.history_ = []
         est.best_iteration_ = None
         est.stop_reason_ = None

@@ -26,9 +26,9 @@ import numpy as np
 
 from cseq.exceptions import ConvergenceError
 from cseq.learners.protocol import Learner
-from cseq.model import LinearChain
-from cseq.optimize import MAX_ITER_MESSAGE, lbfgs
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.learners.optimize import MAX_ITER_MESSAGE, lbfgs
+from cseq.features.sequences import Sequences
 
 
 __all__ = ["EarlyStopping", "MAX_ITER_REASON", "epochs", "mistake_driven_epochs", "passes",
@@ -155,11 +155,11 @@ def stalled(est: Learner, losses: list[float]) -> bool:
 def train_lbfgs(est: Learner, objective: Any, model: LinearChain, dev: DevScorer | None,
                 callback: Callback | None, *, l1: float = 0.0, x0: np.ndarray | None = None,
                 values: np.ndarray | None = None) -> None:
-    """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.optimize.lbfgs`.
+    """Minimise ``objective`` from zero weights (or ``x0``) with :func:`cseq.learners.optimize.lbfgs`.
 
     The training loop of every learner that minimises a smooth objective
     (``objective(theta) -> (value, gradient)`` with ``c2`` and an
-    ``n_evaluations`` count, e.g. :class:`~cseq.objectives.CRFObjective`),
+    ``n_evaluations`` count, e.g. :class:`~cseq.learners.objectives.CRFObjective`),
     OWL-QN when ``l1 > 0``.  Each iteration is reported through ``_report``
     (loss, seconds, dev accuracy with ``model.params`` set to the iterate);
     the loop stops by :func:`stalled`, by early stopping, by the gradient

@@ -7,7 +7,7 @@ and set by ``set_params``; each is checked when a fit starts by the
 constraint its learner declares (``_parameter_constraints``, as scikit-learn's
 estimators declare theirs) or, for the ones every learner means alike, by
 :data:`COMMON_CONSTRAINTS`.  :class:`Parameters` is the part of the
-estimator base (:class:`cseq.base.ChainEstimator`) that does it; a learner
+estimator base (:class:`cseq.learners.base.ChainEstimator`) that does it; a learner
 writes its signature and its constraints, nothing else.
 """
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError
-from cseq.model import check_order, resolve_n_jobs
+from cseq.chain.model import check_order, resolve_n_jobs
 
 __all__ = ["COMMON_CONSTRAINTS", "Constraint", "MAX_REGULARIZATION", "Number", "OneOf",
            "Parameters", "check_flag", "check_keywords", "check_number", "param_names",
@@ -244,7 +244,7 @@ def check_keywords(init: Callable[..., None], *, store: bool = False) -> Callabl
 
 
 class Parameters:
-    """The hyperparameters of an estimator (the base of :class:`~cseq.base.ChainEstimator`).
+    """The hyperparameters of an estimator (the base of :class:`~cseq.learners.base.ChainEstimator`).
 
     A subclass names its hyperparameters in its ``__init__`` signature
     (keyword-only; its body may be empty: the arguments are stored as the

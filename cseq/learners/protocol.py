@@ -1,8 +1,8 @@
 """What a learner implements, and what the fit frame gives it: the declared protocol.
 
-A learner is a subclass of :class:`~cseq.base.ChainEstimator`, which gives
+A learner is a subclass of :class:`~cseq.learners.base.ChainEstimator`, which gives
 every hook below a default but ``_train``.  The fit frame
-(:mod:`cseq.learners.frame`), ``partial_fit`` (:mod:`cseq.partial`), the
+(:mod:`cseq.learners.frame`), ``partial_fit`` (:mod:`cseq.learners.partial`), the
 Dask layer (:mod:`cseq.distributed`) and the command line call these hooks
 and never ask what class they hold.  The frame and the loops take a
 :class:`Learner` (checked statically by mypy); the tests check that every
@@ -26,8 +26,8 @@ from typing import Any, ClassVar, Generic, Protocol
 import numpy as np
 
 from cseq.fitted import Fitted
-from cseq.model import LinearChain
-from cseq.sequences import Sequences
+from cseq.chain.model import LinearChain
+from cseq.features.sequences import Sequences
 
 __all__ = ["Learner", "PartialLearner", "TrainingState", "protocol_hooks"]
 
@@ -227,7 +227,7 @@ class Learner(Protocol):
 
 
 class PartialLearner(Learner, Protocol):
-    """A learner that trains in batches (:class:`cseq.partial.PartialFitMixin`).
+    """A learner that trains in batches (:class:`cseq.learners.partial.PartialFitMixin`).
 
     ``partial_fit`` packs a batch, grows the model and the training state to
     its labels and attributes, calls ``_partial_pass`` once and publishes

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import cseq
-from cseq.base import ChainEstimator, check_keywords, check_number, param_names
+from cseq.learners.base import ChainEstimator, check_keywords, check_number, param_names
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
 from cseq.exceptions import ConvergenceWarning, InputError
 

@@ -1,0 +1,94 @@
+"""Type stubs for the compiled module :mod:`cseq.features._templates` (``_templates.pyx``).
+
+Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import disjoint_base
+
+__all__ = ["hash_strings", "hash_pieces", "attribute_keys", "extract_keys", "hash_rows", "name_cells",
+           "KeyTable", "WordMemo"]
+
+def hash_strings(strings: Sequence[str]) -> NDArray[np.uint64]: ...
+def hash_pieces(blob: NDArray[np.uint8], offsets: NDArray[np.int64]) -> NDArray[np.uint64]: ...
+def attribute_keys(seeds: NDArray[np.uint64], n_cells: NDArray[np.int32], tmpl: NDArray[np.int32],
+                   cells: NDArray[np.int32], hashes: NDArray[np.uint64]) -> NDArray[np.uint64]: ...
+def extract_keys(
+    cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
+    tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
+    tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32], pad_after: NDArray[np.int32],
+) -> NDArray[np.uint64]: ...
+def hash_rows(seeds: NDArray[np.uint64], values: NDArray[np.uint64],
+              counts: NDArray[np.int32]) -> NDArray[np.uint64]: ...
+def name_cells(
+    cells: NDArray[np.int32], seq_ptr: NDArray[np.int64], tmpl_ptr: NDArray[np.int32],
+    cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32], pad_before: NDArray[np.int32],
+    pad_after: NDArray[np.int32], first_tok: NDArray[np.int64], first_tmpl: NDArray[np.int32],
+    n_strings: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
+
+@disjoint_base
+class WordMemo:
+    """Ids of the memo templates per distinct string, from :meth:`KeyTable.word_memo`."""
+
+    def __new__(cls) -> WordMemo: ...
+    @property
+    def n_words(self) -> int: ...
+    @property
+    def n_memo(self) -> int: ...
+    @property
+    def memo_ids(self) -> NDArray[np.int32]: ...
+
+@disjoint_base
+class KeyTable:
+    """Open-addressing hash table mapping uint64 keys to dense int32 ids."""
+
+    def __new__(cls, capacity: int = 1024, max_ids: int = ...) -> KeyTable: ...
+    def __len__(self) -> int: ...
+    def copy(self) -> KeyTable: ...
+    @classmethod
+    def from_keys(cls, keys: NDArray[np.uint64], max_ids: int = ...) -> KeyTable: ...
+    def add(self, keys: NDArray[np.uint64]) -> NDArray[np.int32]: ...
+    def add_tokens(
+        self, cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
+        tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
+        tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
+        pad_after: NDArray[np.int32], words: NDArray[np.int32] | None = None,
+        word_cells: NDArray[np.int32] | None = None, memo_col: NDArray[np.int32] | None = None,
+    ) -> NDArray[np.int32]: ...
+    def lookup(self, keys: NDArray[np.uint64], n_jobs: int = 1) -> NDArray[np.int32]: ...
+    def lookup_tokens(
+        self, cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
+        tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
+        tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
+        pad_after: NDArray[np.int32], words: NDArray[np.int32], word_cells: NDArray[np.int32],
+        memo_col: NDArray[np.int32], n_jobs: int = 1, memo_row: NDArray[np.int32] | None = None,
+    ) -> NDArray[np.int32]: ...
+    def word_memo(
+        self, hashes: NDArray[np.uint64], tmpl_ptr: NDArray[np.int32],
+        cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32], tmpl_seed: NDArray[np.uint64],
+        word_cells: NDArray[np.int32], memo_col: NDArray[np.int32],
+        memo_row: NDArray[np.int32] | None = None, n_jobs: int = 1,
+    ) -> WordMemo: ...
+    def lookup_packed(
+        self, cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
+        tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],
+        tmpl_seed: NDArray[np.uint64], pad_before: NDArray[np.int32],
+        pad_after: NDArray[np.int32], words: NDArray[np.int32], memo: WordMemo, n_jobs: int = 1,
+        without_memo: bool = False,
+    ) -> tuple[NDArray[np.int32], NDArray[np.int64]]: ...
+    @property
+    def keys(self) -> NDArray[np.uint64]: ...
+    @property
+    def counts(self) -> NDArray[np.int64]: ...
+    @property
+    def first_token(self) -> NDArray[np.int64]: ...
+    @property
+    def first_template(self) -> NDArray[np.int32]: ...
+    @property
+    def max_ids(self) -> int: ...
+    @property
+    def capacity(self) -> int: ...

@@ -1,0 +1,41 @@
+"""Type stubs for the compiled module :mod:`cseq.features._tokens` (``_tokens.pyx``).
+
+Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import disjoint_base
+
+__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "intern_strings",
+           "apply_function"]
+
+FUNCTIONS: tuple[str, ...]
+
+@disjoint_base
+class Values:
+    """Distinct strings as UTF-8, ids ``0, 1, ...`` in order of first insertion."""
+
+    def __new__(cls, capacity: int = 1024) -> Values: ...
+    def __len__(self) -> int: ...
+    def hashes(self) -> NDArray[np.uint64]: ...
+    def strings(self, ids: Iterable[int] | None = None) -> list[str]: ...
+
+def _fill_punct(c: int) -> None: ...
+def apply_function(name: str, strings: Sequence[str]) -> list[str]: ...
+def intern_strings(vals: Values, strings: list[str]) -> NDArray[np.int32]: ...
+def intern_columns(
+    X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
+    slot_func: NDArray[np.int32], max_offset: int,
+    rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]],
+) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
+           NDArray[np.int32], NDArray[np.int32]]: ...
+def intern_for_lookup(
+    X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
+    slot_func: NDArray[np.int32], max_offset: int,
+    rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]], n_jobs: int = 1,
+) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
+           NDArray[np.int32], NDArray[np.int32], NDArray[np.uint64]]: ...
