@@ -15,7 +15,7 @@ from cseq.chain import _crf, _forward_backward, _weights
 from cseq.features import _pack, _templates, _tokens
 
 from cseq.learners.greedy import GreedyChain
-from cseq.templates import _sentence_rows
+from cseq.features.corpus import sentence_rows
 
 from packing import pack
 
@@ -148,6 +148,6 @@ def test_values_intern_cell_strings_in_first_seen_order_through_grows():
     X = [[(f"w{i % 3000}",) for i in range(k, k + 7)] for k in range(0, 7000, 7)]
     vals = _tokens.intern_columns(X, 1, np.array([0], dtype=np.int32),
                                   np.array([0], dtype=np.int32), np.array([-1], dtype=np.int32),
-                                  0, _sentence_rows)[0]
+                                  0, sentence_rows)[0]
     assert vals.strings() == [f"w{i}" for i in range(3000)]
     assert len(set(vals.hashes().tolist())) == 3000
