@@ -19,11 +19,11 @@ from cseq.features.corpus import sentence_rows
 
 from packing import pack
 
-CSEQ = Path(_weights.__file__).parent
+CSEQ = Path(_weights.__file__).parents[1]  # the package: kernels live in its sub-packages
 
 
 def _source(pattern: str) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted(CSEQ.glob(pattern))}
+    return {p.name: p.read_text() for p in sorted(CSEQ.rglob(pattern))}
 
 
 def _calls(name: str) -> dict[str, int]:
@@ -53,7 +53,7 @@ def test_one_probe_and_one_grow_serve_the_three_interners():
     probes = {f: t.count("+ 1) & ") for f, t in {**_source("*.pyx"), **_source("*.pxd")}.items()}
     assert {f: n for f, n in probes.items() if n} == {"_hash.pxd": 2}
     for fname in ("_pack.pyx", "_templates.pyx", "_tokens.pyx"):
-        text = (CSEQ / fname).read_text()
+        text = _source(fname)[fname]
         assert "table_probe(" in text and "table_grow(" in text, fname
 
 
@@ -68,8 +68,8 @@ def test_each_kernel_module_holds_one_family():
     assert not hasattr(_forward_backward, "crf_log_z_and_expectations")
     assert not hasattr(_forward_backward, "sequence_loss_and_gradient")
     assert hasattr(_crf, "crf_log_z_and_expectations")
-    assert "crf_sequence_update" in (CSEQ / "_crf.pxd").read_text()
-    assert "sequence_update" not in (CSEQ / "_forward_backward.pxd").read_text()
+    assert "crf_sequence_update" in _source("_crf.pxd")["_crf.pxd"]
+    assert "sequence_update" not in _source("_forward_backward.pxd")["_forward_backward.pxd"]
 
 
 X3 = [[{"a": 1.0}, {"b": 1.0}], [{"a": 1.0}], [{"c": 2.0}, {"a": 1.0}, {"b": 1.0}]]
