@@ -583,7 +583,7 @@ cdef void fb_add_triples(const FBTables* tb, FBWork* wk, index_t t, weight_t* ou
                            - mx) * total
 
 
-cdef void _add_pairs2(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
+cdef void fb_add_pairs2(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
     # P(y_t = b, y_{t+1} = c) is the pair-state marginal at t + 1.
     cdef index_t LL = <index_t> tb.tr.n_labels * tb.tr.n_labels, k
     cdef const weight_t* al = wk.alpha + (t + 1) * LL
@@ -636,53 +636,6 @@ cdef void fb_marginals(const FBTables* tb, FBWork* wk, index_t n, weight_t* out)
             a = 1.0 / a
             for j in range(L):
                 out[t * L + j] *= a
-
-
-cdef void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:
-    """Add the (L, L) pair marginals P(y_t = i, y_{t+1} = j) of the last run to ``out``."""
-    cdef int L = tb.tr.n_labels
-    cdef int i, j
-    cdef weight_t a, c
-    cdef const weight_t* al = wk.alpha + t * L
-    cdef const weight_t* be = wk.beta + (t + 1) * L
-    cdef const weight_t* em = wk.em + (t + 1) * L
-    cdef const weight_t* trow
-    cdef weight_t* orow
-    cdef weight_t* tmp = wk.tmp
-    if tb.order == 2:
-        _add_pairs2(tb, wk, t, out)
-        return
-    if tb.scaled:
-        c = 1.0 / (wk.scale[t + 1] * wk.zp)
-        for j in range(L):
-            tmp[j] = em[j] * be[j] * c
-        for i in range(L):
-            a = al[i]
-            trow = tb.exp_trans + <index_t> i * L
-            orow = out + <index_t> i * L
-            for j in range(L):
-                orow[j] += a * trow[j] * tmp[j]
-    else:
-        # Shifted logs: normalise the L x L block by its own log-sum-exp.
-        for j in range(L):
-            tmp[j] = em[j] + be[j]
-        c = -INFINITY
-        for i in range(L):
-            trow = tb.tr.trans + <index_t> i * L
-            for j in range(L):
-                if al[i] + trow[j] + tmp[j] > c:
-                    c = al[i] + trow[j] + tmp[j]
-        a = 0.0
-        for i in range(L):
-            trow = tb.tr.trans + <index_t> i * L
-            for j in range(L):
-                a += exp(al[i] + trow[j] + tmp[j] - c)
-        a = 1.0 / a
-        for i in range(L):
-            trow = tb.tr.trans + <index_t> i * L
-            orow = out + <index_t> i * L
-            for j in range(L):
-                orow[j] += exp(al[i] + trow[j] + tmp[j] - c) * a
 
 
 # ---------------------------------------------------------------------------
