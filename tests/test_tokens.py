@@ -291,6 +291,32 @@ def test_without_memo_keeps_the_per_token_lookups_of_words_the_memo_cannot_answe
     assert len(w0) and all(part_ptr[q + 1] > part_ptr[q] for q in w0)
 
 
+def test_the_lookup_plan_a_table_keeps_follows_the_memo_layout():
+    # The table keeps the plan of its last lookup (which templates the memo
+    # answers, the words' columns and rows) and reuses it while the layout is
+    # the same: a lookup with another layout on the same table must not get
+    # the kept one, whichever came first.
+    X = [["a", "b", "a", "c"], ["b", "a"]]
+    f, data, args = _fitted("U0:%x[0,0]\nU1:%x[-1,0:lower]\nU2:%x[0,0]/%x[1,0]\n"
+                            "U3:%x[1,0:lower]", X)
+    assert (f._memo_col >= 0).sum() >= 2
+    layouts = [f._memo_col, np.where(np.arange(len(f._memo_col)) == 0, -1, f._memo_col)]
+    layouts = [np.ascontiguousarray(c, dtype=np.int32) for c in layouts]
+
+    def packed(t, col):
+        wm = t.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                         data.word_slots, col, f._memo_row)
+        attr, ptr = t.lookup_packed(*args, data.words, wm, 1, True)
+        return attr.tolist(), ptr.tolist()
+
+    # Each layout on a table of its own: the answers, each from a fresh plan.
+    fresh = [packed(_templates.KeyTable.from_keys(f._table.keys), col) for col in layouts]
+    assert fresh[0] != fresh[1]
+    t = _templates.KeyTable.from_keys(f._table.keys)
+    for col, want in [*zip(layouts, fresh), *zip(layouts[::-1], fresh[::-1])]:
+        assert packed(t, col) == want
+
+
 def test_memo_covers_one_column_current_token_templates():
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]/%x[0,0:shape]\nU2:%x[-1,0]/%x[0,0]\n"
                            "U3:%x[0,0]/%x[0,1]\nU4:bias\nU5:%x[0,1:suffix2]")

@@ -15,6 +15,7 @@ mirrors them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -140,6 +141,30 @@ def per_sequence(chains: list, rows: np.ndarray | None, corpus: Sequences, masks
         except NoAllowedPath as exc:
             raise NoAllowedPath(exc.position, s) from None
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _group_columns(group: bytes, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, one_hot)`` for :meth:`LinearChain.word_rows`'s ``group`` (int64 bytes).
+
+    ``order``: the columns by group, in order within one; ``one_hot``
+    (int64, (k, n_groups)): column ``order[j]`` is in group ``g``.  A
+    featurizer's memo groups are the same call after call, and making these
+    costs more NumPy calls than the rows of a short sentence, so they are
+    made once per grouping (the arrays are read-only: threads share them).
+    Sorted in Python: the columns are a few templates, and np.argsort
+    releases the GIL even for those, which under a busy second Python
+    thread costs a switch interval.
+    """
+    by_col = np.frombuffer(group, dtype=np.int64).tolist()
+    if by_col and not (0 <= min(by_col) and max(by_col) < n_groups):
+        raise InputError(f"word_rows: group must give each of the {len(by_col)} columns a "
+                         f"group in 0..{n_groups - 1}")
+    order = np.array(sorted(range(len(by_col)), key=by_col.__getitem__), dtype=np.int64)
+    one_hot = (np.array(by_col, dtype=np.int64)[order][:, None]
+               == np.arange(n_groups)).astype(np.int64)
+    order.flags.writeable = one_hot.flags.writeable = False
+    return order, one_hot
 
 
 class LinearChain:
@@ -385,18 +410,14 @@ class LinearChain:
         """
         attrs, group = np.asarray(attrs), np.asarray(group, dtype=np.int64)
         n_words, k = attrs.shape
-        if group.shape != (k,) or (k and not (0 <= group.min() and group.max() < n_groups)):
+        if group.shape != (k,):
             raise InputError(f"word_rows: group must give each of the {k} columns a group "
                              f"in 0..{n_groups - 1}")
-        # Columns by group, in order within one.  Sorted in Python: the columns
-        # are a few templates, and np.argsort releases the GIL even for those,
-        # which under a busy second Python thread costs a switch interval.
-        order = np.array(sorted(range(k), key=group.tolist().__getitem__), dtype=np.int64)
+        order, one_hot = _group_columns(group.tobytes(), n_groups)
         ids = attrs[:, order]
         keep = ids >= 0
         # Token w * n_groups + g holds the kept ids of word w's columns of group g.
-        one_hot = group[order][:, None] == np.arange(n_groups)  # (k, n_groups): one call
-        counts = (keep.astype(np.int64) @ one_hot.astype(np.int64)).reshape(-1)
+        counts = (keep.astype(np.int64) @ one_hot).reshape(-1)
         tok_ptr = np.zeros(len(counts) + 1, dtype=INDEX)
         np.cumsum(counts, out=tok_ptr[1:])
         attr_ids = np.ascontiguousarray(ids[keep], dtype=ATTR)

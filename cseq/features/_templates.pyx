@@ -18,6 +18,7 @@ that any two collide is about ``n**2 / 2**65`` (``2.7e-6`` for ten million
 features); see ``docs/templates.md``.
 """
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
@@ -648,6 +649,8 @@ cdef class KeyTable:
     cdef int32_t* _first_tmpl
     cdef Table _tab
     cdef Py_ssize_t _size, _limit, _max_ids
+    # The last lookup plan's arrays (_plan_arrays), immutable, replaced whole.
+    cdef tuple _plan_cache
 
     def __cinit__(self, Py_ssize_t capacity=1024, Py_ssize_t max_ids=MAX_IDS):
         if capacity < 0:
@@ -1101,22 +1104,14 @@ cdef class KeyTable:
                                          "for other templates")
         if memo.n_memo and n_tok and not _ids_in_range(words, memo.n_words):
             raise ValueError("KeyTable.lookup_tokens: words out of range")
-        # The slots whose strings' hashes the keys made per token read; the
-        # templates without a memo; the (column, row) the memo's words are at.
-        hot_np = np.zeros(max(sp.n_slots, 1), dtype=np.uint8)
-        for t in range(n_tmpl):
-            if memo_col[t] < 0:
-                for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
-                    hot_np[sp.cell_slot[c]] = 1
-        cdef const int32_t[::1] hot = np.flatnonzero(hot_np).astype(np.int32)
-        cdef const int32_t[::1] plain = np.flatnonzero(memo.memo_col < 0).astype(np.int32)
-        # The distinct (column, row) pairs, sorted (np.unique's order): a few
-        # templates, so Python sets, not np.unique(axis=0), whose setup alone
-        # cost more than looking up a short sentence.
-        pairs = sorted({(col, row) for col, row in zip(memo.memo_col.tolist(),
-                                                       memo.memo_row.tolist()) if col >= 0})
-        cdef const int32_t[::1] group_col = np.array([p[0] for p in pairs], dtype=np.int32)
-        cdef const int32_t[::1] group_row = np.array([p[1] for p in pairs], dtype=np.int32)
+        # The plan's arrays depend on the templates and the memo layout only,
+        # which are the same call after call: made once and kept (a local
+        # reference holds them for this call whatever another thread caches).
+        arrays = self._plan_arrays(&sp, cell_row.shape[0], memo.memo_col, memo.memo_row)
+        cdef const int32_t[::1] hot = arrays[1]
+        cdef const int32_t[::1] plain = arrays[2]
+        cdef const int32_t[::1] group_col = arrays[3]
+        cdef const int32_t[::1] group_row = arrays[4]
         cdef Plan plan
         plan.hot = &hot[0] if hot.shape[0] else NULL
         plan.n_hot = hot.shape[0]
@@ -1175,6 +1170,45 @@ cdef class KeyTable:
         with nogil:
             _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
         return out.reshape(-1)[:ptr[n_tok]], ptr_np
+
+    cdef tuple _plan_arrays(self, const Spec* sp, Py_ssize_t n_cells, memo_col, memo_row):
+        """``(key, hot, plain, group_col, group_row)``, the arrays of :c:type:`Plan`.
+
+        ``hot``: the slots whose strings' hashes the keys made per token
+        read; ``plain``: the templates without a memo; ``group_col`` and
+        ``group_row``: the distinct (column, row) pairs the memo's words are
+        at, sorted (np.unique's order).  They depend only on the templates
+        and the memo layout, so the last ones made are kept, under ``key``
+        (those inputs' bytes): making them again costs more numpy calls
+        than looking a short sentence up.  The cached tuple is immutable
+        and replaced whole, so threads sharing this table may read it
+        while another replaces it.
+        """
+        cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, c
+        cdef Py_ssize_t n_slots = sp.n_slots
+        tmpl_bytes = PyBytes_FromStringAndSize(<const char*>sp.tmpl_ptr, 4 * (n_tmpl + 1))
+        slot_bytes = PyBytes_FromStringAndSize(<const char*>sp.cell_slot, 4 * n_cells)
+        key = (n_slots, tmpl_bytes, slot_bytes, memo_col.tobytes(), memo_row.tobytes())
+        cdef tuple cached = self._plan_cache
+        if cached is not None and cached[0] == key:
+            return cached
+        cdef const int32_t[::1] col = memo_col
+        hot_np = np.zeros(max(sp.n_slots, 1), dtype=np.uint8)
+        for t in range(n_tmpl):
+            if col[t] < 0:
+                for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
+                    hot_np[sp.cell_slot[c]] = 1
+        # A few templates: Python sets, not np.unique(axis=0).
+        pairs = sorted({(c_, r_) for c_, r_ in zip(memo_col.tolist(), memo_row.tolist())
+                        if c_ >= 0})
+        cached = (key, np.flatnonzero(hot_np).astype(np.int32),
+                  np.flatnonzero(memo_col < 0).astype(np.int32),
+                  np.array([p[0] for p in pairs], dtype=np.int32),
+                  np.array([p[1] for p in pairs], dtype=np.int32))
+        for a in cached[1:]:
+            a.flags.writeable = False
+        self._plan_cache = cached
+        return cached
 
     cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
                           const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,
