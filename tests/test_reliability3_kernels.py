@@ -19,7 +19,9 @@ from cseq.features.corpus import sentence_rows
 
 from packing import pack
 
-CSEQ = Path(_weights.__file__).parents[1]  # the package: kernels live in its sub-packages
+# The sources beside the tests (a checkout or an unpacked sdist; a wheel holds
+# no .pyx/.pxd); kernels live in the sub-packages.
+CSEQ = Path(__file__).resolve().parents[1] / "cseq"
 
 
 def _source(pattern: str) -> dict[str, str]:
@@ -104,7 +106,7 @@ def _trainers(corpus, model):
 @pytest.mark.parametrize("bad", [-1, 3, 2**40])
 def test_every_training_entry_refuses_an_order_out_of_range(small, bad):
     corpus, model = small
-    for name, epoch in _trainers(corpus, model):
+    for _name, epoch in _trainers(corpus, model):
         with pytest.raises(IndexError, match=f"sequence index {bad} out of range"):
             epoch(np.array([0, bad, 1], dtype=np.int64))
 
