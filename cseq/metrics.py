@@ -163,12 +163,6 @@ def _encode(true: list[Sequence], pred: list[Sequence]):
     return arrays[0], arrays[1], list(index), offsets
 
 
-def _locate(offsets: np.ndarray, flat_pos: int) -> tuple[int, int]:
-    """Turn a flat token index into (sequence index, position)."""
-    s = int(np.searchsorted(offsets, flat_pos, side="right")) - 1
-    return s, flat_pos - int(offsets[s])
-
-
 def detect_scheme(labels: Iterable[Hashable]) -> str | None:
     """The chunk scheme of a label set: ``"iob2"``, ``"bioes"``, or None.
 
