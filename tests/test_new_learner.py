@@ -195,10 +195,13 @@ def test_every_learner_parametrized_test_picks_it_up(tmp_path):
     files = [str(HERE / f"{name}.py") for name in [*_PARAMETRIZED, *_OVER_EVERY_LEARNER]]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    # Not from the checkout's root: `python -m pytest` puts its working directory
+    # first on sys.path, and an unpacked sdist's `cseq/` (no compiled modules)
+    # would then shadow the installed package.
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "test_new_learner",
                         "-p", "no:cacheprovider", "-q", "-k", selected,
                         f"--junit-xml={report}", *files],
-                       capture_output=True, text=True, env=env, cwd=HERE.parent, timeout=900)
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     ran: dict[str, list[str]] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
