@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from cseq.exceptions import InputError
+from cseq.io.serialize import load
 
 __all__ = ["check_tag_options", "load_fitted", "model_columns"]
 
 
 def load_fitted(path: str) -> Any:
     """A fitted model from ``path``; an unfitted one is an error naming the file."""
-    import cseq
-    est = cseq.load(path)
+    est = load(path)
     if est.model_ is None:
         raise InputError(f"{path} holds an unfitted {type(est).__name__}: it cannot tag "
                          "(train a model with cseq train)")
