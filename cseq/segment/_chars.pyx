@@ -61,6 +61,8 @@ cdef enum:
     T_PREVIOUS = 22
     T_REST = 23
     T_BEFORE = 24
+    T_PREVIOUS_CLASS = 25
+    T_PREVIOUS_SHAPE = 26
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -87,10 +89,11 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* The code units of an exact str, from a borrowed reference.  0 if not one. */
+    /* The code units of a str (or of a str subclass: the same characters),
+       from a borrowed reference.  0 if not one. */
     static inline int cseq_seg_units(PyObject* s, int* kind, const void** data,
                                      Py_ssize_t* n) {
-        if (!PyUnicode_CheckExact(s)) return 0;
+        if (!PyUnicode_Check(s)) return 0;
         *kind = (int) PyUnicode_KIND(s);
         *data = PyUnicode_DATA(s);
         *n = PyUnicode_GET_LENGTH(s);
@@ -222,7 +225,8 @@ cdef inline uint64_t _key3(uint64_t t, uint64_t a, uint64_t b, uint64_t c) noexc
 
 cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
                   const uint8_t* cat, const int64_t* chunk_start, const int64_t* chunk_end,
-                  const uint64_t* chunk_hash, const uint64_t* prev_hash, Py_ssize_t i,
+                  const uint64_t* chunk_hash, const uint64_t* prev_hash,
+                  const uint64_t* prev_shape, Py_ssize_t i,
                   int preset, uint64_t* out) noexcept nogil:
     """The feature keys of the character at padded position ``i``; their number.
 
@@ -250,7 +254,13 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
     # The whitespace-delimited chunk holding the character (lower-cased).
     out[k] = _key2(T_CHUNK, chunk_hash[p], min(p - chunk_start[p], <int64_t> MAX_OFFSET)); k += 1
     if p == chunk_start[p] and prev_hash[p] != 0:
+        # The chunk before, alone and with this character's class (after
+        # "Mr." a capital starts no sentence, after "end." it does), and
+        # that chunk's last character, length and first class, which carry
+        # over to abbreviations not seen in training.
         out[k] = _key1(T_PREVIOUS, prev_hash[p]); k += 1
+        out[k] = _key2(T_PREVIOUS_CLASS, prev_hash[p], cls[i]); k += 1
+        out[k] = _key2(T_PREVIOUS_SHAPE, prev_shape[p], cls[i]); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -329,13 +339,15 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef int64_t* chunk_end = <int64_t*> malloc(n * sizeof(int64_t))
     cdef uint64_t* chunk_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
+    cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t keys[MAX_KEYS]
-    cdef uint64_t h, prev
+    cdef uint64_t h, prev, shape
     cdef int k, j
     cdef int64_t a
     try:
         if (ch == NULL or low == NULL or cls == NULL or cat == NULL or chunk_start == NULL
-                or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL):
+                or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL
+                or prev_shape == NULL):
             raise MemoryError()
         for i in range(PAD):
             ch[i] = low[i] = BOS
@@ -356,13 +368,13 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         with nogil:
             # The chunks: maximal runs of non-space characters, each with the
             # hash of its lower-cased characters and of the chunk before it.
-            prev = 0
+            prev = shape = 0
             i = 0
             while i < n:
                 if ch[i + PAD] == SPACE:
                     chunk_start[i] = i
                     chunk_end[i] = i + 1
-                    chunk_hash[i] = prev_hash[i] = 0
+                    chunk_hash[i] = prev_hash[i] = prev_shape[i] = 0
                     i += 1
                     continue
                 start = i
@@ -375,10 +387,13 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_end[p] = i
                     chunk_hash[p] = h
                     prev_hash[p] = prev
+                    prev_shape[p] = shape
                 prev = h
+                shape = ((<uint64_t> ch[i - 1 + PAD]) << 8 | <uint64_t> min(i - start, 8) << 3
+                         | cls[start + PAD])
             for i in range(n):
                 k = _keys_of(ch, low, cls, cat, chunk_start, chunk_end, chunk_hash, prev_hash,
-                             i + PAD, preset, keys)
+                             prev_shape, i + PAD, preset, keys)
                 for j in range(k):
                     a = ids._add(keys[j], grow)
                     if a >= 0:
@@ -395,6 +410,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         free(chunk_end)
         free(chunk_hash)
         free(prev_hash)
+        free(prev_shape)
 
 
 cdef enum:
@@ -413,7 +429,7 @@ cdef enum:
     F_SPACE_AFTER = 4  # whitespace follows it
 
 
-def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
+def spans(text, const int32_t[::1] labels, const int8_t[::1] roles):
     """The tokens a labeling of ``text``'s characters gives.
 
     Every non-whitespace character ends up in exactly one token and no
@@ -438,7 +454,11 @@ def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
         ``splits[split_ptr[t]:split_ptr[t + 1]]``
     splits : int64 array of character offsets
     """
-    cdef Py_ssize_t n = len(text), i, t = -1, n_splits = 0
+    cdef int kind
+    cdef const void* data
+    cdef Py_ssize_t n, i, t = -1, n_splits = 0
+    if not cseq_seg_units(<PyObject*> text, &kind, &data, &n):
+        raise InputError(f"spans: text is a {type(text).__name__}, not a str")
     if labels.shape[0] != n:
         raise InputError(f"spans: {labels.shape[0]} labels for {n} characters")
     cdef Py_ssize_t r_n = roles.shape[0]
@@ -455,11 +475,6 @@ def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
     splits = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] st = starts, en = ends, sp = split_ptr, sl = splits
     cdef uint8_t[::1] fl = flags
-    cdef int kind
-    cdef const void* data
-    cdef PyObject* obj = <PyObject*> text
-    if not cseq_seg_units(obj, &kind, &data, &n):
-        raise InputError(f"spans: text is a {type(text).__name__}, not a str")
     cdef bint open_ = False
     cdef int8_t r
     with nogil:

@@ -163,6 +163,10 @@ class Segmenter:
             raise InputError(f"bad {self.learner} hyperparameters for the segmenter: {exc}") from None
         return est
 
+    def iterations(self) -> int:
+        """The most iterations a fit of this configuration reports (its learner's)."""
+        return self.new_estimator(CharFeatures(self.preset))._iterations()
+
     def fit(self, train: Any, dev: Any = None, *,
             callback: Callable[[dict[str, Any]], object] | None = None) -> Segmenter:
         """Train on CoNLL-U ``train`` (a path, an open file or an iterable of its lines).
