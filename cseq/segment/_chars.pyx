@@ -21,6 +21,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 
+from cseq._core._prefetch cimport cseq_prefetch
 from cseq.features._hash cimport (MAX_IDS, Table, combine, slots_for, table_free, table_grow,
                                   table_init, table_probe)
 
@@ -49,6 +50,7 @@ cdef enum:
     MAX_KEYS = 24      # most features of one character (both presets)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
+    BLOCK = 32         # characters whose keys are looked up together
 
     # Templates (the first word folded into each key).
     T_BIAS = 1
@@ -340,7 +342,9 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef uint64_t* chunk_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
-    cdef uint64_t keys[MAX_KEYS]
+    cdef uint64_t keys[BLOCK * MAX_KEYS]
+    cdef int counts[BLOCK]
+    cdef Py_ssize_t block, stop
     cdef uint64_t h, prev, shape
     cdef int k, j
     cdef int64_t a
@@ -391,15 +395,30 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                 prev = h
                 shape = ((<uint64_t> ch[i - 1 + PAD]) << 8 | <uint64_t> min(i - start, 8) << 3
                          | cls[start + PAD])
-            for i in range(n):
-                k = _keys_of(ch, low, cls, cat, chunk_start, chunk_end, chunk_hash, prev_hash,
-                             prev_shape, i + PAD, preset, keys)
+            # A block of characters at a time: every key of the block is
+            # folded and its slot prefetched before the first lookup, so
+            # that the cache misses of a large table overlap.
+            block = 0
+            while block < n:
+                stop = min(n, block + BLOCK)
+                k = 0
+                for i in range(block, stop):
+                    counts[i - block] = _keys_of(ch, low, cls, cat, chunk_start, chunk_end,
+                                                 chunk_hash, prev_hash, prev_shape, i + PAD,
+                                                 preset, &keys[k])
+                    k += counts[i - block]
                 for j in range(k):
-                    a = ids._add(keys[j], grow)
-                    if a >= 0:
-                        attrs[n_attrs] = <int32_t> a
-                        n_attrs += 1
-                tok_ptr[i + 1] = n_attrs
+                    cseq_prefetch(&ids._tab.slots[keys[j] & ids._tab.mask])
+                k = 0
+                for i in range(block, stop):
+                    for j in range(k, k + counts[i - block]):
+                        a = ids._add(keys[j], grow)
+                        if a >= 0:
+                            attrs[n_attrs] = <int32_t> a
+                            n_attrs += 1
+                    k += counts[i - block]
+                    tok_ptr[i + 1] = n_attrs
+                block = stop
         return n_attrs
     finally:
         free(ch)
