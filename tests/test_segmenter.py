@@ -398,7 +398,8 @@ def test_save_load_round_trip(small, tmp_path):
     again = Segmenter.load(path)
     text = "Il parle du chat. Du pain au lait! Dr. Who won? We paid $3.50 (cash)."
     assert again.segment(text) == seg.segment(text)
-    assert again.preset == "alphabetic" and again.learner == "crf"
+    assert again.preset == "alphabetic" and again.learner == "crf" and again.max_iter == 60
+    assert again.new_estimator(CharFeatures()).get_params()["c2"] == 1.0
     assert cseq.load(path).featurizer_.multiword == seg.estimator_.featurizer_.multiword
 
 

@@ -310,13 +310,24 @@ def featurize(texts, KeyIds ids, bint grow, int preset):
         total += n
     seq_ptr = np.zeros(n_texts + 1, dtype=np.int64)
     tok_ptr = np.zeros(total + 1, dtype=np.int64)
-    attrs = np.empty(total * MAX_KEYS, dtype=np.int32)
     cdef int64_t[::1] sp = seq_ptr, tp = tok_ptr
-    cdef int32_t[::1] ap = attrs
-    cdef Py_ssize_t base = 0, n_attrs = 0
+    cdef int32_t[::1] ap
+    cdef Py_ssize_t base = 0, n_attrs = 0, need
+    # Room for the most features a string can have, grown by doubling: the
+    # bound over all strings at once could be far more than they use.
+    attrs = np.empty(0, dtype=np.int32)
     for s in range(n_texts):
         obj = <PyObject*> items[s]
         cseq_seg_units(obj, &kind, &data, &n)
+        if n == 0:
+            sp[s + 1] = base
+            continue
+        need = n_attrs + n * MAX_KEYS
+        if need > attrs.shape[0]:
+            grown = np.empty(max(need, 2 * attrs.shape[0]), dtype=np.int32)
+            grown[:n_attrs] = attrs[:n_attrs]
+            attrs = grown
+        ap = attrs
         n_attrs = _featurize_one(kind, data, n, ids, grow, preset, &tp[base], &ap[0], n_attrs)
         base += n
         sp[s + 1] = base

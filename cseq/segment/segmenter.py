@@ -302,7 +302,12 @@ class Segmenter:
         if unknown:
             raise ModelFormatError(f"{where}: labels {sorted(unknown)} are not segmenter labels")
         command = command_of(est)
-        self = cls(command.name if command is not None else "perceptron",
-                   fitted.featurizer.preset)
+        if command is None:
+            raise ModelFormatError(f"{where}: its learner is not one of cseq train's commands")
+        params = {k: v for k, v in est.get_params(deep=False).items()
+                  if k not in command.fixed and k != "features"}
+        self = cls(command.name, fitted.featurizer.preset, max_iter=params.pop("max_iter", None),
+                   random_state=params.pop("random_state", 0),
+                   verbose=params.pop("verbose", False), **params)
         self.estimator_ = est
         return self
