@@ -306,7 +306,8 @@ def featurize(texts, KeyIds ids, bint grow, int preset):
     for s in range(n_texts):
         obj = <PyObject*> items[s]
         if not cseq_seg_units(obj, &kind, &data, &n):
-            raise InputError(f"segmenter input {s} is a {type(items[s]).__name__}, not a str")
+            raise InputError(f"segmenter input {s} is a {type(items[s]).__name__}, not a str (a "
+                             "segmenter reads raw text, not tokens: cseq tag --segmenter SEG)")
         total += n
     seq_ptr = np.zeros(n_texts + 1, dtype=np.int64)
     tok_ptr = np.zeros(total + 1, dtype=np.int64)

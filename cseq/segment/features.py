@@ -57,6 +57,10 @@ class CharFeatures:
         self.multiword = dict(multiword or {})
         self._ids = _chars.KeyIds()
 
+    def __repr__(self) -> str:
+        return (f"CharFeatures(preset={self.preset!r}, multiword=<{len(self.multiword)} "
+                "entries>)")
+
     def get_config(self) -> dict:
         """JSON-able configuration: the preset and the multiword table."""
         return {"kind": self.kind, "preset": self.preset,
