@@ -124,6 +124,18 @@ class Segmenter:
         Passed to the learner (its progress lines).
     **learner_params
         Any other hyperparameter of the learner (``c2=0.1``, ...).
+
+    Examples
+    --------
+    >>> def row(i, form, misc="_"):
+    ...     return chr(9).join([str(i), form, *["_"] * 7, misc])  # TAB-separated
+    >>> sentence = ["# text = Hi there.", row(1, "Hi"), row(2, "there", "SpaceAfter=No"),
+    ...             row(3, "."), ""]
+    >>> seg = Segmenter("crf", max_iter=30).fit(sentence * 10)
+    >>> [[t.form for t in s.tokens] for s in seg.segment("Hi there. Hi there.")]
+    [['Hi', 'there', '.'], ['Hi', 'there', '.']]
+    >>> seg.segment("Hi there.")[0].tokens[1]
+    Token(form='there', start=3, end=8, words=('there',), space_after=False)
     """
 
     def __init__(self, learner: str = "perceptron", preset: str = "alphabetic", *,
