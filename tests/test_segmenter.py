@@ -100,6 +100,7 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("previous", prev))
                 f.append(("previous-class", prev, cls[i]))
                 f.append(("previous-shape", ch[b - 1], min(b - a, 8), cls[a + 3], cls[i]))
+                f.append(("chunk-start", chunk, cls[i], cls[b - 1 + 3]))
             stop = min(end[p], p + 6)
             f.append(("rest", tuple(low[p + 3:stop + 3]), stop == end[p]))
             stop = max(start[p], p - 6)

@@ -65,6 +65,7 @@ cdef enum:
     T_BEFORE = 24
     T_PREVIOUS_CLASS = 25
     T_PREVIOUS_SHAPE = 26
+    T_CHUNK_START = 27
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -263,6 +264,10 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         out[k] = _key1(T_PREVIOUS, prev_hash[p]); k += 1
         out[k] = _key2(T_PREVIOUS_CLASS, prev_hash[p], cls[i]); k += 1
         out[k] = _key2(T_PREVIOUS_SHAPE, prev_shape[p], cls[i]); k += 1
+        # This chunk with its first character's class and the class of the
+        # previous chunk's last character: a capitalized sentence opener
+        # after a word with no final punctuation.
+        out[k] = _key3(T_CHUNK_START, chunk_hash[p], cls[i], (prev_shape[p] >> 8) & 7); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -405,8 +410,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     prev_hash[p] = prev
                     prev_shape[p] = shape
                 prev = h
-                shape = ((<uint64_t> ch[i - 1 + PAD]) << 8 | <uint64_t> min(i - start, 8) << 3
-                         | cls[start + PAD])
+                shape = ((<uint64_t> ch[i - 1 + PAD]) << 11 | <uint64_t> cls[i - 1 + PAD] << 8
+                         | <uint64_t> min(i - start, 8) << 3 | cls[start + PAD])
             # A block of characters at a time: every key of the block is
             # folded and its slot prefetched before the first lookup, so
             # that the cache misses of a large table overlap.
