@@ -89,6 +89,8 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
         f += [("bigram", d, pad[i + d], pad[i + d + 1]) for d in range(-2, 2)]
         f += [("trigram", d, *pad[i + d:i + d + 3]) for d in range(-3, 2)
               if preset == "nospace" or d not in (-3, 1)]
+        if preset == "nospace":
+            f += [("fourgram", d, *pad[i + d:i + d + 4]) for d in range(-3, 1)]
         f.append(("classes", tuple(cls[i - 3:i + 4])))
         f.append(("category", cat[i]))
         if preset == "alphabetic" and ch[p] != " ":

@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 24      # most features of one character (both presets)
+    MAX_KEYS = 24      # most features of one character (alphabetic: 24, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
@@ -66,6 +66,7 @@ cdef enum:
     T_PREVIOUS_CLASS = 25
     T_PREVIOUS_SHAPE = 26
     T_CHUNK_START = 27
+    T_FOURGRAM = 28    # + first offset + 3: the quadruples at -3 .. 0
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -248,6 +249,11 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         if preset == ALPHABETIC and (d == -3 or d == 1):
             continue
         out[k] = _key3(T_TRIGRAM + d + 3, ch[i + d], ch[i + d + 1], ch[i + d + 2]); k += 1
+    if preset == NOSPACE:
+        # Without spaces the words are only in the n-grams: 4-grams too.
+        for d in range(-3, 1):
+            out[k] = combine(_key3(T_FOURGRAM + d + 3, ch[i + d], ch[i + d + 1], ch[i + d + 2]),
+                             ch[i + d + 3]); k += 1
     for d in range(-3, 4):
         window = (window << 3) | cls[i + d]
     out[k] = _key1(T_CLASSES, window); k += 1
