@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 24      # most features of one character (alphabetic: 24, nospace: 23)
+    MAX_KEYS = 28      # room for the features of one character (alphabetic: 24, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
