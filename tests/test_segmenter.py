@@ -14,6 +14,7 @@ import cseq
 from cseq.cli import main
 from cseq.exceptions import InputError, ModelFormatError, NotFittedError
 from cseq.segment import Segmenter, Sentence, Token, _chars
+from cseq.segment import segmenter as segmenter_module
 from cseq.segment.conllu import LABELS, multiword_table, paragraphs
 from cseq.segment.features import PRESETS, CharFeatures
 from tests.shared_data import EWT, needs
@@ -356,6 +357,20 @@ def test_a_very_long_line(small):
     sentences = seg.segment(text)
     _check_offsets(text, sentences)
     assert sentences[-1].tokens[-1].form.endswith("x" * 1000)
+
+
+@pytest.mark.parametrize("window", [1000, 1 << 16])
+def test_long_strings_are_decoded_in_windows_with_the_same_labels(small, monkeypatch, window):
+    seg, lines = small
+    text = " ".join(p.text for p in paragraphs(lines)) * 300 + " Il parle du chat."
+    assert len(text) > 2 * (1 << 16)
+    whole = seg.segment(text[:5000])
+    monkeypatch.setattr(segmenter_module, "_WINDOW", window)
+    assert seg.segment(text[:5000]) == whole  # 5 windows of 1000 (or the whole string)
+    windowed = seg.segment(text)
+    monkeypatch.setattr(segmenter_module, "_WINDOW", 1 << 30)
+    assert seg.segment(text) == windowed
+    _check_offsets(text, windowed)
 
 
 def test_training_without_sentence_final_punctuation():

@@ -37,6 +37,9 @@ __all__ = ["Segmenter", "Sentence", "Token"]
 #: The role (:data:`cseq.segment._chars.ROLES`) of each label of LABELS.
 _ROLE = {"O": 0, "B": 1, "S": 2, "BW": 3, "SW": 4, "I": 5, "J": 6}
 _SENTENCE, _MULTIWORD, _SPACE_AFTER = 1, 2, 4
+#: Characters featurized and decoded at a time in a long string, and the
+#: context decoded with them on either side (Segmenter._labels).
+_WINDOW, _MARGIN = 1 << 16, 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +227,8 @@ class Segmenter:
         fitted, roles = self._fitted()
         if not text or text.isspace():
             return []
-        corpus = fitted.featurizer.transform([text])
-        labels = fitted.model.decode(corpus)
-        starts, ends, flags, split_ptr, splits = _chars.spans(text, labels, roles)
+        starts, ends, flags, split_ptr, splits = _chars.spans(text, self._labels(fitted, text),
+                                                              roles)
         table = fitted.featurizer.multiword
         sentences: list[Sentence] = []
         current: list[Token] = []
@@ -244,6 +246,30 @@ class Segmenter:
         if current:
             sentences.append(Sentence(tuple(current)))
         return sentences
+
+    @staticmethod
+    def _labels(fitted: Any, text: str) -> np.ndarray:
+        """The label id of every character of ``text``.
+
+        A long string is featurized and decoded :data:`_WINDOW` characters at
+        a time, each window with :data:`_MARGIN` characters of context either
+        side that are decoded and dropped: the features of a character read
+        a few characters and the chunks around it, and distant characters
+        reach its label only through the chain, whose best path forgets them
+        within a few words; so the labels are those of the whole string
+        (the tests compare both) and the features' memory (some 200 bytes a
+        character) is that of one window, whatever the string's length.
+        """
+        n = len(text)
+        if n <= _WINDOW + 2 * _MARGIN:
+            return fitted.model.decode(fitted.featurizer.transform([text]))
+        labels = np.empty(n, dtype=np.int32)
+        for a in range(0, n, _WINDOW):
+            b = min(n, a + _WINDOW)
+            lo, hi = max(0, a - _MARGIN), min(n, b + _MARGIN)
+            window = fitted.model.decode(fitted.featurizer.transform([text[lo:hi]]))
+            labels[a:b] = window[a - lo:b - lo]
+        return labels
 
     @staticmethod
     def _words(form: str, start: int, splits: list[int],
