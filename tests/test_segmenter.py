@@ -397,6 +397,8 @@ def test_refusals():
         Segmenter("hmm")
     with pytest.raises(InputError, match="preset"):
         Segmenter(preset="greek")
+    with pytest.raises(InputError, match="preset"):
+        Segmenter(preset=["alphabetic"])
     with pytest.raises(InputError, match="hyperparameters"):
         Segmenter("crf", c2=-1.0)
     with pytest.raises(NotFittedError):
@@ -443,6 +445,37 @@ def test_bad_featurizer_state_is_refused():
         CharFeatures.from_state(meta, {"keys": np.array([1, 1], dtype=np.uint64)})
     with pytest.raises(ModelFormatError, match="uint64"):
         CharFeatures.from_state(meta, {"keys": np.array([1], dtype=np.int64)})
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3)
+                     | st.sampled_from(["nospace", "alphabetic", "segment-chars", "vocabulary"]),
+                     lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_edited_segmenter_file_loads_or_is_refused(small, data):
+    """Whatever the featurizer's header fields and keys, loading gives a working segmenter
+    or a ModelFormatError (an unhashable preset once raised TypeError)."""
+    from cseq.io import serialize
+    seg, _ = small
+    header, arrays = serialize.unpack(seg.estimator_.to_bytes())
+    for field in ("arrays", "library", "library_version"):
+        del header[field]
+    for _ in range(data.draw(st.integers(1, 3))):
+        section = data.draw(st.sampled_from(["featurizer", "features"]))
+        header[section][data.draw(st.sampled_from(["preset", "multiword", "kind"]))] = \
+            data.draw(_JSON)
+    if data.draw(st.booleans()):
+        arrays["featurizer/keys"] = data.draw(st.sampled_from(
+            [np.array([1, 1], dtype=np.uint64), np.zeros(0, dtype=np.uint64),
+             np.arange(5, dtype=np.int32)]))
+    try:
+        loaded = Segmenter.from_estimator(serialize.loads(serialize.pack(header, arrays)))
+    except ModelFormatError:
+        return
+    _check_offsets("Du pain au lait!", loaded.segment("Du pain au lait!"))
 
 
 def test_labels_are_the_documented_ones(small):

@@ -150,7 +150,7 @@ class Segmenter:
         if not command.templates:
             raise InputError(f"the {learner} learner reads words, not features: it cannot "
                              "segment characters")
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise InputError(f"unknown segmenter preset {preset!r} (one of {sorted(PRESETS)})")
         self.learner, self.preset = learner, preset
         self.max_iter, self.random_state, self.verbose = max_iter, random_state, verbose
