@@ -311,8 +311,8 @@ def featurize(texts, KeyIds ids, bint grow, int preset):
         raise ValueError(f"featurize: unknown preset {preset}")
     cdef tuple items = tuple(texts)
     cdef Py_ssize_t n_texts = len(items), total = 0, s, n = 0
-    cdef int kind
-    cdef const void* data
+    cdef int kind = 1
+    cdef const void* data = NULL
     cdef PyObject* obj
     for s in range(n_texts):
         obj = <PyObject*> items[s]
@@ -496,8 +496,8 @@ def spans(text, const int32_t[::1] labels, const int8_t[::1] roles):
         ``splits[split_ptr[t]:split_ptr[t + 1]]``
     splits : int64 array of character offsets
     """
-    cdef int kind
-    cdef const void* data
+    cdef int kind = 1
+    cdef const void* data = NULL
     cdef Py_ssize_t n, i, t = -1, n_splits = 0
     if not cseq_seg_units(<PyObject*> text, &kind, &data, &n):
         raise InputError(f"spans: text is a {type(text).__name__}, not a str")
