@@ -26,8 +26,9 @@ from cseq._core._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._core._prefetch cimport cseq_prefetch
 from cseq.chain._masks import NoAllowedPath
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
-                                  emissions_finite, sequence_emissions, transitions_of)
+from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, StateIndex, Transitions,
+                                  chain_of, emissions_finite, sequence_emissions,
+                                  transitions_of)
 
 
 cdef extern from *:
@@ -663,6 +664,78 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     if failed:
         raise MemoryError("cseq: out of memory while decoding")
     raise_bad_sequence(bad_np)
+    return out_np
+
+
+cdef void _sum_word_rows(const StateIndex* index, const weight_t* wt, const int* attrs,
+                         const int* group, index_t n_words, Py_ssize_t n_cols, int n_groups,
+                         int L, weight_t* out) noexcept nogil:
+    """:func:`word_rows`' sums into ``out`` (zeroed, n_words x n_groups x L), unchecked."""
+    cdef index_t w, k
+    cdef Py_ssize_t j
+    cdef int g, a
+    cdef weight_t* row
+    for w in range(n_words):
+        for g in range(n_groups):
+            row = out + (w * n_groups + g) * L
+            for j in range(n_cols):
+                a = attrs[w * n_cols + j]
+                if group[j] != g or a < 0:
+                    continue
+                for k in range(index.attr_ptr[a], index.attr_ptr[a + 1]):
+                    row[index.attr_labels[k]] += 1.0 * wt[k]
+
+
+def word_rows(ChainIndex ix, const weight_t[::1] params, const int[:, ::1] attrs,
+              const int[::1] group, int n_groups):
+    """Summed state-weight rows of sets of attributes (``LinearChain.word_rows``).
+
+    ``out[w, g, :]`` is the sum, over the columns ``j`` of ``attrs`` with
+    ``group[j] == g`` in ascending order, of the state weights of attribute
+    ``attrs[w, j]`` (value 1; negative: none), each row starting at 0: the
+    additions :func:`score_corpus_emissions` makes for a token holding those
+    attributes in that order, so a word row equals, bit for bit, the
+    emission such a token gets.  Computed here rather than by packing a
+    corpus of (word, group) tokens: for the few words of one sentence that
+    packing was most of the cost.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_words, n_groups, n_labels)
+
+    Raises
+    ------
+    ValueError
+        If ``group`` does not give each column of ``attrs`` a group in
+        ``0 .. n_groups - 1``, or an attribute id is not the model's.
+    """
+    cdef int L = ix.layout.n_labels
+    cdef index_t n_words = attrs.shape[0], w
+    cdef Py_ssize_t n_cols = attrs.shape[1], j
+    if group.shape[0] != n_cols or n_groups < 0:
+        raise ValueError(f"word_rows: group must give each of the {n_cols} columns a group")
+    for j in range(n_cols):
+        if not 0 <= group[j] < n_groups:
+            raise ValueError(f"word_rows: group must give each of the {n_cols} columns a "
+                             f"group in 0..{n_groups - 1}")
+    for w in range(n_words):
+        for j in range(n_cols):
+            if attrs[w, j] >= ix.index.n_attrs:
+                raise ValueError(f"word_rows: attribute id {attrs[w, j]} but the model has "
+                                 f"{ix.index.n_attrs} attributes")
+    out_np = np.zeros((n_words, n_groups, L), dtype=np.float64)
+    if n_words == 0 or n_groups == 0 or L == 0 or n_cols == 0:
+        return out_np
+    cdef weight_t[:, :, ::1] out = out_np
+    cdef const weight_t* wt = &params[0] if params.shape[0] else NULL
+    if <index_t> n_words * n_cols * L < GIL_MIN_WORK:
+        # One sentence's words: done holding the GIL (see decode_corpus).
+        _sum_word_rows(&ix.index, wt, &attrs[0, 0], &group[0], n_words, n_cols, n_groups, L,
+                       &out[0, 0, 0])
+    else:
+        with nogil:
+            _sum_word_rows(&ix.index, wt, &attrs[0, 0], &group[0], n_words, n_cols, n_groups,
+                           L, &out[0, 0, 0])
     return out_np
 
 
