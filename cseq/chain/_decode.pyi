@@ -24,7 +24,7 @@ def path_score_array(emissions: NDArray[np.float64], transitions: NDArray[np.flo
                      path: NDArray[np.int32],
                      transitions2: NDArray[np.float64] | None = None) -> float: ...
 def decode_corpus(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
-                  chunks: NDArray[np.int64], n_jobs: int,
+                  chunks: NDArray[np.int64] | None, n_jobs: int,
                   masks: MaskSet | None = None,
                   word_rows: tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.int32]]
                   | None = None) -> NDArray[np.int32]: ...

@@ -392,12 +392,11 @@ cdef struct WordRows:
     # side by side: the tokens around it read them one after the other).  Token t of a
     # sequence covering tokens t0 <= t < t1 adds, for each group g with
     # t0 <= t + offset[g] < t1, the row of word words[(t + offset[g]) *
-    # n_cols + col[g]].
+    # n_cols + col[g]], where (col[g], offset[g]) = (groups[2 * g], groups[2 * g + 1]).
     const weight_t* rows
     const int* words
     index_t n_cols
-    const int* col
-    const int* offset
+    const int* groups
     int n_groups
 
 
@@ -424,17 +423,18 @@ cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
         # table of megabytes) are loaded while this token's are added.
         if t + WR_AHEAD < n:
             for g in range(wr.n_groups):
-                r = t + WR_AHEAD + wr.offset[g]
+                r = t + WR_AHEAD + wr.groups[2 * g + 1]
                 if 0 <= r < n:
-                    src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]]
+                    src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.groups[2 * g]]
                                      * wr.n_groups + g) * L
                     for y in range(0, L, 8):
                         cseq_prefetch(src + y)
                     cseq_prefetch(src + L - 1)
         for g in range(wr.n_groups):
-            r = t + wr.offset[g]
+            r = t + wr.groups[2 * g + 1]
             if 0 <= r < n:
-                src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]] * wr.n_groups + g) * L
+                src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.groups[2 * g]]
+                                 * wr.n_groups + g) * L
                 for y in range(L):
                     row[y] += src[y]
 
@@ -588,7 +588,7 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cv : the packed corpus.
     chunks : sequence boundaries of the work chunks (``chunks[0] == 0``,
         ``chunks[-1] == n_sequences``); chunk c covers sequences
-        ``chunks[c]:chunks[c + 1]`` and runs on one thread.
+        ``chunks[c]:chunks[c + 1]`` and runs on one thread.  None: one chunk.
     n_jobs : number of threads.
     masks : constraints (``masks.allowed`` indexed by token), or None.
     word_rows : ``(rows, words, groups)`` or None: emission rows added to
@@ -628,43 +628,68 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef const WordRows* wrp = NULL
     cdef const weight_t[:, :, ::1] rows
     cdef const int[:, ::1] words
-    cdef int[::1] col, offset
+    cdef const int[:, ::1] groups
     if word_rows is not None:
         rows, words, groups = word_rows
-        groups = np.asarray(groups, dtype=np.int32)
         _check_word_rows(rows, words, groups, ix.layout.n_labels, n_tok)
-        col = np.ascontiguousarray(groups[:, 0])
-        offset = np.ascontiguousarray(groups[:, 1])
         wr.rows = &rows[0, 0, 0] if rows.shape[0] and rows.shape[1] else NULL
         wr.words = &words[0, 0] if words.shape[1] else NULL
         wr.n_cols = words.shape[1]
-        wr.col = &col[0] if col.shape[0] else NULL
-        wr.offset = &offset[0] if offset.shape[0] else NULL
+        wr.groups = &groups[0, 0] if groups.shape[0] else NULL
         wr.n_groups = rows.shape[1]
         wrp = &wr
     cdef Chain ch = chain_of(ix, cv)
-    cdef index_t n_chunks = chunks.shape[0] - 1
-    cdef index_t c
+    cdef index_t c, n_chunks = 1 if chunks is None else chunks.shape[0] - 1
+    cdef index_t whole[2]
+    whole[0] = 0
+    whole[1] = cv.corpus.n_seqs
+    cdef const index_t* bounds = &whole[0]
+    if chunks is not None:
+        bounds = &chunks[0]
     cdef int failed = 0
-    bad_np = np.full((n_chunks, 3), -1, dtype=np.int64)
-    cdef index_t[:, ::1] bad = bad_np
-    if n_jobs == 1 and n_chunks == 1 and <index_t> n_tok * tr.n_labels < GIL_MIN_WORK:
-        # A few microseconds of work (one short sentence): done holding the GIL.
-        # Releasing it would let another Python thread take it for up to the
-        # switch interval (5 ms) before this one gets it back (the convoy
-        # effect), for no overlap worth having.
-        failed = -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[0], chunks[1],
-                               &out[0], &bad[0, 0])
-    else:
-        for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
-                        num_threads=n_jobs):
-            # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-            failed += -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[c], chunks[c + 1],
-                                    &out[0], &bad[c, 0])
-    if failed:
+    # Per chunk: the first overflowing sequence, the first without an allowed
+    # path and its dead position (raise_bad_sequence).
+    cdef index_t* bad = <index_t*>malloc(<size_t> n_chunks * 3 * sizeof(index_t))
+    if bad == NULL:
         raise MemoryError("cseq: out of memory while decoding")
-    raise_bad_sequence(bad_np)
+    try:
+        if n_jobs == 1 and n_chunks == 1 and <index_t> n_tok * tr.n_labels < GIL_MIN_WORK:
+            # A few microseconds of work (one short sentence): done holding the GIL.
+            # Releasing it would let another Python thread take it for up to the
+            # switch interval (5 ms) before this one gets it back (the convoy
+            # effect), for no overlap worth having.
+            failed = -decode_range(&ch, &params[0], &tr, cons, wrp, bounds[0], bounds[1],
+                                   &out[0], bad)
+        else:
+            for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
+                            num_threads=n_jobs):
+                # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
+                failed += -decode_range(&ch, &params[0], &tr, cons, wrp, bounds[c],
+                                        bounds[c + 1], &out[0], bad + 3 * c)
+        if failed:
+            raise MemoryError("cseq: out of memory while decoding")
+        _raise_bad(bad, n_chunks)
+    finally:
+        free(bad)
     return out_np
+
+
+cdef int _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
+                          const int[:, ::1] groups, int n_labels, index_t n_tokens) except -1:
+    """ValueError unless the word rows of :func:`decode_corpus` fit the corpus and the model."""
+    cdef index_t n_words = rows.shape[0], i, j
+    cdef int g
+    if rows.shape[2] != n_labels or groups.shape[0] != rows.shape[1] \
+            or groups.shape[1] != 2 or words.shape[0] != n_tokens:
+        raise ValueError("decode_corpus: the word rows do not fit the model and the corpus")
+    for g in range(groups.shape[0]):
+        if not 0 <= groups[g, 0] < words.shape[1]:
+            raise ValueError("decode_corpus: a word-row group reads a column out of range")
+    for i in range(words.shape[0]):
+        for j in range(words.shape[1]):
+            if not 0 <= words[i, j] < n_words:
+                raise ValueError("decode_corpus: word ids out of range of the word rows")
+    return 0
 
 
 cdef void _sum_word_rows(const StateIndex* index, const weight_t* wt, const int* attrs,
@@ -739,23 +764,6 @@ def word_rows(ChainIndex ix, const weight_t[::1] params, const int[:, ::1] attrs
     return out_np
 
 
-def _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
-                     const int[:, ::1] groups, int n_labels, index_t n_tokens):
-    """ValueError unless the word rows of :func:`decode_corpus` fit the corpus and the model."""
-    cdef index_t n_words = rows.shape[0], i, j
-    cdef int g
-    if rows.shape[2] != n_labels or groups.shape[0] != rows.shape[1] \
-            or groups.shape[1] != 2 or words.shape[0] != n_tokens:
-        raise ValueError("decode_corpus: the word rows do not fit the model and the corpus")
-    for g in range(groups.shape[0]):
-        if not 0 <= groups[g, 0] < words.shape[1]:
-            raise ValueError("decode_corpus: a word-row group reads a column out of range")
-    for i in range(words.shape[0]):
-        for j in range(words.shape[1]):
-            if not 0 <= words[i, j] < n_words:
-                raise ValueError("decode_corpus: word ids out of range of the word rows")
-
-
 def check_masks(MaskSet masks, int n_labels, index_t n_tokens):
     """ValueError unless ``masks`` (or None) fits a corpus of ``n_tokens`` tokens and ``n_labels``."""
     if masks is not None and (masks.n_labels != n_labels
@@ -763,17 +771,30 @@ def check_masks(MaskSet masks, int n_labels, index_t n_tokens):
         raise ValueError("the constraint masks do not fit the model and the corpus")
 
 
-def raise_bad_sequence(bad):
-    """Raise for the first bad sequence of per-chunk records ``(overflow, dead, position)``.
-
-    FloatingPointError(sequence) for an overflow, NoAllowedPath for a
-    sequence without an allowed path, whichever comes first in the corpus.
-    """
-    for row in bad:
+cdef int _raise_bad(const index_t* bad, index_t n_chunks) except -1:
+    """:func:`raise_bad_sequence` over ``n_chunks`` records of three at ``bad``."""
+    cdef index_t c
+    cdef const index_t* row
+    for c in range(n_chunks):
+        row = bad + 3 * c
         if row[0] >= 0 and (row[1] < 0 or row[0] < row[1]):
             raise FloatingPointError(int(row[0]))
         if row[1] >= 0:
             raise NoAllowedPath(int(row[2]), int(row[1]))
+    return 0
+
+
+def raise_bad_sequence(const index_t[:, ::1] bad):
+    """Raise for the first bad sequence of per-chunk records ``(overflow, dead, position)``.
+
+    FloatingPointError(sequence) for an overflow, NoAllowedPath for a
+    sequence without an allowed path, whichever comes first in the corpus.
+    ``bad`` is int64 (n_chunks, 3).
+    """
+    if bad.shape[0] and bad.shape[1] != 3:
+        raise ValueError("raise_bad_sequence: bad must have 3 columns")
+    if bad.shape[0]:
+        _raise_bad(&bad[0, 0], bad.shape[0])
 
 
 def openmp_enabled():

@@ -414,10 +414,11 @@ class LinearChain:
         self.check_corpus(corpus)
         masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
+        # One thread: one chunk (None), without making its bounds per call.
+        chunks = work_chunks(corpus.seq_ptr, threads) if threads > 1 else None
         try:
-            return _decode.decode_corpus(self.index, self.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, threads), threads, masks,
-                                         word_rows)
+            return _decode.decode_corpus(self.index, self.params, corpus.view(), chunks,
+                                         threads, masks, word_rows)
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "best path score") from None
 
