@@ -298,6 +298,8 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
+        # Read-only: each word memo then keeps these arrays instead of copies.
+        self._memo_col.flags.writeable = self._memo_row.flags.writeable = False
         # The memo templates grouped by the (column, row) they read, for
         # TransformChunks.memo_attributes: fixed by the templates, so built here
         # once rather than per transform.
