@@ -24,8 +24,9 @@ tokens/s.  ``--clock cpu`` times the one-thread rows by the calling thread's
 CPU time (``time.thread_time``) instead of the wall clock: on a machine
 shared with other work, time spent waiting for a core is then left out (the
 cache misses others cause are not).  The 2-thread rows always use the wall
-clock.  The load average is printed before and after.  A measuring tool, not a test: it asserts nothing about speed.  The
-targets are those of issue 32 (see docs/production.md, "Per-call cost").
+clock.  The load average is printed before and after.  A measuring tool,
+not a test: it asserts nothing about speed.  The targets are those of
+issue 32 (see docs/production.md, "Per-call cost").
 """
 
 from __future__ import annotations
