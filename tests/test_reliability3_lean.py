@@ -120,3 +120,28 @@ def test_one_token_and_empty_sentences_alone_equal_the_batch(ewt):
     est = _fitted("perceptron", "templates", ewt)
     X = [["Hello"], [], ["the"], ["Zyzzyva", "runs"], []]
     assert [est.predict([x])[0] for x in X] == est.predict(X)
+
+
+def test_a_word_memo_keeps_a_layout_its_caller_changes_afterwards():
+    # The word memo keeps the featurizer's own template layout arrays (read-only,
+    # so that threads share them safely) and a copy of any other: changing a
+    # caller's writable array after the memo was made must not change the lookup.
+    X = [["a", "b", "a", "c"], ["b", "a"]]
+    f = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0:lower]\nU2:%x[0,0]/%x[1,0]")
+    f.fit_transform(X)
+    assert not f._memo_col.flags.writeable and not f._memo_row.flags.writeable
+    data = f._intern_lookup(X)
+    table = f._table
+    args = (data.slot_ids, data.hashes, data.seq_ptr, f._tmpl_ptr, f._cell_row, f._cell_slot,
+            f._seeds, data.pad_before, data.pad_after, data.words)
+
+    def memo(col, row):
+        return table.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                               data.word_slots, col, row)
+    want = table.lookup_packed(*args, memo(f._memo_col, f._memo_row), 1, True)
+    col, row = f._memo_col.copy(), f._memo_row.copy()
+    kept = memo(col, row)
+    col[:] = -1
+    row[:] = 5
+    got = table.lookup_packed(*args, kept, 1, True)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
