@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cseq.chain import _decode, _forward_backward, _weights
-from cseq._dtypes import ATTR, INDEX, LABEL, VALUE, WEIGHT
+from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.chain._masks import NoAllowedPath
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.chain.inference import mask_set
