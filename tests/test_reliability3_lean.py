@@ -120,3 +120,49 @@ def test_one_token_and_empty_sentences_alone_equal_the_batch(ewt):
     est = _fitted("perceptron", "templates", ewt)
     X = [["Hello"], [], ["the"], ["Zyzzyva", "runs"], []]
     assert [est.predict([x])[0] for x in X] == est.predict(X)
+
+
+def test_a_word_memo_keeps_a_layout_its_caller_changes_afterwards():
+    # The word memo keeps the featurizer's own template layout arrays (read-only,
+    # so that threads share them safely) and a copy of any other: changing a
+    # caller's writable array after the memo was made must not change the lookup.
+    X = [["a", "b", "a", "c"], ["b", "a"]]
+    f = cseq.TemplateFeaturizer("U0:%x[0,0]\nU1:%x[-1,0:lower]\nU2:%x[0,0]/%x[1,0]")
+    f.fit_transform(X)
+    assert not f._memo_col.flags.writeable and not f._memo_row.flags.writeable
+    data = f._intern_lookup(X)
+    table = f._table
+    args = (data.slot_ids, data.hashes, data.seq_ptr, f._tmpl_ptr, f._cell_row, f._cell_slot,
+            f._seeds, data.pad_before, data.pad_after, data.words)
+
+    def memo(col, row):
+        return table.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                               data.word_slots, col, row)
+    want = table.lookup_packed(*args, memo(f._memo_col, f._memo_row), 1, True)
+    col, row = f._memo_col.copy(), f._memo_row.copy()
+    kept = memo(col, row)
+    col[:] = -1
+    row[:] = 5
+    got = table.lookup_packed(*args, kept, 1, True)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_tag_classes_are_hashed_as_the_string_hashes_of_the_dictionary_lookups():
+    # Values.hash_classes (one pass in C) replaced a list of classes hashed by
+    # hash_strings: every word with the slot gets the hash of its class, found
+    # by its lowercased string (non-ASCII included; unknown words: UNKNOWN),
+    # and the ids of words without the slot (-1) are left as they were.
+    from cseq.features import _templates, _tokens
+    words = ["The", "ÉCOLE", "dog", "x\ud800y", "Zyzzyva"]
+    table = {"the": "DET", "école": "NOUN|PROPN", "x\ud800y": "X"}
+    word_slots = np.array([[0, 7], [1, 5], [2, -1], [3, 6], [4, 8]], dtype=np.int32)
+    hashes = np.zeros(9, dtype=np.uint64)
+    hashes[2] = 12345
+    vals = _tokens.Values()
+    assert _tokens.intern_strings(vals, words).tolist() == list(range(len(words)))
+    vals.hash_classes(word_slots, 1, table, "<unk>", hashes)
+    want = _templates.hash_strings(["DET", "NOUN|PROPN", "X", "<unk>"])
+    assert hashes[[7, 5, 6, 8]].tolist() == want.tolist()
+    assert hashes[2] == 12345 and not hashes[[0, 1, 3, 4]].any()
+    with pytest.raises(ValueError):
+        vals.hash_classes(word_slots, 2, table, "<unk>", hashes)

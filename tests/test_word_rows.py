@@ -19,6 +19,7 @@ import cseq
 from cseq.chain import mapping
 from cseq.exceptions import InputError
 from cseq.chain.model import LinearChain
+from cseq.features.sequences import Sequences
 
 from budget import examples
 from oracle import brute_viterbi, path_score, sequence_emissions, split_params
@@ -55,6 +56,31 @@ def test_word_rows_are_sums_of_dense_rows(data, seed, n_rows, n_cols, n_groups):
                 want[r, group[j]] += W[attrs[r, j]]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@examples(60)
+@given(data=corpora(max_labels=4), seed=st.integers(0, 2**16), n_rows=st.integers(0, 4),
+       n_cols=st.integers(0, 5), n_groups=st.integers(1, 3))
+def test_word_rows_are_the_emissions_of_tokens_holding_each_group_bit_for_bit(
+        data, seed, n_rows, n_cols, n_groups):
+    """A word row is exactly (not merely close to) the emission the scorer gives a
+    token holding the group's attributes in column order: tagging with word rows
+    gives the batch path's labels only if both add the same weights in the same order."""
+    X, y = data
+    _, _, model = pack(X, y)
+    model.params = random_params(model, seed, 1.0)
+    rng = np.random.default_rng(seed)
+    attrs = rng.integers(-2, model.n_attributes, size=(n_rows, n_cols)).astype(np.int32)
+    group = rng.integers(0, n_groups, size=n_cols).astype(np.int32)
+    got = model.word_rows(attrs, group, n_groups)
+    tokens = [[int(a) for a, g in zip(attrs[r], group) if a >= 0 and g == k]
+              for r in range(n_rows) for k in range(n_groups)]
+    tok_ptr = np.cumsum([0] + [len(t) for t in tokens]).astype(np.int64)
+    ids = np.array([a for t in tokens for a in t], dtype=np.int32)
+    corpus = Sequences.packed(np.array([0, len(tokens)], dtype=np.int64), tok_ptr, ids,
+                              np.ones(len(ids), dtype=np.float32))
+    want = model.emissions(corpus, 0, len(tokens)).reshape(n_rows, n_groups, model.n_labels)
+    assert got.tobytes() == want.tobytes()
 
 
 def test_word_rows_refuse_bad_arguments():

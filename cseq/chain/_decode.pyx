@@ -26,8 +26,9 @@ from cseq._core._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._core._prefetch cimport cseq_prefetch
 from cseq.chain._masks import NoAllowedPath
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
-                                  emissions_finite, sequence_emissions, transitions_of)
+from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, StateIndex, Transitions,
+                                  chain_of, emissions_finite, sequence_emissions,
+                                  transitions_of)
 
 
 cdef extern from *:
@@ -391,12 +392,11 @@ cdef struct WordRows:
     # side by side: the tokens around it read them one after the other).  Token t of a
     # sequence covering tokens t0 <= t < t1 adds, for each group g with
     # t0 <= t + offset[g] < t1, the row of word words[(t + offset[g]) *
-    # n_cols + col[g]].
+    # n_cols + col[g]], where (col[g], offset[g]) = (groups[2 * g], groups[2 * g + 1]).
     const weight_t* rows
     const int* words
     index_t n_cols
-    const int* col
-    const int* offset
+    const int* groups
     int n_groups
 
 
@@ -423,17 +423,18 @@ cdef void add_word_rows(const WordRows* wr, index_t t0, index_t n, int L,
         # table of megabytes) are loaded while this token's are added.
         if t + WR_AHEAD < n:
             for g in range(wr.n_groups):
-                r = t + WR_AHEAD + wr.offset[g]
+                r = t + WR_AHEAD + wr.groups[2 * g + 1]
                 if 0 <= r < n:
-                    src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]]
+                    src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.groups[2 * g]]
                                      * wr.n_groups + g) * L
                     for y in range(0, L, 8):
                         cseq_prefetch(src + y)
                     cseq_prefetch(src + L - 1)
         for g in range(wr.n_groups):
-            r = t + wr.offset[g]
+            r = t + wr.groups[2 * g + 1]
             if 0 <= r < n:
-                src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.col[g]] * wr.n_groups + g) * L
+                src = wr.rows + (wr.words[(t0 + r) * wr.n_cols + wr.groups[2 * g]]
+                                 * wr.n_groups + g) * L
                 for y in range(L):
                     row[y] += src[y]
 
@@ -587,7 +588,7 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cv : the packed corpus.
     chunks : sequence boundaries of the work chunks (``chunks[0] == 0``,
         ``chunks[-1] == n_sequences``); chunk c covers sequences
-        ``chunks[c]:chunks[c + 1]`` and runs on one thread.
+        ``chunks[c]:chunks[c + 1]`` and runs on one thread.  None: one chunk.
     n_jobs : number of threads.
     masks : constraints (``masks.allowed`` indexed by token), or None.
     word_rows : ``(rows, words, groups)`` or None: emission rows added to
@@ -627,47 +628,54 @@ def decode_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
     cdef const WordRows* wrp = NULL
     cdef const weight_t[:, :, ::1] rows
     cdef const int[:, ::1] words
-    cdef int[::1] col, offset
+    cdef const int[:, ::1] groups
     if word_rows is not None:
         rows, words, groups = word_rows
-        groups = np.asarray(groups, dtype=np.int32)
         _check_word_rows(rows, words, groups, ix.layout.n_labels, n_tok)
-        col = np.ascontiguousarray(groups[:, 0])
-        offset = np.ascontiguousarray(groups[:, 1])
         wr.rows = &rows[0, 0, 0] if rows.shape[0] and rows.shape[1] else NULL
         wr.words = &words[0, 0] if words.shape[1] else NULL
         wr.n_cols = words.shape[1]
-        wr.col = &col[0] if col.shape[0] else NULL
-        wr.offset = &offset[0] if offset.shape[0] else NULL
+        wr.groups = &groups[0, 0] if groups.shape[0] else NULL
         wr.n_groups = rows.shape[1]
         wrp = &wr
     cdef Chain ch = chain_of(ix, cv)
-    cdef index_t n_chunks = chunks.shape[0] - 1
-    cdef index_t c
+    cdef index_t c, n_chunks = 1 if chunks is None else chunks.shape[0] - 1
+    cdef index_t whole[2]
+    whole[0] = 0
+    whole[1] = cv.corpus.n_seqs
+    cdef const index_t* bounds = &whole[0]
+    if chunks is not None:
+        bounds = &chunks[0]
     cdef int failed = 0
-    bad_np = np.full((n_chunks, 3), -1, dtype=np.int64)
-    cdef index_t[:, ::1] bad = bad_np
-    if n_jobs == 1 and n_chunks == 1 and <index_t> n_tok * tr.n_labels < GIL_MIN_WORK:
-        # A few microseconds of work (one short sentence): done holding the GIL.
-        # Releasing it would let another Python thread take it for up to the
-        # switch interval (5 ms) before this one gets it back (the convoy
-        # effect), for no overlap worth having.
-        failed = -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[0], chunks[1],
-                               &out[0], &bad[0, 0])
-    else:
-        for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
-                        num_threads=n_jobs):
-            # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
-            failed += -decode_range(&ch, &params[0], &tr, cons, wrp, chunks[c], chunks[c + 1],
-                                    &out[0], &bad[c, 0])
-    if failed:
+    # Per chunk: the first overflowing sequence, the first without an allowed
+    # path and its dead position (raise_bad_sequence).
+    cdef index_t* bad = <index_t*>malloc(<size_t> n_chunks * 3 * sizeof(index_t))
+    if bad == NULL:
         raise MemoryError("cseq: out of memory while decoding")
-    raise_bad_sequence(bad_np)
+    try:
+        if n_jobs == 1 and n_chunks == 1 and <index_t> n_tok * tr.n_labels < GIL_MIN_WORK:
+            # A few microseconds of work (one short sentence): done holding the GIL.
+            # Releasing it would let another Python thread take it for up to the
+            # switch interval (5 ms) before this one gets it back (the convoy
+            # effect), for no overlap worth having.
+            failed = -decode_range(&ch, &params[0], &tr, cons, wrp, bounds[0], bounds[1],
+                                   &out[0], bad)
+        else:
+            for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
+                            num_threads=n_jobs):
+                # An in-place sum makes `failed` an OpenMP reduction, not lastprivate.
+                failed += -decode_range(&ch, &params[0], &tr, cons, wrp, bounds[c],
+                                        bounds[c + 1], &out[0], bad + 3 * c)
+        if failed:
+            raise MemoryError("cseq: out of memory while decoding")
+        _raise_bad(bad, n_chunks)
+    finally:
+        free(bad)
     return out_np
 
 
-def _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
-                     const int[:, ::1] groups, int n_labels, index_t n_tokens):
+cdef int _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
+                          const int[:, ::1] groups, int n_labels, index_t n_tokens) except -1:
     """ValueError unless the word rows of :func:`decode_corpus` fit the corpus and the model."""
     cdef index_t n_words = rows.shape[0], i, j
     cdef int g
@@ -681,6 +689,79 @@ def _check_word_rows(const weight_t[:, :, ::1] rows, const int[:, ::1] words,
         for j in range(words.shape[1]):
             if not 0 <= words[i, j] < n_words:
                 raise ValueError("decode_corpus: word ids out of range of the word rows")
+    return 0
+
+
+cdef void _sum_word_rows(const StateIndex* index, const weight_t* wt, const int* attrs,
+                         const int* group, index_t n_words, Py_ssize_t n_cols, int n_groups,
+                         int L, weight_t* out) noexcept nogil:
+    """:func:`word_rows`' sums into ``out`` (zeroed, n_words x n_groups x L), unchecked."""
+    cdef index_t w, k
+    cdef Py_ssize_t j
+    cdef int g, a
+    cdef weight_t* row
+    for w in range(n_words):
+        for g in range(n_groups):
+            row = out + (w * n_groups + g) * L
+            for j in range(n_cols):
+                a = attrs[w * n_cols + j]
+                if group[j] != g or a < 0:
+                    continue
+                for k in range(index.attr_ptr[a], index.attr_ptr[a + 1]):
+                    row[index.attr_labels[k]] += 1.0 * wt[k]
+
+
+def word_rows(ChainIndex ix, const weight_t[::1] params, const int[:, ::1] attrs,
+              const int[::1] group, int n_groups):
+    """Summed state-weight rows of sets of attributes (``LinearChain.word_rows``).
+
+    ``out[w, g, :]`` is the sum, over the columns ``j`` of ``attrs`` with
+    ``group[j] == g`` in ascending order, of the state weights of attribute
+    ``attrs[w, j]`` (value 1; negative: none), each row starting at 0: the
+    additions :func:`score_corpus_emissions` makes for a token holding those
+    attributes in that order, so a word row equals, bit for bit, the
+    emission such a token gets.  Computed here rather than by packing a
+    corpus of (word, group) tokens: for the few words of one sentence that
+    packing was most of the cost.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_words, n_groups, n_labels)
+
+    Raises
+    ------
+    ValueError
+        If ``group`` does not give each column of ``attrs`` a group in
+        ``0 .. n_groups - 1``, or an attribute id is not the model's.
+    """
+    cdef int L = ix.layout.n_labels
+    cdef index_t n_words = attrs.shape[0], w
+    cdef Py_ssize_t n_cols = attrs.shape[1], j
+    if group.shape[0] != n_cols or n_groups < 0:
+        raise ValueError(f"word_rows: group must give each of the {n_cols} columns a group")
+    for j in range(n_cols):
+        if not 0 <= group[j] < n_groups:
+            raise ValueError(f"word_rows: group must give each of the {n_cols} columns a "
+                             f"group in 0..{n_groups - 1}")
+    for w in range(n_words):
+        for j in range(n_cols):
+            if attrs[w, j] >= ix.index.n_attrs:
+                raise ValueError(f"word_rows: attribute id {attrs[w, j]} but the model has "
+                                 f"{ix.index.n_attrs} attributes")
+    out_np = np.zeros((n_words, n_groups, L), dtype=np.float64)
+    if n_words == 0 or n_groups == 0 or L == 0 or n_cols == 0:
+        return out_np
+    cdef weight_t[:, :, ::1] out = out_np
+    cdef const weight_t* wt = &params[0] if params.shape[0] else NULL
+    if <index_t> n_words * n_cols * L < GIL_MIN_WORK:
+        # One sentence's words: done holding the GIL (see decode_corpus).
+        _sum_word_rows(&ix.index, wt, &attrs[0, 0], &group[0], n_words, n_cols, n_groups, L,
+                       &out[0, 0, 0])
+    else:
+        with nogil:
+            _sum_word_rows(&ix.index, wt, &attrs[0, 0], &group[0], n_words, n_cols, n_groups,
+                           L, &out[0, 0, 0])
+    return out_np
 
 
 def check_masks(MaskSet masks, int n_labels, index_t n_tokens):
@@ -690,17 +771,30 @@ def check_masks(MaskSet masks, int n_labels, index_t n_tokens):
         raise ValueError("the constraint masks do not fit the model and the corpus")
 
 
-def raise_bad_sequence(bad):
-    """Raise for the first bad sequence of per-chunk records ``(overflow, dead, position)``.
-
-    FloatingPointError(sequence) for an overflow, NoAllowedPath for a
-    sequence without an allowed path, whichever comes first in the corpus.
-    """
-    for row in bad:
+cdef int _raise_bad(const index_t* bad, index_t n_chunks) except -1:
+    """:func:`raise_bad_sequence` over ``n_chunks`` records of three at ``bad``."""
+    cdef index_t c
+    cdef const index_t* row
+    for c in range(n_chunks):
+        row = bad + 3 * c
         if row[0] >= 0 and (row[1] < 0 or row[0] < row[1]):
             raise FloatingPointError(int(row[0]))
         if row[1] >= 0:
             raise NoAllowedPath(int(row[2]), int(row[1]))
+    return 0
+
+
+def raise_bad_sequence(const index_t[:, ::1] bad):
+    """Raise for the first bad sequence of per-chunk records ``(overflow, dead, position)``.
+
+    FloatingPointError(sequence) for an overflow, NoAllowedPath for a
+    sequence without an allowed path, whichever comes first in the corpus.
+    ``bad`` is int64 (n_chunks, 3).
+    """
+    if bad.shape[0] and bad.shape[1] != 3:
+        raise ValueError("raise_bad_sequence: bad must have 3 columns")
+    if bad.shape[0]:
+        _raise_bad(&bad[0, 0], bad.shape[0])
 
 
 def openmp_enabled():

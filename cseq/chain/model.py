@@ -15,7 +15,6 @@ mirrors them.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cseq.chain import _decode, _forward_backward, _weights
-from cseq._dtypes import ATTR, INDEX, LABEL, VALUE, WEIGHT
+from cseq._dtypes import INDEX, LABEL, WEIGHT
 from cseq.chain._masks import NoAllowedPath
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.chain.inference import mask_set
@@ -141,30 +140,6 @@ def per_sequence(chains: list, rows: np.ndarray | None, corpus: Sequences, masks
         except NoAllowedPath as exc:
             raise NoAllowedPath(exc.position, s) from None
     return out
-
-
-@functools.lru_cache(maxsize=64)
-def _group_columns(group: bytes, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, one_hot)`` for :meth:`LinearChain.word_rows`'s ``group`` (int64 bytes).
-
-    ``order``: the columns by group, in order within one; ``one_hot``
-    (int64, (k, n_groups)): column ``order[j]`` is in group ``g``.  A
-    featurizer's memo groups are the same call after call, and making these
-    costs more NumPy calls than the rows of a short sentence, so they are
-    made once per grouping (the arrays are read-only: threads share them).
-    Sorted in Python: the columns are a few templates, and np.argsort
-    releases the GIL even for those, which under a busy second Python
-    thread costs a switch interval.
-    """
-    by_col = np.frombuffer(group, dtype=np.int64).tolist()
-    if by_col and not (0 <= min(by_col) and max(by_col) < n_groups):
-        raise InputError(f"word_rows: group must give each of the {len(by_col)} columns a "
-                         f"group in 0..{n_groups - 1}")
-    order = np.array(sorted(range(len(by_col)), key=by_col.__getitem__), dtype=np.int64)
-    one_hot = (np.array(by_col, dtype=np.int64)[order][:, None]
-               == np.arange(n_groups)).astype(np.int64)
-    order.flags.writeable = one_hot.flags.writeable = False
-    return order, one_hot
 
 
 class LinearChain:
@@ -401,30 +376,23 @@ class LinearChain:
         ``attrs`` (int, (n_words, k)) holds attribute ids (negative: none)
         and ``group`` (k,) the group of each column; ``out[w, g]`` is the sum
         of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
-        emission a token gets from those attributes, each of value 1.  The
-        emission scorer computes it, each (word, group) a token of its own.
+        emission a token gets from those attributes, each of value 1, bit for
+        bit (the same additions in the same order, in C:
+        :func:`cseq.chain._decode.word_rows`).
 
         Returns
         -------
         ndarray of float64, shape (n_words, n_groups, n_labels)
         """
-        attrs, group = np.asarray(attrs), np.asarray(group, dtype=np.int64)
-        n_words, k = attrs.shape
-        if group.shape != (k,):
-            raise InputError(f"word_rows: group must give each of the {k} columns a group "
-                             f"in 0..{n_groups - 1}")
-        order, one_hot = _group_columns(group.tobytes(), n_groups)
-        ids = attrs[:, order]
-        keep = ids >= 0
-        # Token w * n_groups + g holds the kept ids of word w's columns of group g.
-        counts = (keep.astype(np.int64) @ one_hot).reshape(-1)
-        tok_ptr = np.zeros(len(counts) + 1, dtype=INDEX)
-        np.cumsum(counts, out=tok_ptr[1:])
-        attr_ids = np.ascontiguousarray(ids[keep], dtype=ATTR)
-        corpus = Sequences.packed(np.array([0, len(counts)], dtype=INDEX), tok_ptr, attr_ids,
-                                  np.ones(len(attr_ids), dtype=VALUE))
-        return self.emissions(corpus, 0, len(counts)).reshape(n_words, n_groups,
-                                                              self.n_labels)
+        attrs = np.ascontiguousarray(attrs, dtype=np.int32)
+        group = np.ascontiguousarray(group, dtype=np.int32)
+        if attrs.ndim != 2 or group.shape != (attrs.shape[1],):
+            raise InputError(f"word_rows: attrs must be 2-d and group must give each of its "
+                             f"columns a group in 0..{n_groups - 1}")
+        try:
+            return _decode.word_rows(self.index, self.params, attrs, group, n_groups)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
 
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
                allowed_transitions=None, allowed_start=None, allowed_end=None,
@@ -446,10 +414,11 @@ class LinearChain:
         self.check_corpus(corpus)
         masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
+        # One thread: one chunk (None), without making its bounds per call.
+        chunks = work_chunks(corpus.seq_ptr, threads) if threads > 1 else None
         try:
-            return _decode.decode_corpus(self.index, self.params, corpus.view(),
-                                         work_chunks(corpus.seq_ptr, threads), threads, masks,
-                                         word_rows)
+            return _decode.decode_corpus(self.index, self.params, corpus.view(), chunks,
+                                         threads, masks, word_rows)
         except FloatingPointError as exc:
             raise not_finite(exc.args[0], "best path score") from None
 

@@ -598,6 +598,17 @@ cdef struct Plan:
     Py_ssize_t n_groups
 
 
+cdef object _frozen(object a):
+    """``a`` as a read-only int32 array of its own: ``a`` itself when it is one already
+    (a featurizer's template arrays, passed call after call), else a read-only copy."""
+    if type(a) is np.ndarray and not a.flags.writeable and a.dtype == np.int32 \
+            and a.flags.c_contiguous and a.base is None:
+        return a
+    out = np.array(a, dtype=np.int32)
+    out.flags.writeable = False
+    return out
+
+
 cdef class WordMemo:
     """Ids of the memo templates per distinct string, from :meth:`KeyTable.word_memo`.
 
@@ -1006,21 +1017,16 @@ cdef class KeyTable:
         memo.table_size = self._size
         memo.n_words = n_words
         memo.n_memo = n_memo
-        memo.memo_col = np.array(memo_col, dtype=np.int32)
-        memo.memo_row = np.array(rows_np, dtype=np.int32)
+        memo.memo_col = _frozen(memo_col.base)
+        memo.memo_row = _frozen(rows_np)
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
         memo.ids = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
-        memo.pending = np.ones(max(n_words, 1), dtype=np.uint8)
+        pending_np = np.ones(max(n_words, 1), dtype=np.uint8)
+        memo.pending = pending_np
         if n_memo == 0 or n_words == 0:
             return memo
         cdef int32_t[:, ::1] ids = memo.ids
-        tmpl_memo_np = np.full(n_tmpl, -1, dtype=np.int32)
-        cdef int32_t[::1] tmpl_memo = tmpl_memo_np
-        j = 0
-        for t in range(n_tmpl):
-            if memo_col[t] >= 0:
-                tmpl_memo[j] = <int32_t> t
-                j += 1
+        cdef uint8_t[::1] pending = pending_np
         cdef Spec sp
         sp.n_slots = n_slots
         sp.hashes = &hashes[0] if n_str else NULL
@@ -1030,21 +1036,41 @@ cdef class KeyTable:
         sp.seeds = &tmpl_seed[0]
         sp.n_tmpl = n_tmpl
         cdef Py_ssize_t chunk = 256, n_wchunks = (n_words + chunk - 1) // chunk
-        bufs_np = np.empty((n_jobs, chunk * n_memo), dtype=np.uint64)
-        where_np = np.empty((n_jobs, chunk * n_memo), dtype=np.int64)
-        cdef uint64_t[:, ::1] bufs = bufs_np
-        cdef int64_t[:, ::1] where = where_np
-        if n_jobs == 1 and n_words * n_memo < GIL_MIN_KEYS:
-            for i in range(n_wchunks):  # a few words: the GIL kept (GIL_MIN_KEYS)
-                _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
-                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
-                            &bufs[0, 0], &where[0, 0])
-        else:
-            for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
-                _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
-                            &tmpl_memo[0], n_memo, i * chunk, min((i + 1) * chunk, n_words),
-                            &bufs[threadid(), 0], &where[threadid(), 0])
-        memo.pending = (memo.ids == -2).any(axis=1).view(np.uint8)
+        # Scratch in C, not NumPy: for the few words of one sentence, making
+        # arrays cost more than the lookups.  Each thread's keys of a chunk
+        # and where their ids go, then the memo templates in order.
+        cdef Py_ssize_t per_thread = chunk * n_memo
+        cdef uint64_t* bufs = <uint64_t*> malloc(n_jobs * per_thread * sizeof(uint64_t))
+        cdef int64_t* where = <int64_t*> malloc(n_jobs * per_thread * sizeof(int64_t))
+        cdef int32_t* tmpl_memo = <int32_t*> malloc(n_memo * sizeof(int32_t))
+        try:
+            if bufs == NULL or where == NULL or tmpl_memo == NULL:
+                raise MemoryError()
+            j = 0
+            for t in range(n_tmpl):
+                if memo_col[t] >= 0:
+                    tmpl_memo[j] = <int32_t> t
+                    j += 1
+            if n_jobs == 1 and n_words * n_memo < GIL_MIN_KEYS:
+                for i in range(n_wchunks):  # a few words: the GIL kept (GIL_MIN_KEYS)
+                    _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
+                                tmpl_memo, n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                                bufs, where)
+            else:
+                for i in prange(n_wchunks, nogil=True, schedule="static", num_threads=n_jobs):
+                    _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
+                                tmpl_memo, n_memo, i * chunk, min((i + 1) * chunk, n_words),
+                                bufs + threadid() * per_thread, where + threadid() * per_thread)
+        finally:
+            free(bufs)
+            free(where)
+            free(tmpl_memo)
+        for i in range(n_words):
+            pending[i] = 0
+            for j in range(n_memo):
+                if ids[i, j] == -2:
+                    pending[i] = 1
+                    break
         return memo
 
     def lookup_packed(self, const int32_t[:, ::1] cells not None,
@@ -1129,46 +1155,55 @@ cdef class KeyTable:
         cdef const uint8_t[::1] pending = memo.pending
         cdef int64_t[::1] ptr = ptr_np
         cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
-        # Each thread's keys of a block, and where their ids go.
-        bufs_np = np.empty((n_jobs, BLOCK * n_tmpl), dtype=np.uint64)
-        where_np = np.empty((n_jobs, BLOCK * n_tmpl), dtype=np.int64)
-        cdef uint64_t[:, ::1] bufs = bufs_np
-        cdef int64_t[:, ::1] where = where_np
-        # Packed, each thread's chunk is looked up into rows of its own
-        # (cached, and only the kept ids reach out's pages); else into out.
-        rows_np = np.empty((n_jobs if packed else 1, chunk * n_tmpl), dtype=np.int32)
-        counts_np = np.empty((n_jobs, chunk), dtype=np.int32)
-        cdef int32_t[:, ::1] rows = rows_np
-        cdef int32_t[:, ::1] counts = counts_np
-        if n_jobs == 1 and n_tok * n_tmpl < GIL_MIN_KEYS:
-            # A short sentence: the GIL kept (GIL_MIN_KEYS), one chunk after another.
-            for i in range(n_chunks):
-                self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
-                                 words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
-                                 &memo_row[0], &pending[0] if without_memo else NULL, &plan,
-                                 &rows[0, 0] if packed else &o[i * chunk, 0],
-                                 &counts[0, 0], &bufs[0, 0], &where[0, 0])
+        # Scratch in C, not NumPy (for one sentence, making arrays cost more
+        # than the lookups): each thread's keys of a block and where their ids
+        # go; packed, the rows its chunk is looked up into (cached, and only
+        # the kept ids reach out's pages; else into out) and their counts.
+        cdef Py_ssize_t span = min(chunk, n_tok), n_bufs = BLOCK * n_tmpl
+        cdef Py_ssize_t n_rows = span * n_tmpl if packed else 0
+        cdef uint64_t* bufs = <uint64_t*> malloc(n_jobs * n_bufs * sizeof(uint64_t))
+        cdef int64_t* where = <int64_t*> malloc(n_jobs * n_bufs * sizeof(int64_t))
+        cdef int32_t* rows = <int32_t*> malloc((n_jobs * n_rows + 1) * sizeof(int32_t))
+        cdef int32_t* counts = <int32_t*> malloc(n_jobs * span * sizeof(int32_t))
+        try:
+            if bufs == NULL or where == NULL or rows == NULL or counts == NULL:
+                raise MemoryError()
+            if n_jobs == 1 and n_tok * n_tmpl < GIL_MIN_KEYS:
+                # A short sentence: the GIL kept (GIL_MIN_KEYS), one chunk after another.
+                for i in range(n_chunks):
+                    self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
+                                     words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
+                                     &memo_row[0], &pending[0] if without_memo else NULL,
+                                     &plan, rows if packed else &o[i * chunk, 0], counts, bufs,
+                                     where)
+                    if packed:
+                        _compact(rows, counts, &o[0, 0], n_tmpl, i * chunk,
+                                 min((i + 1) * chunk, n_tok), &ptr[0])
                 if packed:
-                    _compact(&rows[0, 0], &counts[0, 0], &o[0, 0], n_tmpl,
-                             i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
-            if not packed:
-                return out
-            _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
-            return out.reshape(-1)[:ptr[n_tok]], ptr_np
-        for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
-            self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
-                             words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
-                             &memo_row[0], &pending[0] if without_memo else NULL, &plan,
-                             &rows[threadid(), 0] if packed else &o[i * chunk, 0],
-                             &counts[threadid(), 0], &bufs[threadid(), 0],
-                             &where[threadid(), 0])
-            if packed:
-                _compact(&rows[threadid(), 0], &counts[threadid(), 0], &o[0, 0], n_tmpl,
-                         i * chunk, min((i + 1) * chunk, n_tok), &ptr[0])
+                    _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
+            else:
+                for i in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
+                    self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok),
+                                     &words[0, 0], words.shape[1], &mids[0, 0], memo.n_memo,
+                                     &memo_col[0], &memo_row[0],
+                                     &pending[0] if without_memo else NULL, &plan,
+                                     rows + threadid() * n_rows if packed else &o[i * chunk, 0],
+                                     counts + threadid() * span, bufs + threadid() * n_bufs,
+                                     where + threadid() * n_bufs)
+                    if packed:
+                        _compact(rows + threadid() * n_rows, counts + threadid() * span,
+                                 &o[0, 0], n_tmpl, i * chunk, min((i + 1) * chunk, n_tok),
+                                 &ptr[0])
+                if packed:
+                    with nogil:
+                        _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
+        finally:
+            free(bufs)
+            free(where)
+            free(rows)
+            free(counts)
         if not packed:
             return out
-        with nogil:
-            _gather(&o[0, 0], n_tmpl, n_tok, chunk, &ptr[0])
         return out.reshape(-1)[:ptr[n_tok]], ptr_np
 
     cdef tuple _plan_arrays(self, const Spec* sp, Py_ssize_t n_cells, memo_col, memo_row):

@@ -293,6 +293,38 @@ cdef class Values:
             memcpy(&o[0], self._hash, self._n * sizeof(uint64_t))
         return out
 
+    def hash_classes(self, const int32_t[:, ::1] word_slots not None, Py_ssize_t slot,
+                     dict table not None, str unknown not None, uint64_t[::1] hashes not None):
+        """Write ``hashes[ids[w]]`` = the hash of ``table.get(string(w).lower(), unknown)``
+        for every string ``w`` with ``ids[w] >= 0``, ``ids = word_slots[:, slot]``.
+
+        The tag dictionary's classes of a featurizer's words
+        (``TemplateFeaturizer._tags_hashed``), hashed as
+        :func:`cseq.features._templates.hash_strings` hashes (UTF-8 with
+        surrogates passed), in one pass without the lists and NumPy
+        temporaries that cost more than the lookups for one sentence.
+        """
+        cdef int64_t w, n = word_slots.shape[0]
+        cdef int32_t i
+        cdef bytes b
+        if n > self._n or not 0 <= slot < word_slots.shape[1]:
+            raise ValueError("Values.hash_classes: word_slots does not fit the strings")
+        for w in range(n):
+            if word_slots[w, slot] >= hashes.shape[0]:
+                raise ValueError("Values.hash_classes: id out of range of hashes")
+        for w in range(n):
+            i = word_slots[w, slot]
+            if i < 0:
+                continue
+            word = PyUnicode_DecodeUTF8(<const char*> self._arena + self._offs[w],
+                                        self._offs[w + 1] - self._offs[w], "surrogatepass")
+            cls = table.get(word.lower(), unknown)
+            if type(cls) is not str:
+                raise TypeError(f"Values.hash_classes: the class of {word!r} is not a str")
+            b = (<str> cls).encode("utf-8", "surrogatepass")
+            hashes[i] = hash_bytes(<const uint8_t*> (<char*> b), len(b))
+        return None
+
     def strings(self, ids=None):
         """The strings with the given ids (all of them by default), as str."""
         cdef int64_t i, a

@@ -298,6 +298,8 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
+        # Read-only: each word memo then keeps these arrays instead of copies.
+        self._memo_col.flags.writeable = self._memo_row.flags.writeable = False
         # The memo templates grouped by the (column, row) they read, for
         # TransformChunks.memo_attributes: fixed by the templates, so built here
         # once rather than per transform.
@@ -378,12 +380,9 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         """:meth:`_tags_interned` for :meth:`_intern_lookup`'s hashed values: the
         hash of each cell string's class, by the fitted dictionary."""
         for k, s in enumerate(self._tag_slots):
-            ids = data.word_slots[:, s]
-            present = np.flatnonzero(ids >= 0)
-            table = self._tags.tables[k]  # type: ignore[union-attr]
-            classes = [table.get(w.lower(), UNKNOWN_CLASS)
-                       for w in data.values.strings(present.tolist())]
-            data.hashes[ids[present]] = _templates.hash_strings(classes)
+            data.values.hash_classes(data.word_slots, s,
+                                     self._tags.tables[k],  # type: ignore[union-attr]
+                                     UNKNOWN_CLASS, data.hashes)
 
     # -- interning ---------------------------------------------------------------
 
