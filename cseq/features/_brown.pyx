@@ -1,0 +1,423 @@
+# cython: language_level=3
+"""Brown clustering of integer word ids (Liang 2005's exchange-free greedy algorithm).
+
+The kernel knows no strings: :mod:`cseq.features.clusters` interns the words,
+numbers them by falling frequency and gives the adjacent-pair counts.  The
+``n_clusters`` most frequent words start as clusters of their own; each
+further word comes in as a new cluster and the two clusters whose merge
+loses the least average mutual information (AMI) are merged, so that at most
+``n_clusters + 1`` clusters are ever active.  When every word is in, the
+``n_clusters`` clusters left are merged the same way down to one: those last
+merges are the binary tree whose paths are the words' bit strings.
+
+With ``P(s, t)`` the share of adjacent pairs that are cluster ``s`` then
+cluster ``t`` and ``p(s)`` the share of tokens in ``s`` (the words' own
+counts, as Liang's ``wcluster`` takes them),
+``q(s, t) = P(s, t) log(P(s, t) / (p(s) p(t)))`` and ``AMI = sum q``.  Per
+active slot ``s`` the kernel keeps ``rowcol[s]``, the AMI terms that involve
+``s``, and per pair ``m[s, t] = q(s, t) + q(t, s) + (the terms of s + t
+merged)``, so the loss of merging ``s`` and ``t`` is
+``rowcol[s] + rowcol[t] - m[s, t]``.  A new word or a merge changes ``m``
+only for pairs that touch the slots involved (Brown et al.'s update), and the
+merged or new slot's pairs are recomputed: ``O(C^2)`` per word, ``O(V C^2)``
+in all.  ``P log P`` is cached per pair, so a logarithm is taken only where
+two non-zero counts add up.
+
+Ties are broken by the clusters' representative words (the lowest word id
+in each): the pair whose ``(lower, higher)`` representatives are smallest
+wins, so the result depends on nothing but the input.
+
+References
+----------
+.. [1] P. F. Brown, V. J. Della Pietra, P. V. deSouza, J. C. Lai, R. L.
+   Mercer, "Class-based n-gram models of natural language", Computational
+   Linguistics 18(4), 1992.
+.. [2] P. Liang, "Semi-supervised learning for natural language", MEng
+   thesis, MIT, 2005 (section 3.2; the ``wcluster`` program).
+"""
+
+from libc.math cimport log
+
+import numpy as np
+
+
+cdef inline double xlogx(double p) noexcept nogil:
+    return p * log(p) if p > 0.0 else 0.0
+
+
+cdef inline double hsum(double a, double ha, double b, double hb) noexcept nogil:
+    """``(a + b) log(a + b)`` from the cached ``a log a`` and ``b log b``: a log only if both count."""
+    if a == 0.0:
+        return hb
+    if b == 0.0:
+        return ha
+    return xlogx(a + b)
+
+
+cdef class BrownClusterer:
+    """The clustering of one corpus, run a number of merges at a time.
+
+    Parameters
+    ----------
+    word_count : float64 (n_words,)
+        Each word's token count, words numbered by falling count (the
+        order in which they come in), every count > 0.
+    pair_ptr : int64 (n_words + 1,)
+        Pairs ``pair_ptr[w] .. pair_ptr[w + 1]`` are those whose later word
+        (the larger id) is ``w``: counted when ``w`` comes in.
+    pair_left, pair_right : int32 (n_pairs,)
+        The first and second word of each adjacent pair (each distinct pair once).
+    pair_count : float64 (n_pairs,)
+        How often each pair occurs.
+    n_clusters : int
+        Clusters kept while words come in (``C``), at least 1.
+
+    Notes
+    -----
+    The Python layer checks every argument (:func:`cseq.features.clusters.brown_clusters`);
+    the constructor checks shapes and ranges once, then :meth:`advance` runs
+    unchecked without the GIL.
+    """
+
+    cdef readonly int n_words, n_clusters, n_merges, merges_done
+    cdef int n_slots, next_word, free_slot, next_node, n_leaves
+    cdef double ami, _scale
+    cdef const double[::1] wcount, pcount
+    cdef const long long[::1] ptr
+    cdef const int[::1] left, right
+    cdef double[:, ::1] p2, h2, m, lu
+    cdef double[::1] p1, lp1, rowcol
+    cdef int[::1] rep, active, root, slot_of, node, mark, leaf_of_word
+    cdef int[:, ::1] pairs, tree
+    cdef double[::1] ami_trace
+
+    def __init__(self, const double[::1] word_count, const long long[::1] pair_ptr,
+                 const int[::1] pair_left, const int[::1] pair_right,
+                 const double[::1] pair_count, int n_clusters):
+        cdef Py_ssize_t V = word_count.shape[0], k, e, n_pairs
+        cdef int a, b
+        if V < 1 or n_clusters < 1:
+            raise ValueError("need at least one word and one cluster")
+        if pair_ptr.shape[0] != V + 1 or pair_ptr[0] != 0:
+            raise ValueError("pair_ptr must have n_words + 1 entries, starting at 0")
+        n_pairs = pair_left.shape[0]
+        if pair_right.shape[0] != n_pairs or pair_count.shape[0] != n_pairs or pair_ptr[V] != n_pairs:
+            raise ValueError("pair arrays differ in length")
+        for k in range(V):
+            if not word_count[k] > 0.0:
+                raise ValueError("word counts must be > 0")
+            if pair_ptr[k + 1] < pair_ptr[k]:
+                raise ValueError("pair_ptr must not decrease")
+            for e in range(pair_ptr[k], pair_ptr[k + 1]):
+                a, b = pair_left[e], pair_right[e]
+                if not (0 <= a <= k and 0 <= b <= k and (a == k or b == k)) or not pair_count[e] > 0.0:
+                    raise ValueError(f"pair {e} is not a pair of word {k} with an earlier word")
+        self.wcount, self.ptr, self.left, self.right, self.pcount = (
+            word_count, pair_ptr, pair_left, pair_right, pair_count)
+        self.n_words = <int>V
+        self.n_clusters = <int>min(n_clusters, V)
+        self.n_slots = self.n_clusters + 1
+        self.n_merges = self.n_words - 1
+        S = self.n_slots
+        self.p2 = np.zeros((S, S))
+        self.h2 = np.zeros((S, S))
+        self.m = np.zeros((S, S))
+        self.lu = np.zeros((S, S))
+        self.p1 = np.zeros(S)
+        self.lp1 = np.zeros(S)
+        self.rowcol = np.zeros(S)
+        self.rep = np.full(S, -1, dtype=np.int32)
+        self.active = np.zeros(S, dtype=np.int32)
+        self.node = np.full(S, -1, dtype=np.int32)
+        self.mark = np.zeros(S, dtype=np.int32)
+        self.root = np.arange(V, dtype=np.int32)
+        self.slot_of = np.full(V, -1, dtype=np.int32)
+        self.leaf_of_word = np.full(V, -1, dtype=np.int32)
+        self.pairs = np.zeros((max(self.n_merges, 0), 2), dtype=np.int32)
+        self.ami_trace = np.zeros(max(self.n_merges, 0))
+        self.tree = np.zeros((max(self.n_clusters - 1, 0), 2), dtype=np.int32)
+        with nogil:
+            self._start()
+
+    # -- the quantities ---------------------------------------------------------
+
+    cdef inline double q(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
+        return self.h2[s, t] - self.p2[s, t] * (self.lp1[s] + self.lp1[t])
+
+    cdef double _rowcol(self, Py_ssize_t s) noexcept nogil:
+        """The AMI terms that involve slot ``s`` (its own term once)."""
+        cdef Py_ssize_t d
+        cdef double total = 0.0
+        for d in range(self.n_slots):
+            if self.active[d]:
+                total += self.q(s, d) + self.q(d, s)
+        return total - self.q(s, s)
+
+    cdef double _pair(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
+        """``m[s, t]``: ``q(s, t) + q(t, s)`` plus every AMI term of ``s + t`` merged."""
+        cdef Py_ssize_t d
+        cdef double lu = self.lu[s, t], a, b, total, pss
+        total = self.q(s, t) + self.q(t, s)
+        for d in range(self.n_slots):
+            if not self.active[d] or d == s or d == t:
+                continue
+            a = self.p2[s, d] + self.p2[t, d]
+            b = self.p2[d, s] + self.p2[d, t]
+            if a > 0.0:
+                total += hsum(self.p2[s, d], self.h2[s, d], self.p2[t, d], self.h2[t, d]) \
+                    - a * (lu + self.lp1[d])
+            if b > 0.0:
+                total += hsum(self.p2[d, s], self.h2[d, s], self.p2[d, t], self.h2[d, t]) \
+                    - b * (lu + self.lp1[d])
+        pss = self.p2[s, s] + self.p2[s, t] + self.p2[t, s] + self.p2[t, t]
+        return total + xlogx(pss) - 2.0 * pss * lu
+
+    cdef void _refresh_slot(self, Py_ssize_t s) noexcept nogil:
+        """Recompute the cached logs of slot ``s``'s row and column after its counts changed."""
+        cdef Py_ssize_t d
+        self.lp1[s] = log(self.p1[s])
+        for d in range(self.n_slots):
+            self.h2[s, d] = xlogx(self.p2[s, d])
+            self.h2[d, s] = xlogx(self.p2[d, s])
+            if self.active[d]:
+                self.lu[s, d] = self.lu[d, s] = log(self.p1[s] + self.p1[d])
+
+    cdef void _all_rowcol(self) noexcept nogil:
+        cdef Py_ssize_t s
+        for s in range(self.n_slots):
+            self.rowcol[s] = self._rowcol(s) if self.active[s] else 0.0
+
+    cdef void _pairs_of(self, Py_ssize_t s) noexcept nogil:
+        """Recompute ``m`` for every pair with slot ``s``."""
+        cdef Py_ssize_t t
+        for t in range(self.n_slots):
+            if self.active[t] and t != s:
+                if s < t:
+                    self.m[s, t] = self._pair(s, t)
+                else:
+                    self.m[t, s] = self._pair(t, s)
+
+    cdef int find(self, int w) noexcept nogil:
+        """The representative word of ``w``'s cluster (path halving)."""
+        while self.root[w] != w:
+            self.root[w] = self.root[self.root[w]]
+            w = self.root[w]
+        return w
+
+    cdef void _place(self, int w, Py_ssize_t s) noexcept nogil:
+        """Word ``w`` comes in as a cluster of its own in the empty slot ``s``."""
+        cdef Py_ssize_t e
+        cdef int a, b
+        cdef double c
+        self.active[s] = 1
+        self.rep[s] = w
+        self.slot_of[w] = <int>s
+        self.p1[s] = self.wcount[w]
+        for e in range(self.ptr[w], self.ptr[w + 1]):
+            a = self.slot_of[self.find(self.left[e])]
+            b = self.slot_of[self.find(self.right[e])]
+            self.p2[a, b] += self.pcount[e]
+
+    cdef void _start(self) noexcept nogil:
+        cdef Py_ssize_t s, t, e
+        cdef double total = 0.0
+        cdef int w
+        # Probabilities over the tokens counted: counts scaled once here.
+        for w in range(self.n_words):
+            total += self.wcount[w]
+        for w in range(self.n_clusters):
+            self._place(w, w)
+        self.next_word = self.n_clusters
+        self.free_slot = self.n_clusters
+        self._scale = 1.0 / total
+        for s in range(self.n_clusters):
+            self.p1[s] *= self._scale
+            for t in range(self.n_clusters):
+                self.p2[s, t] *= self._scale
+        for s in range(self.n_clusters):
+            self._refresh_slot(s)
+        self._all_rowcol()
+        for s in range(self.n_clusters):
+            for t in range(s + 1, self.n_clusters):
+                self.m[s, t] = self._pair(s, t)
+        self.ami = 0.0
+        for s in range(self.n_clusters):
+            for t in range(self.n_clusters):
+                self.ami += self.q(s, t)
+        if self.next_word == self.n_words:
+            self._leaves()
+
+    cdef void _leaves(self) noexcept nogil:
+        """Number the clusters left (the tree's leaves) by their representatives and
+        give every word its leaf."""
+        cdef Py_ssize_t s, t, best
+        cdef int w, n = 0
+        for s in range(self.n_slots):
+            self.node[s] = -1
+        while True:
+            best = -1
+            for s in range(self.n_slots):
+                if self.active[s] and self.node[s] < 0 and (best < 0 or self.rep[s] < self.rep[best]):
+                    best = s
+            if best < 0:
+                break
+            self.node[best] = n
+            n += 1
+        self.n_leaves = n
+        self.next_node = n
+        for w in range(self.n_words):
+            self.leaf_of_word[w] = self.node[self.slot_of[self.find(w)]]
+
+    cdef void _add_word(self) noexcept nogil:
+        """The next word comes in as a new cluster in the free slot."""
+        cdef Py_ssize_t f = self.free_slot, s, t, S = self.n_slots
+        cdef int w = self.next_word
+        cdef double a, b, lu
+        self._place(w, f)
+        self.p1[f] *= self._scale
+        for s in range(S):
+            self.p2[f, s] *= self._scale
+            if s != f:
+                self.p2[s, f] *= self._scale
+        self._refresh_slot(f)
+        # Pairs (s, t) that see the new slot gain its terms with s + t merged.
+        for s in range(S):
+            self.mark[s] = 1 if (self.active[s] and s != f
+                                 and (self.p2[s, f] > 0.0 or self.p2[f, s] > 0.0)) else 0
+        for s in range(S):
+            if not self.mark[s]:
+                continue
+            for t in range(S):
+                if not self.active[t] or t == f or t == s or (self.mark[t] and t < s):
+                    continue
+                a = self.p2[s, f] + self.p2[t, f]
+                b = self.p2[f, s] + self.p2[f, t]
+                lu = self.lu[s, t]
+                self.m[min(s, t), max(s, t)] += (
+                    hsum(self.p2[s, f], self.h2[s, f], self.p2[t, f], self.h2[t, f]) - a * (lu + self.lp1[f])
+                    + hsum(self.p2[f, s], self.h2[f, s], self.p2[f, t], self.h2[f, t]) - b * (lu + self.lp1[f]))
+        self._all_rowcol()
+        self._pairs_of(f)
+        self.ami += self.rowcol[f]
+        self.next_word += 1
+
+    cdef void _merge_best(self) noexcept nogil:
+        """Merge the active pair of least AMI loss (ties: smallest representatives)."""
+        cdef Py_ssize_t s, t, i = -1, j = -1, d, S = self.n_slots
+        cdef double loss, best = 0.0, ai, aj, bi, bj, lu, li, lj, lij, old, new
+        cdef int r0, r1, b0 = 0, b1 = 0, keep, gone
+        cdef Py_ssize_t k
+        for s in range(S):
+            if not self.active[s]:
+                continue
+            for t in range(s + 1, S):
+                if not self.active[t]:
+                    continue
+                loss = self.rowcol[s] + self.rowcol[t] - self.m[s, t]
+                r0, r1 = min(self.rep[s], self.rep[t]), max(self.rep[s], self.rep[t])
+                if i < 0 or loss < best or (loss == best and (r0 < b0 or (r0 == b0 and r1 < b1))):
+                    best, i, j, b0, b1 = loss, s, t, r0, r1
+        k = self.merges_done
+        self.pairs[k, 0], self.pairs[k, 1] = b0, b1
+        self.ami -= best
+        self.ami_trace[k] = self.ami
+        if self.n_leaves > 0:
+            # The tree: the child with the smaller representative is bit 0.
+            if self.rep[i] < self.rep[j]:
+                self.tree[self.next_node - self.n_leaves, 0] = self.node[i]
+                self.tree[self.next_node - self.n_leaves, 1] = self.node[j]
+            else:
+                self.tree[self.next_node - self.n_leaves, 0] = self.node[j]
+                self.tree[self.next_node - self.n_leaves, 1] = self.node[i]
+            self.node[i] = self.next_node
+            self.next_node += 1
+        # Pairs that see i or j: their terms with i and j become terms with i + j.
+        li, lj, lij = self.lp1[i], self.lp1[j], self.lu[i, j]
+        for s in range(S):
+            self.mark[s] = 1 if (self.active[s] and s != i and s != j and (
+                self.p2[s, i] > 0.0 or self.p2[i, s] > 0.0
+                or self.p2[s, j] > 0.0 or self.p2[j, s] > 0.0)) else 0
+        for s in range(S):
+            if not self.mark[s]:
+                continue
+            for t in range(S):
+                if not self.active[t] or t == i or t == j or t == s or (self.mark[t] and t < s):
+                    continue
+                lu = self.lu[s, t]
+                ai = self.p2[s, i] + self.p2[t, i]
+                aj = self.p2[s, j] + self.p2[t, j]
+                bi = self.p2[i, s] + self.p2[i, t]
+                bj = self.p2[j, s] + self.p2[j, t]
+                old = (hsum(self.p2[s, i], self.h2[s, i], self.p2[t, i], self.h2[t, i]) - ai * (lu + li)
+                       + hsum(self.p2[i, s], self.h2[i, s], self.p2[i, t], self.h2[i, t]) - bi * (lu + li)
+                       + hsum(self.p2[s, j], self.h2[s, j], self.p2[t, j], self.h2[t, j]) - aj * (lu + lj)
+                       + hsum(self.p2[j, s], self.h2[j, s], self.p2[j, t], self.h2[j, t]) - bj * (lu + lj))
+                new = xlogx(ai + aj) - (ai + aj) * (lu + lij) + xlogx(bi + bj) - (bi + bj) * (lu + lij)
+                self.m[min(s, t), max(s, t)] += new - old
+        # j's counts into i; j's slot emptied for the next word.
+        for d in range(S):
+            self.p2[i, d] += self.p2[j, d]
+        for d in range(S):
+            self.p2[d, i] += self.p2[d, j]
+        for d in range(S):
+            self.p2[j, d] = self.p2[d, j] = 0.0
+            self.h2[j, d] = self.h2[d, j] = 0.0
+            self.m[min(j, d), max(j, d)] = 0.0
+        self.p1[i] += self.p1[j]
+        self.active[j] = 0
+        keep, gone = self.rep[i], self.rep[j]
+        if gone < keep:
+            keep, gone = gone, keep
+        self.root[gone] = keep
+        self.slot_of[keep] = <int>i
+        self.rep[i] = keep
+        self.rep[j] = -1
+        self.free_slot = j
+        self._refresh_slot(i)
+        self._all_rowcol()
+        self._pairs_of(i)
+        self.merges_done += 1
+
+    cdef void _step(self) noexcept nogil:
+        if self.next_word < self.n_words:
+            self._add_word()
+            self._merge_best()
+            if self.next_word == self.n_words:
+                self._leaves()
+        else:
+            self._merge_best()
+
+    def advance(self, Py_ssize_t n_merges):
+        """Run up to ``n_merges`` more merges without the GIL; returns how many ran.
+
+        A word's coming in and the merge after it count as one.
+        """
+        cdef Py_ssize_t k, n = min(max(n_merges, 0), self.n_merges - self.merges_done)
+        with nogil:
+            for k in range(n):
+                self._step()
+        return n
+
+    @property
+    def done(self):
+        """Whether every merge has run."""
+        return self.merges_done == self.n_merges
+
+    def result(self):
+        """``(leaf_of_word, tree)`` once :attr:`done`.
+
+        ``leaf_of_word`` int32 (n_words,): each word's cluster, numbered
+        ``0 .. n_leaves - 1`` by representative; ``tree`` int32
+        (n_leaves - 1, 2): merge ``k`` makes node ``n_leaves + k`` of the
+        children ``tree[k, 0]`` (bit 0) and ``tree[k, 1]`` (bit 1).
+        """
+        if not self.done:
+            raise ValueError("the clustering has merges left to run")
+        return (np.asarray(self.leaf_of_word).copy(),
+                np.asarray(self.tree)[:self.n_leaves - 1].copy())
+
+    def trace(self):
+        """``(pairs, ami)`` of the merges run so far: the representatives of the
+        two clusters merged (lower first) and the AMI after each merge."""
+        k = self.merges_done
+        return np.asarray(self.pairs)[:k].copy(), np.asarray(self.ami_trace)[:k].copy()
