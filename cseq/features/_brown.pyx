@@ -85,7 +85,7 @@ cdef class BrownClusterer:
     cdef const double[::1] wcount, pcount
     cdef const long long[::1] ptr
     cdef const int[::1] left, right
-    cdef double[:, ::1] p2, h2, m, lu
+    cdef double[:, ::1] p2, pt, h2, ht, m, lu
     cdef double[::1] p1, lp1, rowcol
     cdef int[::1] rep, active, root, slot_of, node, mark, leaf_of_word
     cdef int[:, ::1] pairs, tree
@@ -121,6 +121,8 @@ cdef class BrownClusterer:
         S = self.n_slots
         self.p2 = np.zeros((S, S))
         self.h2 = np.zeros((S, S))
+        self.pt = np.zeros((S, S))
+        self.ht = np.zeros((S, S))
         self.m = np.zeros((S, S))
         self.lu = np.zeros((S, S))
         self.p1 = np.zeros(S)
@@ -140,52 +142,69 @@ cdef class BrownClusterer:
             self._start()
 
     # -- the quantities ---------------------------------------------------------
+    # p2[s, t] and its transpose pt[t, s] (likewise h2 and ht, the cached
+    # P log P) are both kept so that every loop over a slot's neighbours reads
+    # a row: the column of a (C+1)^2 matrix is a cache miss per entry.
 
     cdef inline double q(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
         return self.h2[s, t] - self.p2[s, t] * (self.lp1[s] + self.lp1[t])
 
+    cdef inline void _set(self, Py_ssize_t s, Py_ssize_t t, double p) noexcept nogil:
+        self.p2[s, t] = p
+        self.pt[t, s] = p
+
     cdef double _rowcol(self, Py_ssize_t s) noexcept nogil:
         """The AMI terms that involve slot ``s`` (its own term once)."""
         cdef Py_ssize_t d
-        cdef double total = 0.0
+        cdef double total = 0.0, ls = self.lp1[s]
+        cdef double* ps = &self.p2[s, 0]
+        cdef double* hs = &self.h2[s, 0]
+        cdef double* qs = &self.pt[s, 0]
+        cdef double* gs = &self.ht[s, 0]
         for d in range(self.n_slots):
             if self.active[d]:
-                total += self.q(s, d) + self.q(d, s)
+                total += hs[d] + gs[d] - (ps[d] + qs[d]) * (ls + self.lp1[d])
         return total - self.q(s, s)
 
     cdef double _pair(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
         """``m[s, t]``: ``q(s, t) + q(t, s)`` plus every AMI term of ``s + t`` merged."""
         cdef Py_ssize_t d
         cdef double lu = self.lu[s, t], a, b, total, pss
+        cdef double* ps = &self.p2[s, 0]
+        cdef double* pt = &self.p2[t, 0]
+        cdef double* hs = &self.h2[s, 0]
+        cdef double* ht = &self.h2[t, 0]
+        cdef double* qs = &self.pt[s, 0]
+        cdef double* qt = &self.pt[t, 0]
+        cdef double* gs = &self.ht[s, 0]
+        cdef double* gt = &self.ht[t, 0]
         total = self.q(s, t) + self.q(t, s)
         for d in range(self.n_slots):
             if not self.active[d] or d == s or d == t:
                 continue
-            a = self.p2[s, d] + self.p2[t, d]
-            b = self.p2[d, s] + self.p2[d, t]
+            a = ps[d] + pt[d]
+            b = qs[d] + qt[d]
             if a > 0.0:
-                total += hsum(self.p2[s, d], self.h2[s, d], self.p2[t, d], self.h2[t, d]) \
-                    - a * (lu + self.lp1[d])
+                total += hsum(ps[d], hs[d], pt[d], ht[d]) - a * (lu + self.lp1[d])
             if b > 0.0:
-                total += hsum(self.p2[d, s], self.h2[d, s], self.p2[d, t], self.h2[d, t]) \
-                    - b * (lu + self.lp1[d])
-        pss = self.p2[s, s] + self.p2[s, t] + self.p2[t, s] + self.p2[t, t]
+                total += hsum(qs[d], gs[d], qt[d], gt[d]) - b * (lu + self.lp1[d])
+        pss = ps[s] + ps[t] + pt[s] + pt[t]
         return total + xlogx(pss) - 2.0 * pss * lu
 
     cdef void _refresh_slot(self, Py_ssize_t s) noexcept nogil:
         """Recompute the cached logs of slot ``s``'s row and column after its counts changed."""
         cdef Py_ssize_t d
+        cdef double h
         self.lp1[s] = log(self.p1[s])
         for d in range(self.n_slots):
-            self.h2[s, d] = xlogx(self.p2[s, d])
-            self.h2[d, s] = xlogx(self.p2[d, s])
+            h = xlogx(self.p2[s, d])
+            self.h2[s, d] = h
+            self.ht[d, s] = h
+            h = xlogx(self.pt[s, d])
+            self.ht[s, d] = h
+            self.h2[d, s] = h
             if self.active[d]:
                 self.lu[s, d] = self.lu[d, s] = log(self.p1[s] + self.p1[d])
-
-    cdef void _all_rowcol(self) noexcept nogil:
-        cdef Py_ssize_t s
-        for s in range(self.n_slots):
-            self.rowcol[s] = self._rowcol(s) if self.active[s] else 0.0
 
     cdef void _pairs_of(self, Py_ssize_t s) noexcept nogil:
         """Recompute ``m`` for every pair with slot ``s``."""
@@ -208,36 +227,31 @@ cdef class BrownClusterer:
         """Word ``w`` comes in as a cluster of its own in the empty slot ``s``."""
         cdef Py_ssize_t e
         cdef int a, b
-        cdef double c
         self.active[s] = 1
         self.rep[s] = w
         self.slot_of[w] = <int>s
-        self.p1[s] = self.wcount[w]
+        self.p1[s] = self.wcount[w] * self._scale
         for e in range(self.ptr[w], self.ptr[w + 1]):
             a = self.slot_of[self.find(self.left[e])]
             b = self.slot_of[self.find(self.right[e])]
-            self.p2[a, b] += self.pcount[e]
+            self._set(a, b, self.p2[a, b] + self.pcount[e] * self._scale)
 
     cdef void _start(self) noexcept nogil:
-        cdef Py_ssize_t s, t, e
+        cdef Py_ssize_t s, t
         cdef double total = 0.0
         cdef int w
-        # Probabilities over the tokens counted: counts scaled once here.
+        # Probabilities over the tokens counted.
         for w in range(self.n_words):
             total += self.wcount[w]
+        self._scale = 1.0 / total
         for w in range(self.n_clusters):
             self._place(w, w)
         self.next_word = self.n_clusters
         self.free_slot = self.n_clusters
-        self._scale = 1.0 / total
-        for s in range(self.n_clusters):
-            self.p1[s] *= self._scale
-            for t in range(self.n_clusters):
-                self.p2[s, t] *= self._scale
         for s in range(self.n_clusters):
             self._refresh_slot(s)
-        self._all_rowcol()
         for s in range(self.n_clusters):
+            self.rowcol[s] = self._rowcol(s)
             for t in range(s + 1, self.n_clusters):
                 self.m[s, t] = self._pair(s, t)
         self.ami = 0.0
@@ -250,7 +264,7 @@ cdef class BrownClusterer:
     cdef void _leaves(self) noexcept nogil:
         """Number the clusters left (the tree's leaves) by their representatives and
         give every word its leaf."""
-        cdef Py_ssize_t s, t, best
+        cdef Py_ssize_t s, best
         cdef int w, n = 0
         for s in range(self.n_slots):
             self.node[s] = -1
@@ -271,51 +285,52 @@ cdef class BrownClusterer:
     cdef void _add_word(self) noexcept nogil:
         """The next word comes in as a new cluster in the free slot."""
         cdef Py_ssize_t f = self.free_slot, s, t, S = self.n_slots
-        cdef int w = self.next_word
-        cdef double a, b, lu
-        self._place(w, f)
-        self.p1[f] *= self._scale
-        for s in range(S):
-            self.p2[f, s] *= self._scale
-            if s != f:
-                self.p2[s, f] *= self._scale
+        cdef double a, b, lu, lf
+        cdef double* cf = &self.pt[f, 0]  # p2[., f]
+        cdef double* rf = &self.p2[f, 0]  # p2[f, .]
+        cdef double* gf = &self.ht[f, 0]
+        cdef double* hf = &self.h2[f, 0]
+        self._place(self.next_word, f)
         self._refresh_slot(f)
+        lf = self.lp1[f]
         # Pairs (s, t) that see the new slot gain its terms with s + t merged.
         for s in range(S):
-            self.mark[s] = 1 if (self.active[s] and s != f
-                                 and (self.p2[s, f] > 0.0 or self.p2[f, s] > 0.0)) else 0
+            self.mark[s] = 1 if (self.active[s] and s != f and (cf[s] > 0.0 or rf[s] > 0.0)) else 0
         for s in range(S):
             if not self.mark[s]:
                 continue
             for t in range(S):
                 if not self.active[t] or t == f or t == s or (self.mark[t] and t < s):
                     continue
-                a = self.p2[s, f] + self.p2[t, f]
-                b = self.p2[f, s] + self.p2[f, t]
+                a = cf[s] + cf[t]
+                b = rf[s] + rf[t]
                 lu = self.lu[s, t]
-                self.m[min(s, t), max(s, t)] += (
-                    hsum(self.p2[s, f], self.h2[s, f], self.p2[t, f], self.h2[t, f]) - a * (lu + self.lp1[f])
-                    + hsum(self.p2[f, s], self.h2[f, s], self.p2[f, t], self.h2[f, t]) - b * (lu + self.lp1[f]))
-        self._all_rowcol()
+                self.m[min(s, t), max(s, t)] += (hsum(cf[s], gf[s], cf[t], gf[t]) - a * (lu + lf)
+                                                 + hsum(rf[s], hf[s], rf[t], hf[t]) - b * (lu + lf))
+            self.rowcol[s] += self.q(s, f) + self.q(f, s)
+        self.rowcol[f] = self._rowcol(f)
         self._pairs_of(f)
         self.ami += self.rowcol[f]
         self.next_word += 1
 
     cdef void _merge_best(self) noexcept nogil:
         """Merge the active pair of least AMI loss (ties: smallest representatives)."""
-        cdef Py_ssize_t s, t, i = -1, j = -1, d, S = self.n_slots
+        cdef Py_ssize_t s, t, i = -1, j = -1, d, S = self.n_slots, k
         cdef double loss, best = 0.0, ai, aj, bi, bj, lu, li, lj, lij, old, new
         cdef int r0, r1, b0 = 0, b1 = 0, keep, gone
-        cdef Py_ssize_t k
+        cdef double* row
         for s in range(S):
             if not self.active[s]:
                 continue
+            row = &self.m[s, 0]
             for t in range(s + 1, S):
                 if not self.active[t]:
                     continue
-                loss = self.rowcol[s] + self.rowcol[t] - self.m[s, t]
+                loss = self.rowcol[s] + self.rowcol[t] - row[t]
+                if i >= 0 and loss > best:
+                    continue
                 r0, r1 = min(self.rep[s], self.rep[t]), max(self.rep[s], self.rep[t])
-                if i < 0 or loss < best or (loss == best and (r0 < b0 or (r0 == b0 and r1 < b1))):
+                if i < 0 or loss < best or (r0 < b0 or (r0 == b0 and r1 < b1)):
                     best, i, j, b0, b1 = loss, s, t, r0, r1
         k = self.merges_done
         self.pairs[k, 0], self.pairs[k, 1] = b0, b1
@@ -332,11 +347,18 @@ cdef class BrownClusterer:
             self.node[i] = self.next_node
             self.next_node += 1
         # Pairs that see i or j: their terms with i and j become terms with i + j.
+        cdef double* ci = &self.pt[i, 0]
+        cdef double* cj = &self.pt[j, 0]
+        cdef double* ri = &self.p2[i, 0]
+        cdef double* rj = &self.p2[j, 0]
+        cdef double* gi = &self.ht[i, 0]
+        cdef double* gj = &self.ht[j, 0]
+        cdef double* hi = &self.h2[i, 0]
+        cdef double* hj = &self.h2[j, 0]
         li, lj, lij = self.lp1[i], self.lp1[j], self.lu[i, j]
         for s in range(S):
             self.mark[s] = 1 if (self.active[s] and s != i and s != j and (
-                self.p2[s, i] > 0.0 or self.p2[i, s] > 0.0
-                or self.p2[s, j] > 0.0 or self.p2[j, s] > 0.0)) else 0
+                ci[s] > 0.0 or ri[s] > 0.0 or cj[s] > 0.0 or rj[s] > 0.0)) else 0
         for s in range(S):
             if not self.mark[s]:
                 continue
@@ -344,27 +366,30 @@ cdef class BrownClusterer:
                 if not self.active[t] or t == i or t == j or t == s or (self.mark[t] and t < s):
                     continue
                 lu = self.lu[s, t]
-                ai = self.p2[s, i] + self.p2[t, i]
-                aj = self.p2[s, j] + self.p2[t, j]
-                bi = self.p2[i, s] + self.p2[i, t]
-                bj = self.p2[j, s] + self.p2[j, t]
-                old = (hsum(self.p2[s, i], self.h2[s, i], self.p2[t, i], self.h2[t, i]) - ai * (lu + li)
-                       + hsum(self.p2[i, s], self.h2[i, s], self.p2[i, t], self.h2[i, t]) - bi * (lu + li)
-                       + hsum(self.p2[s, j], self.h2[s, j], self.p2[t, j], self.h2[t, j]) - aj * (lu + lj)
-                       + hsum(self.p2[j, s], self.h2[j, s], self.p2[j, t], self.h2[j, t]) - bj * (lu + lj))
+                ai = ci[s] + ci[t]
+                aj = cj[s] + cj[t]
+                bi = ri[s] + ri[t]
+                bj = rj[s] + rj[t]
+                old = (hsum(ci[s], gi[s], ci[t], gi[t]) - ai * (lu + li)
+                       + hsum(ri[s], hi[s], ri[t], hi[t]) - bi * (lu + li)
+                       + hsum(cj[s], gj[s], cj[t], gj[t]) - aj * (lu + lj)
+                       + hsum(rj[s], hj[s], rj[t], hj[t]) - bj * (lu + lj))
                 new = xlogx(ai + aj) - (ai + aj) * (lu + lij) + xlogx(bi + bj) - (bi + bj) * (lu + lij)
                 self.m[min(s, t), max(s, t)] += new - old
+            # s's own terms with i and j, removed here and added back merged below.
+            self.rowcol[s] -= self.q(s, i) + self.q(i, s) + self.q(s, j) + self.q(j, s)
         # j's counts into i; j's slot emptied for the next word.
         for d in range(S):
-            self.p2[i, d] += self.p2[j, d]
+            self._set(i, d, ri[d] + rj[d])
         for d in range(S):
-            self.p2[d, i] += self.p2[d, j]
+            self._set(d, i, ci[d] + cj[d])
         for d in range(S):
-            self.p2[j, d] = self.p2[d, j] = 0.0
-            self.h2[j, d] = self.h2[d, j] = 0.0
+            self.p2[j, d] = self.pt[j, d] = self.p2[d, j] = self.pt[d, j] = 0.0
+            self.h2[j, d] = self.ht[j, d] = self.h2[d, j] = self.ht[d, j] = 0.0
             self.m[min(j, d), max(j, d)] = 0.0
         self.p1[i] += self.p1[j]
         self.active[j] = 0
+        self.rowcol[j] = 0.0
         keep, gone = self.rep[i], self.rep[j]
         if gone < keep:
             keep, gone = gone, keep
@@ -374,7 +399,10 @@ cdef class BrownClusterer:
         self.rep[j] = -1
         self.free_slot = j
         self._refresh_slot(i)
-        self._all_rowcol()
+        for s in range(S):
+            if self.mark[s]:
+                self.rowcol[s] += self.q(s, i) + self.q(i, s)
+        self.rowcol[i] = self._rowcol(i)
         self._pairs_of(i)
         self.merges_done += 1
 
