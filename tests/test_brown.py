@@ -92,3 +92,130 @@ def test_kernel_fewer_words_than_clusters():
     k = _oracle_check(["a b a c", "b c"], 10)
     leaf, tree = k.result()
     assert sorted(leaf.tolist()) == [0, 1, 2] and tree.shape == (2, 2)
+
+
+def test_deterministic_and_paths_form_a_tree():
+    rng = np.random.default_rng(7)
+    texts = _random_corpus(rng, 300, 60)
+    a = brown_clusters(texts, 8)
+    b = brown_clusters(list(texts), 8)
+    assert a == b and a.n_clusters == 8
+    paths = set(a.paths)
+    # Leaves of a binary tree: no path is a prefix of another.
+    assert not any(p != q and q.startswith(p) for p in paths for q in paths)
+    # A word's count is its count in the text.
+    assert dict(zip(a.words, a.counts))["w0"] == sum(s.split().count("w0") for s in texts)
+
+
+def test_brown_clusters_groups_words_of_one_context():
+    # Days follow "on" and precede "morning"; animals follow "the" and precede "ran".
+    texts = [f"on {d} morning" for d in ("monday", "tuesday", "friday")] * 5 + \
+            [f"the {a} ran" for a in ("dog", "cat", "cow")] * 5
+    c = brown_clusters(texts, 4)
+    days = {c.path(d) for d in ("monday", "tuesday", "friday")}
+    animals = {c.path(a) for a in ("dog", "cat", "cow")}
+    assert len(days) == 1 and len(animals) == 1 and days != animals
+
+
+def test_min_count_and_bad_arguments():
+    c = brown_clusters(["a b a c", "a b"], 2, min_count=2)
+    assert sorted(c.words) == ["a", "b"]
+    with pytest.raises(InputError, match="min_count"):
+        brown_clusters(["a b"], 2, min_count=5)
+    with pytest.raises(InputError, match="n_clusters"):
+        brown_clusters(["a b"], 0)
+    with pytest.raises(TypeError, match="one str"):
+        brown_clusters("a b c", 2)
+    with pytest.raises(TypeError, match="text 1"):
+        brown_clusters(["a b", 3], 2)
+
+
+def test_cluster_file_round_trip(tmp_path):
+    c = brown_clusters(["the dog ran", "the cat ran", "a dog sat"], 3)
+    path = tmp_path / "c.tsv"
+    c.write(path)
+    line = path.read_text(encoding="utf-8").splitlines()[0].split("\t")
+    assert len(line) == 3 and set(line[0]) <= {"0", "1"} and line[2].isdigit()
+    assert read_clusters(path) == c
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "no cluster line"),
+    ("0101\n", "expected bit-string"),
+    ("01x\tdog\t3\n", "not a bit string"),
+    ("01\tdog\t-3\n", "not a non-negative integer"),
+    ("01\tdog\t3\n11\tdog\t1\n", "already on line 1"),
+    ("01\t\t3\n", "empty or holds whitespace"),
+    ("01\tdog\t3\textra\n", "expected bit-string"),
+])
+def test_bad_cluster_files(tmp_path, text, message):
+    path = tmp_path / "c.tsv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        read_clusters(path)
+
+
+def test_cluster_file_not_utf8_or_missing(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_bytes(b"01\t\xff\t3\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_clusters(path)
+    with pytest.raises(InputError, match="cannot read"):
+        read_clusters(tmp_path / "missing.tsv")
+
+
+# -- the cluster template functions ----------------------------------------------
+
+_TABLE = Clusters(["the", "a", "dog", "cat"], ["000", "001", "10", "110"], [5, 4, 2, 1])
+_X = [["The", "dog", "barks"], ["a", "cat"]]
+
+
+def test_cluster_functions_values():
+    from cseq.features.featurizer import TemplateFeaturizer
+    f = TemplateFeaturizer("U0:%x[0,0:cluster2]\nU1:%x[-1,0:cluster]/%x[0,0]\nU2:%x[1,0:cluster1]",
+                           clusters=_TABLE)
+    f.fit_transform(_X)
+    # "The" falls back to "the"; "barks" has no cluster; padding is padding.
+    assert f.features_python(_X)[0] == [
+        ["U0:00", "U1:_B-1/The", "U2:1"], ["U0:10", "U1:000/dog", "U2:_UNK_"],
+        ["U0:_UNK_", "U1:10/barks", "U2:_B+1"]]
+
+
+def test_cluster_functions_compiled_equals_reference():
+    from cseq.features.featurizer import TemplateFeaturizer
+    f = TemplateFeaturizer("U0:%x[0,0:cluster2]\nU1:%x[-1,0:cluster]/%x[0,0]\nU2:%x[1,0:cluster1]",
+                           clusters=_TABLE)
+    seqs = f.fit_transform(_X)
+    names = f.attribute_names()
+    got = [[names[a] for a in seqs.attr_ids[seqs.tok_ptr[t]:seqs.tok_ptr[t + 1]]]
+           for t in range(seqs.n_tokens)]
+    assert got == [tok for sent in f.features_python(_X) for tok in sent]
+    # Tagging (the hashed lookup path) gives the fitted ids.
+    assert np.array_equal(f.transform(_X).attr_ids, seqs.attr_ids)
+
+
+def test_cluster_templates_need_a_table_and_valid_names():
+    from cseq.features.featurizer import TemplateFeaturizer
+    with pytest.raises(InputError, match="cluster"):
+        TemplateFeaturizer("U0:%x[0,0:cluster4]")
+    with pytest.raises(InputError, match="unknown token function 'cluster65'"):
+        TemplateFeaturizer("U0:%x[0,0:cluster65]", clusters=_TABLE)
+    with pytest.raises(TypeError, match="clusters must be"):
+        TemplateFeaturizer("U0:%x[0,0]", clusters=3)
+
+
+def test_model_round_trip_keeps_the_table(tmp_path):
+    import cseq
+    from cseq.features.clusters import with_cluster_templates
+    cfile = tmp_path / "c.tsv"
+    _TABLE.write(cfile)
+    X = [["the", "dog", "ran"], ["a", "cat", "sat"], ["the", "cat", "ran"]] * 3
+    y = [["D", "N", "V"]] * 9
+    est = cseq.StructuredPerceptron(features=cseq.TemplateFeaturizer(
+        with_cluster_templates("U0:%x[0,0]"), clusters=str(cfile)), max_iter=3).fit(X, y)
+    cfile.unlink()  # tagging must not need the file
+    path = tmp_path / "m.cseq"
+    est.save(path)
+    back = cseq.load(path)
+    assert back.features.clusters == _TABLE
+    assert back.predict([["a", "dog", "ran"]]) == est.predict([["a", "dog", "ran"]])

@@ -104,7 +104,15 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     elif args.max_iter is not None:
         raise InputError(f"--max-iter does not apply to --algorithm {args.algorithm}")
     if learner.templates:
-        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+        clusters = None
+        if args.clusters is not None:
+            from cseq.features.clusters import read_clusters, with_cluster_templates
+            templates, clusters = with_cluster_templates(templates), read_clusters(args.clusters)
+        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq,
+                                                clusters=clusters)
+    elif args.clusters is not None:
+        raise InputError(f"--clusters does not apply to --algorithm {args.algorithm} "
+                         "(it takes no templates)")
     elif args.template is not None:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
@@ -295,6 +303,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
+    t.add_argument("--clusters", metavar="FILE", default=None,
+                   help="word clusters (cseq clusters, or Liang's wcluster): adds the cluster "
+                   "templates to templates that use none; the table is kept in the model")
     t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
     t.add_argument("--dev", help="development file, scored after every iteration")
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")

@@ -23,14 +23,25 @@ import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features import _brown
+from cseq.features.cluster_functions import cluster_bits
+from cseq.features.template_language import Templates, as_templates
 from cseq.features.vocabulary import check_strings, decode_strings, encode_strings
 from cseq.io._files import replacing
 
-__all__ = ["ARRAYS", "Clusters", "brown_clusters", "read_clusters"]
+__all__ = ["ARRAYS", "CLUSTER_TEMPLATES", "Clusters", "brown_clusters", "read_clusters",
+           "with_cluster_templates"]
 
 #: Names of the arrays :meth:`Clusters.get_arrays` gives (a model file's cluster table).
 ARRAYS = frozenset({"cluster_words", "cluster_word_ptr", "cluster_paths", "cluster_path_ptr",
                     "cluster_counts"})
+
+#: The cluster templates :func:`with_cluster_templates` adds: the word's cluster at four
+#: grains (Turian et al. 2010's prefixes) and its neighbours' at two.
+CLUSTER_TEMPLATES = (
+    "UC0:%x[0,0:cluster4]", "UC1:%x[0,0:cluster6]", "UC2:%x[0,0:cluster10]",
+    "UC3:%x[0,0:cluster20]", "UC4:%x[-1,0:cluster6]", "UC5:%x[1,0:cluster6]",
+    "UC6:%x[-1,0:cluster20]", "UC7:%x[1,0:cluster20]",
+)
 
 _PATH = re.compile(r"[01]+\Z")
 #: Merges run between two progress reports (a few per second at C = 1,000).
@@ -252,7 +263,8 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
     Returns
     -------
     Clusters
-        The words by falling count (ties by string), each with its bit string.
+        Each word with its bit string, listed by bit string, then by falling
+        count (ties by string).
 
     References
     ----------
@@ -280,4 +292,16 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
             progress(kernel.merges_done, kernel.n_merges)
     leaf, tree = kernel.result()
     paths = _paths(leaf, tree)
-    return Clusters(vocab, [paths[i] for i in leaf.tolist()], [counts[w] for w in vocab])
+    # As wcluster lists them: by cluster, then by falling count.
+    order = sorted(range(len(vocab)), key=lambda i: (paths[leaf[i]], i))
+    return Clusters([vocab[i] for i in order], [paths[leaf[i]] for i in order],
+                    [counts[vocab[i]] for i in order])
+
+
+def with_cluster_templates(templates: str | Templates) -> Templates:
+    """``templates`` (a preset name, template text or Templates) with :data:`CLUSTER_TEMPLATES`
+    added, unless they use a ``cluster`` function already (then as they are)."""
+    tpl = as_templates(templates)
+    if any(cluster_bits(c.func) is not None for t in tpl for c in t.cells):
+        return tpl
+    return Templates(tpl.text.rstrip("\n") + "\n" + "\n".join(CLUSTER_TEMPLATES) + "\n")
