@@ -217,5 +217,43 @@ def test_model_round_trip_keeps_the_table(tmp_path):
     path = tmp_path / "m.cseq"
     est.save(path)
     back = cseq.load(path)
-    assert back.features.clusters == _TABLE
+    assert back.featurizer_.clusters == _TABLE
     assert back.predict([["a", "dog", "ran"]]) == est.predict([["a", "dog", "ran"]])
+
+
+# -- the command line ------------------------------------------------------------
+
+def test_cli_clusters_then_train_with_them(tmp_path, capsys):
+    from cseq.cli import main
+    raw = tmp_path / "raw.txt"
+    raw.write_text("the dog ran\nthe cat ran\na dog sat\na cat sat\n" * 3, encoding="utf-8")
+    out = tmp_path / "c.tsv"
+    assert main(["clusters", str(raw), str(raw), "-o", str(out), "--clusters", "3", "-q"]) == 0
+    table = read_clusters(out)
+    assert table.n_clusters == 3 and dict(zip(table.words, table.counts))["dog"] == 12
+    train = tmp_path / "train.conll"
+    train.write_text("the\tD\ndog\tN\nran\tV\n\na\tD\ncat\tN\nsat\tV\n\n", encoding="utf-8")
+    model = tmp_path / "m.cseq"
+    assert main(["train", str(train), "--algorithm", "perceptron", "--template", "pos",
+                 "--clusters", str(out), "-o", str(model), "--quiet"]) == 0
+    import cseq
+    est = cseq.load(model)
+    assert est.featurizer_.clusters == table
+    assert any(n.startswith("UC0:") for n in est.featurizer_.attribute_names())
+
+
+def test_cli_clusters_bad_input(tmp_path, capsys):
+    from cseq.cli import main
+    raw = tmp_path / "raw.txt"
+    raw.write_bytes(b"a \xff b\n")
+    assert main(["clusters", str(raw), "-o", str(tmp_path / "c.tsv")]) == 1
+    assert "not UTF-8" in capsys.readouterr().err
+    assert main(["clusters", str(raw), "-o", str(raw)]) == 1
+    assert "destroy" in capsys.readouterr().err and raw.read_bytes() == b"a \xff b\n"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("01x\tdog\n", encoding="utf-8")
+    train = tmp_path / "train.conll"
+    train.write_text("the\tD\n\n", encoding="utf-8")
+    assert main(["train", str(train), "--algorithm", "perceptron", "--clusters", str(bad),
+                 "-o", str(tmp_path / "m.cseq"), "--quiet"]) == 1
+    assert "line 1" in capsys.readouterr().err
