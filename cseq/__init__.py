@@ -42,6 +42,7 @@ from cseq.chain.inference import forward_backward, loss_augmented_viterbi, viter
 from cseq.io.serialize import load
 from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
+from cseq.features.clusters import Clusters, brown_clusters, read_clusters
 from cseq import serialize  # the public path, as before issue 28's relayout
 
 __all__ = [
@@ -57,6 +58,9 @@ __all__ = [
     "TemplateFeaturizer",
     "Templates",
     "Sequences",
+    "Clusters",
+    "brown_clusters",
+    "read_clusters",
     "viterbi",
     "viterbi_nbest",
     "loss_augmented_viterbi",

@@ -1,0 +1,29 @@
+"""Type stubs for the compiled module :mod:`cseq.features._brown` (``_brown.pyx``).
+
+Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
+"""
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import disjoint_base
+
+@disjoint_base
+class BrownClusterer:
+    """The Brown clustering of one corpus, run a number of merges at a time."""
+
+    @property
+    def n_words(self) -> int: ...
+    @property
+    def n_clusters(self) -> int: ...
+    @property
+    def n_merges(self) -> int: ...
+    @property
+    def merges_done(self) -> int: ...
+    @property
+    def done(self) -> bool: ...
+    def __init__(self, word_count: NDArray[np.float64], pair_ptr: NDArray[np.int64],
+                 pair_left: NDArray[np.int32], pair_right: NDArray[np.int32],
+                 pair_count: NDArray[np.float64], n_clusters: int) -> None: ...
+    def advance(self, n_merges: int) -> int: ...
+    def result(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]: ...
+    def trace(self) -> tuple[NDArray[np.int32], NDArray[np.float64]]: ...
