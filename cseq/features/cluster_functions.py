@@ -22,10 +22,7 @@ References
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from cseq.features.clusters import Clusters
+from collections.abc import Callable
 
 __all__ = ["CLUSTER", "MAX_BITS", "UNKNOWN", "cluster_bits", "cluster_value"]
 
@@ -48,9 +45,10 @@ def cluster_bits(func: str | None) -> int | None:
     return bits if bits <= MAX_BITS else None
 
 
-def cluster_value(clusters: "Clusters", word: str, bits: int) -> str:
-    """The value of ``%x[.,.:clusterN]`` (``bits`` = N, 0 for ``cluster``) on ``word``."""
-    path = clusters.path(word)
+def cluster_value(path_of: Callable[[str], str | None], word: str, bits: int) -> str:
+    """The value of ``%x[.,.:clusterN]`` (``bits`` = N, 0 for ``cluster``) on ``word``,
+    by ``path_of`` (:meth:`cseq.features.clusters.Clusters.path`)."""
+    path = path_of(word)
     if path is None:
         return UNKNOWN
     return path[:bits] if bits else path

@@ -436,7 +436,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         """
         for s, col, bits in self._cluster_slots:
             word, inv = np.unique(data.words[:, col], return_inverse=True)
-            values = [cluster_value(self.clusters, w, bits)
+            values = [cluster_value(self.clusters.path, w, bits)
                       for w in data.values.strings(word.tolist())]
             data.slot_ids[:, s] = _tokens.intern_strings(data.values, values)[inv.reshape(-1)]
 
@@ -445,7 +445,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         for s, _, bits in self._cluster_slots:
             ids = data.word_slots[:, s]
             present = np.flatnonzero(ids >= 0)
-            values = [cluster_value(self.clusters, w, bits)
+            values = [cluster_value(self.clusters.path, w, bits)
                       for w in data.values.strings(present.tolist())]
             data.hashes[ids[present]] = _templates.hash_strings(values)
 

@@ -362,7 +362,7 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
                 elif c.func == TAGS:
                     values.append(tags(c.col, rows[j][c.col]))  # type: ignore[misc]
                 elif cluster_bits(c.func) is not None:
-                    values.append(cluster_value(clusters, rows[j][c.col], cluster_bits(c.func)))
+                    values.append(cluster_value(clusters.path, rows[j][c.col], cluster_bits(c.func)))
                 else:
                     values.append(TOKEN_FUNCTIONS[c.func](rows[j][c.col]))
             feats.append(t.render(values))
