@@ -50,7 +50,15 @@ def _speed(args: argparse.Namespace) -> None:
     print(f"cseq {cseq.__version__}: {n:,} tokens, {len(set(' '.join(out).split())):,} distinct, "
           f"C = {args.clusters}, min count {args.min_count}; load average {_load()}", flush=True)
     wall, cpu = time.perf_counter(), time.process_time()
-    c = brown_clusters(out, args.clusters, min_count=args.min_count)
+    last = [wall]
+
+    def progress(done: int, total: int) -> None:
+        if time.perf_counter() - last[0] >= 60:
+            last[0] = time.perf_counter()
+            print(f"  merge {done:,}/{total:,}: {time.process_time() - cpu:.0f} s CPU, "
+                  f"{last[0] - wall:.0f} s wall, load average {_load()}", flush=True)
+
+    c = brown_clusters(out, args.clusters, min_count=args.min_count, progress=progress)
     print(f"{len(c):,} words in {c.n_clusters} clusters: {time.process_time() - cpu:.1f} s CPU, "
           f"{time.perf_counter() - wall:.1f} s wall; load average {_load()}")
 
