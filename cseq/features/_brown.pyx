@@ -87,7 +87,9 @@ cdef class BrownClusterer:
     cdef const int[::1] left, right
     cdef double[:, ::1] p2, pt, h2, ht, m, lu
     cdef double[::1] p1, lp1, rowcol
-    cdef int[::1] rep, active, root, slot_of, node, mark, leaf_of_word
+    cdef int[::1] rep, active, root, slot_of, node, mark, leaf_of_word, nz_row, nz_col
+    cdef int n_nz_row, n_nz_col
+    cdef double[:, ::1] sums
     cdef int[:, ::1] pairs, tree
     cdef double[::1] ami_trace
 
@@ -132,6 +134,9 @@ cdef class BrownClusterer:
         self.active = np.zeros(S, dtype=np.int32)
         self.node = np.full(S, -1, dtype=np.int32)
         self.mark = np.zeros(S, dtype=np.int32)
+        self.nz_row = np.zeros(S, dtype=np.int32)
+        self.nz_col = np.zeros(S, dtype=np.int32)
+        self.sums = np.zeros((S, 6))
         self.root = np.arange(V, dtype=np.int32)
         self.slot_of = np.full(V, -1, dtype=np.int32)
         self.leaf_of_word = np.full(V, -1, dtype=np.int32)
@@ -166,10 +171,47 @@ cdef class BrownClusterer:
                 total += hs[d] + gs[d] - (ps[d] + qs[d]) * (ls + self.lp1[d])
         return total - self.q(s, s)
 
-    cdef double _pair(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
-        """``m[s, t]``: ``q(s, t) + q(t, s)`` plus every AMI term of ``s + t`` merged."""
+    cdef void _sums(self, Py_ssize_t s) noexcept nogil:
+        """Recompute slot ``s``'s row and column sums (of P, of P log P, of P log p(d))."""
         cdef Py_ssize_t d
-        cdef double lu = self.lu[s, t], a, b, total, pss
+        cdef double rh = 0.0, rp = 0.0, rl = 0.0, ch = 0.0, cp = 0.0, cl = 0.0
+        cdef double* ps = &self.p2[s, 0]
+        cdef double* hs = &self.h2[s, 0]
+        cdef double* qs = &self.pt[s, 0]
+        cdef double* gs = &self.ht[s, 0]
+        for d in range(self.n_slots):
+            rh += hs[d]
+            rp += ps[d]
+            rl += ps[d] * self.lp1[d]
+            ch += gs[d]
+            cp += qs[d]
+            cl += qs[d] * self.lp1[d]
+        self.sums[s, 0], self.sums[s, 1], self.sums[s, 2] = rh, rp, rl
+        self.sums[s, 3], self.sums[s, 4], self.sums[s, 5] = ch, cp, cl
+
+    cdef void _nonzero(self, Py_ssize_t s) noexcept nogil:
+        """List the slots where row ``s`` (``nz_row``) and column ``s`` (``nz_col``) count."""
+        cdef Py_ssize_t d
+        cdef int nr = 0, nc = 0
+        for d in range(self.n_slots):
+            if self.p2[s, d] > 0.0:
+                self.nz_row[nr] = <int>d
+                nr += 1
+            if self.pt[s, d] > 0.0:
+                self.nz_col[nc] = <int>d
+                nc += 1
+        self.n_nz_row, self.n_nz_col = nr, nc
+
+    cdef double _pair(self, Py_ssize_t s, Py_ssize_t t) noexcept nogil:
+        """``m[s, t]``: ``q(s, t) + q(t, s)`` plus every AMI term of ``s + t`` merged.
+
+        ``s``'s non-zero lists must be current (:meth:`_nonzero`).  The sum
+        over the other slots ``d`` of ``(P(s,d) + P(t,d)) log(...)`` is the two
+        rows' sums of ``P log P`` plus a correction where both count, so the
+        work is the number of slots ``s`` meets, not the number of slots.
+        """
+        cdef Py_ssize_t d, k
+        cdef double lu = self.lu[s, t], corr_r = 0.0, corr_c = 0.0, total, pss, ls, lt
         cdef double* ps = &self.p2[s, 0]
         cdef double* pt = &self.p2[t, 0]
         cdef double* hs = &self.h2[s, 0]
@@ -178,18 +220,25 @@ cdef class BrownClusterer:
         cdef double* qt = &self.pt[t, 0]
         cdef double* gs = &self.ht[s, 0]
         cdef double* gt = &self.ht[t, 0]
-        total = self.q(s, t) + self.q(t, s)
-        for d in range(self.n_slots):
-            if not self.active[d] or d == s or d == t:
-                continue
-            a = ps[d] + pt[d]
-            b = qs[d] + qt[d]
-            if a > 0.0:
-                total += hsum(ps[d], hs[d], pt[d], ht[d]) - a * (lu + self.lp1[d])
-            if b > 0.0:
-                total += hsum(qs[d], gs[d], qt[d], gt[d]) - b * (lu + self.lp1[d])
+        for k in range(self.n_nz_row):
+            d = self.nz_row[k]
+            if pt[d] > 0.0 and d != s and d != t:
+                corr_r += xlogx(ps[d] + pt[d]) - hs[d] - ht[d]
+        for k in range(self.n_nz_col):
+            d = self.nz_col[k]
+            if qt[d] > 0.0 and d != s and d != t:
+                corr_c += xlogx(qs[d] + qt[d]) - gs[d] - gt[d]
+        ls, lt = self.lp1[s], self.lp1[t]
+        # Rows: sums over every d, less d = s and d = t.
+        total = (self.sums[s, 0] + self.sums[t, 0] - hs[s] - ht[s] - hs[t] - ht[t] + corr_r
+                 - lu * (self.sums[s, 1] + self.sums[t, 1] - ps[s] - pt[s] - ps[t] - pt[t])
+                 - (self.sums[s, 2] + self.sums[t, 2] - (ps[s] + pt[s]) * ls - (ps[t] + pt[t]) * lt))
+        # Columns likewise.
+        total += (self.sums[s, 3] + self.sums[t, 3] - gs[s] - gt[s] - gs[t] - gt[t] + corr_c
+                  - lu * (self.sums[s, 4] + self.sums[t, 4] - qs[s] - qt[s] - qs[t] - qt[t])
+                  - (self.sums[s, 5] + self.sums[t, 5] - (qs[s] + qt[s]) * ls - (qs[t] + qt[t]) * lt))
         pss = ps[s] + ps[t] + pt[s] + pt[t]
-        return total + xlogx(pss) - 2.0 * pss * lu
+        return total + self.q(s, t) + self.q(t, s) + xlogx(pss) - 2.0 * pss * lu
 
     cdef void _refresh_slot(self, Py_ssize_t s) noexcept nogil:
         """Recompute the cached logs of slot ``s``'s row and column after its counts changed."""
@@ -207,14 +256,12 @@ cdef class BrownClusterer:
                 self.lu[s, d] = self.lu[d, s] = log(self.p1[s] + self.p1[d])
 
     cdef void _pairs_of(self, Py_ssize_t s) noexcept nogil:
-        """Recompute ``m`` for every pair with slot ``s``."""
+        """Recompute ``m`` for every pair with slot ``s`` (the sums must be current)."""
         cdef Py_ssize_t t
+        self._nonzero(s)
         for t in range(self.n_slots):
             if self.active[t] and t != s:
-                if s < t:
-                    self.m[s, t] = self._pair(s, t)
-                else:
-                    self.m[t, s] = self._pair(t, s)
+                self.m[min(s, t), max(s, t)] = self._pair(s, t)
 
     cdef int find(self, int w) noexcept nogil:
         """The representative word of ``w``'s cluster (path halving)."""
@@ -251,7 +298,10 @@ cdef class BrownClusterer:
         for s in range(self.n_clusters):
             self._refresh_slot(s)
         for s in range(self.n_clusters):
+            self._sums(s)
+        for s in range(self.n_clusters):
             self.rowcol[s] = self._rowcol(s)
+            self._nonzero(s)
             for t in range(s + 1, self.n_clusters):
                 self.m[s, t] = self._pair(s, t)
         self.ami = 0.0
@@ -308,6 +358,10 @@ cdef class BrownClusterer:
                 self.m[min(s, t), max(s, t)] += (hsum(cf[s], gf[s], cf[t], gf[t]) - a * (lu + lf)
                                                  + hsum(rf[s], hf[s], rf[t], hf[t]) - b * (lu + lf))
             self.rowcol[s] += self.q(s, f) + self.q(f, s)
+        for s in range(S):
+            if self.mark[s]:
+                self._sums(s)
+        self._sums(f)
         self.rowcol[f] = self._rowcol(f)
         self._pairs_of(f)
         self.ami += self.rowcol[f]
@@ -316,7 +370,7 @@ cdef class BrownClusterer:
     cdef void _merge_best(self) noexcept nogil:
         """Merge the active pair of least AMI loss (ties: smallest representatives)."""
         cdef Py_ssize_t s, t, i = -1, j = -1, d, S = self.n_slots, k
-        cdef double loss, best = 0.0, ai, aj, bi, bj, lu, li, lj, lij, old, new
+        cdef double loss, best = 0.0, ai, aj, bi, bj, lu, li, lj, lij, old, new, delta
         cdef int r0, r1, b0 = 0, b1 = 0, keep, gone
         cdef double* row
         for s in range(S):
@@ -365,17 +419,26 @@ cdef class BrownClusterer:
             for t in range(S):
                 if not self.active[t] or t == i or t == j or t == s or (self.mark[t] and t < s):
                     continue
-                lu = self.lu[s, t]
                 ai = ci[s] + ci[t]
                 aj = cj[s] + cj[t]
                 bi = ri[s] + ri[t]
                 bj = rj[s] + rj[t]
-                old = (hsum(ci[s], gi[s], ci[t], gi[t]) - ai * (lu + li)
-                       + hsum(ri[s], hi[s], ri[t], hi[t]) - bi * (lu + li)
-                       + hsum(cj[s], gj[s], cj[t], gj[t]) - aj * (lu + lj)
-                       + hsum(rj[s], hj[s], rj[t], hj[t]) - bj * (lu + lj))
-                new = xlogx(ai + aj) - (ai + aj) * (lu + lij) + xlogx(bi + bj) - (bi + bj) * (lu + lij)
-                self.m[min(s, t), max(s, t)] += new - old
+                # Where only one of i, j counts with s + t, the P log P terms
+                # cancel and only the marginal moves: no logarithm.
+                if aj == 0.0 and bj == 0.0:
+                    delta = (ai + bi) * (li - lij)
+                elif ai == 0.0 and bi == 0.0:
+                    delta = (aj + bj) * (lj - lij)
+                else:
+                    lu = self.lu[s, t]
+                    old = (hsum(ci[s], gi[s], ci[t], gi[t]) - ai * (lu + li)
+                           + hsum(ri[s], hi[s], ri[t], hi[t]) - bi * (lu + li)
+                           + hsum(cj[s], gj[s], cj[t], gj[t]) - aj * (lu + lj)
+                           + hsum(rj[s], hj[s], rj[t], hj[t]) - bj * (lu + lj))
+                    new = (xlogx(ai + aj) - (ai + aj) * (lu + lij)
+                           + xlogx(bi + bj) - (bi + bj) * (lu + lij))
+                    delta = new - old
+                self.m[min(s, t), max(s, t)] += delta
             # s's own terms with i and j, removed here and added back merged below.
             self.rowcol[s] -= self.q(s, i) + self.q(i, s) + self.q(s, j) + self.q(j, s)
         # j's counts into i; j's slot emptied for the next word.
@@ -402,6 +465,10 @@ cdef class BrownClusterer:
         for s in range(S):
             if self.mark[s]:
                 self.rowcol[s] += self.q(s, i) + self.q(i, s)
+                self._sums(s)
+        self._sums(i)
+        for d in range(6):
+            self.sums[j, d] = 0.0
         self.rowcol[i] = self._rowcol(i)
         self._pairs_of(i)
         self.merges_done += 1
