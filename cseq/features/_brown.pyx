@@ -511,6 +511,22 @@ cdef class BrownClusterer:
         return (np.asarray(self.leaf_of_word).copy(),
                 np.asarray(self.tree)[:self.n_leaves - 1].copy())
 
+    def losses(self):
+        """The AMI loss of merging each active pair now (for the tests' exhaustive check).
+
+        Returns ``(pairs, loss)``: int32 (n_pairs, 2), the pair's
+        representatives (lower first), and float64 (n_pairs,).
+        """
+        cdef Py_ssize_t s, t
+        pairs, loss = [], []
+        for s in range(self.n_slots):
+            for t in range(s + 1, self.n_slots):
+                if self.active[s] and self.active[t]:
+                    pairs.append(sorted((self.rep[s], self.rep[t])))
+                    loss.append(self.rowcol[s] + self.rowcol[t] - self.m[s, t])
+        return (np.asarray(pairs, dtype=np.int32).reshape(-1, 2),
+                np.asarray(loss, dtype=np.float64))
+
     def trace(self):
         """``(pairs, ami)`` of the merges run so far: the representatives of the
         two clusters merged (lower first) and the AMI after each merge."""
