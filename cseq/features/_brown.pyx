@@ -36,6 +36,7 @@ References
    thesis, MIT, 2005 (section 3.2; the ``wcluster`` program).
 """
 
+cimport cython
 from libc.math cimport log
 
 import numpy as np
@@ -54,6 +55,7 @@ cdef inline double hsum(double a, double ha, double b, double hb) noexcept nogil
     return xlogx(a + b)
 
 
+@cython.auto_pickle(False)  # a run's scratch state, not a value to pickle
 cdef class BrownClusterer:
     """The clustering of one corpus, run a number of merges at a time.
 
