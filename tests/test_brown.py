@@ -266,3 +266,23 @@ def test_cli_clusters_bad_input(tmp_path, capsys):
     assert main(["train", str(train), "--algorithm", "perceptron", "--clusters", str(bad),
                  "-o", str(tmp_path / "m.cseq"), "--quiet"]) == 1
     assert "line 1" in capsys.readouterr().err
+
+
+def test_bad_cluster_table_in_a_model_state():
+    from cseq.features.featurizer import TemplateFeaturizer
+    f = TemplateFeaturizer("U0:%x[0,0:cluster2]", clusters=_TABLE)
+    f.fit_transform(_X)
+    meta, arrays = f.get_state()
+    assert TemplateFeaturizer.from_state(meta, arrays).clusters == _TABLE
+    missing = {k: v for k, v in arrays.items() if k != "cluster_counts"}
+    with pytest.raises(ModelFormatError, match="lacks"):
+        TemplateFeaturizer.from_state(meta, missing)
+    bad = dict(arrays, cluster_paths=np.frombuffer(b"0x000110110", dtype=np.uint8).copy())
+    with pytest.raises(ModelFormatError, match="not a string of 0s and 1s"):
+        TemplateFeaturizer.from_state(meta, bad)
+    short = dict(arrays, cluster_counts=arrays["cluster_counts"][:2])
+    with pytest.raises(ModelFormatError, match="differ in length"):
+        TemplateFeaturizer.from_state(meta, short)
+    bad_ptr = dict(arrays, cluster_word_ptr=arrays["cluster_word_ptr"][::-1].copy())
+    with pytest.raises(ModelFormatError):
+        TemplateFeaturizer.from_state(meta, bad_ptr)
