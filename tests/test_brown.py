@@ -133,6 +133,8 @@ def test_min_count_and_bad_arguments():
         brown_clusters(["a b"], 2, min_count=5)
     with pytest.raises(InputError, match="n_clusters"):
         brown_clusters(["a b"], 0)
+    with pytest.raises(InputError, match="at most 5,000"):
+        brown_clusters(["a b"], 5001)
     with pytest.raises(TypeError, match="one str"):
         brown_clusters("a b c", 2)
     with pytest.raises(TypeError, match="text 1"):

@@ -28,7 +28,7 @@ from cseq.features.template_language import Templates, as_templates
 from cseq.features.vocabulary import check_strings, decode_strings, encode_strings
 from cseq.io._files import replacing
 
-__all__ = ["ARRAYS", "CLUSTER_TEMPLATES", "Clusters", "brown_clusters", "read_clusters",
+__all__ = ["ARRAYS", "CLUSTER_TEMPLATES", "MAX_CLUSTERS", "Clusters", "brown_clusters", "read_clusters",
            "with_cluster_templates"]
 
 #: Names of the arrays :meth:`Clusters.get_arrays` gives (a model file's cluster table).
@@ -44,6 +44,8 @@ CLUSTER_TEMPLATES = (
 )
 
 _PATH = re.compile(r"[01]+\Z")
+#: Most clusters: the kernel keeps seven (C+1) x (C+1) float64 matrices, 1.4 GB at 5,000.
+MAX_CLUSTERS = 5000
 #: Merges run between two progress reports (a few per second at C = 1,000).
 _STEP = 64
 
@@ -276,6 +278,9 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
             raise InputTypeError(f"{name} must be an int, not {type(v).__name__}")
         if v < 1:
             raise InputError(f"{name} must be >= 1, got {v}")
+    if n_clusters > MAX_CLUSTERS:
+        raise InputError(f"n_clusters must be at most {MAX_CLUSTERS:,} (the clustering keeps "
+                         f"seven (C+1)^2 matrices of floats), got {n_clusters:,}")
     if isinstance(texts, str):
         raise InputTypeError("texts must be an iterable of sentences, not one str")
     counts, sentences = _count(texts)
