@@ -44,7 +44,7 @@ CLUSTER_TEMPLATES = (
 )
 
 _PATH = re.compile(r"[01]+\Z")
-#: Most clusters: the kernel keeps seven (C+1) x (C+1) float64 matrices, 1.4 GB at 5,000.
+#: Most clusters: the kernel keeps six (C+1) x (C+1) float64 matrices, 1.2 GB at 5,000.
 MAX_CLUSTERS = 5000
 #: Merges run between two progress reports (a few per second at C = 1,000).
 _STEP = 64
@@ -280,7 +280,7 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
             raise InputError(f"{name} must be >= 1, got {v}")
     if n_clusters > MAX_CLUSTERS:
         raise InputError(f"n_clusters must be at most {MAX_CLUSTERS:,} (the clustering keeps "
-                         f"seven (C+1)^2 matrices of floats), got {n_clusters:,}")
+                         f"six (C+1)^2 matrices of floats), got {n_clusters:,}")
     if isinstance(texts, str):
         raise InputTypeError("texts must be an iterable of sentences, not one str")
     counts, sentences = _count(texts)
