@@ -20,8 +20,9 @@ merged)``, so the loss of merging ``s`` and ``t`` is
 ``rowcol[s] + rowcol[t] - m[s, t]``.  A new word or a merge changes ``m``
 only for pairs that touch the slots involved (Brown et al.'s update), and the
 merged or new slot's pairs are recomputed: ``O(C^2)`` per word, ``O(V C^2)``
-in all.  ``P log P`` is cached per pair, so a logarithm is taken only where
-two non-zero counts add up.
+in all.  ``P log P`` is cached per pair and summed per row and column, so a
+recomputed pair costs the slots both of its clusters meet (few, for a rare
+new word), and a logarithm is taken only where two non-zero counts add up.
 
 Ties are broken by the clusters' representative words (the lowest word id
 in each): the pair whose ``(lower, higher)`` representatives are smallest
