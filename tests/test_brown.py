@@ -288,3 +288,15 @@ def test_bad_cluster_table_in_a_model_state():
     bad_ptr = dict(arrays, cluster_word_ptr=arrays["cluster_word_ptr"][::-1].copy())
     with pytest.raises(ModelFormatError):
         TemplateFeaturizer.from_state(meta, bad_ptr)
+
+
+def test_config_round_trip_carries_the_table():
+    import json
+    from cseq.features.featurizer import TemplateFeaturizer
+    f = TemplateFeaturizer("U0:%x[0,0:cluster2]", clusters=_TABLE)
+    g = TemplateFeaturizer.from_config(json.loads(json.dumps(f.get_config())))
+    assert g.clusters == _TABLE and f.fresh().clusters == _TABLE
+    assert f.get_params()["clusters"] is _TABLE
+    bad = dict(f.get_config(), clusters={"words": ["a"], "paths": ["2"], "counts": [1]})
+    with pytest.raises(ModelFormatError, match="0s and 1s"):
+        TemplateFeaturizer.from_config(bad)
