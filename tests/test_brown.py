@@ -300,3 +300,9 @@ def test_config_round_trip_carries_the_table():
     bad = dict(f.get_config(), clusters={"words": ["a"], "paths": ["2"], "counts": [1]})
     with pytest.raises(ModelFormatError, match="0s and 1s"):
         TemplateFeaturizer.from_config(bad)
+
+
+def test_one_word_and_one_cluster():
+    assert brown_clusters(["a a a"]).paths == ["0"]
+    assert sorted(brown_clusters(["a b"]).paths) == ["0", "1"]
+    assert brown_clusters(["a", "b c"], 1).paths == ["0", "0", "0"]
