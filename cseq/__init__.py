@@ -42,6 +42,7 @@ from cseq.chain.inference import forward_backward, loss_augmented_viterbi, viter
 from cseq.io.serialize import load
 from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
+from cseq.features.clusters import Clusters, brown_clusters, read_clusters
 from cseq import serialize  # the public path, as before issue 28's relayout
 from cseq.segment.segmenter import Segmenter
 
@@ -59,6 +60,9 @@ __all__ = [
     "Templates",
     "Sequences",
     "Segmenter",
+    "Clusters",
+    "brown_clusters",
+    "read_clusters",
     "viterbi",
     "viterbi_nbest",
     "loss_augmented_viterbi",

@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 
-from cseq.cli import demo, evaluate, info, serve, tag, train
+from cseq.cli import clusters, demo, evaluate, info, serve, tag, train
 from cseq.exceptions import CSeqError, InputError
 
 __all__ = ["main"]
@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_parser(sub)
     info.add_parsers(sub)
     demo.add_parser(sub)
+    clusters.add_parser(sub)
     return p
 
 

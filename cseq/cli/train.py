@@ -82,7 +82,15 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     learner = COMMANDS[args.algorithm]
     params = _learner_params(args, templates)
     if learner.templates:
-        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+        clusters = None
+        if args.clusters is not None:
+            from cseq.features.clusters import read_clusters, with_cluster_templates
+            templates, clusters = with_cluster_templates(templates), read_clusters(args.clusters)
+        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq,
+                                                clusters=clusters)
+    elif args.clusters is not None:
+        raise InputError(f"--clusters does not apply to --algorithm {args.algorithm} "
+                         "(it takes no templates)")
     elif args.template is not None:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
@@ -180,7 +188,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 _NOT_FOR_SEGMENTER = {"template": "--template", "resumable": "--resumable", "resume": "--resume",
                       "unknown_label": "--unknown-label", "label_column": "--label-column",
                       "columns": "--columns", "sep": "--sep", "scheduler": "--scheduler",
-                      "local_workers": "--local-workers"}
+                      "local_workers": "--local-workers", "clusters": "--clusters"}
 
 
 def _train_segmenter(args: argparse.Namespace) -> int:
@@ -355,6 +363,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
+    t.add_argument("--clusters", metavar="FILE", default=None,
+                   help="word clusters (cseq clusters, or Liang's wcluster): adds the cluster "
+                   "templates to templates that use none; the table is kept in the model")
     t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
     t.add_argument("--segmenter", nargs="?", const="alphabetic", default=None,
                    choices=("alphabetic", "nospace"),

@@ -16,6 +16,7 @@ modules, mixed into the class.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,9 @@ from cseq.features.featurizer_parts import FitByParts
 from cseq.features.featurizer_state import FeaturizerState
 from cseq.features.template_language import Templates, as_templates, expand
 from cseq.features.token_functions import TAGS
+from cseq.features.cluster_functions import cluster_bits, cluster_value
+from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
+from cseq.features.clusters import Clusters, read_clusters
 from cseq.features.vocabulary import decode_strings, register_featurizer
 from cseq.chain.model import resolve_n_jobs
 from cseq.features.sequences import Sequences
@@ -143,6 +147,11 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         stored (bounded memory; distinct attributes may share a bucket).
         ``min_freq`` must then be 1.  At most :data:`MAX_BUCKETS` (2**24):
         every bucket costs the model memory, used or not.
+    clusters : Clusters, str or path, optional
+        The word clusters the ``cluster`` template functions read
+        (:mod:`cseq.features.cluster_functions`): a table or the path of a
+        cluster file (:func:`cseq.features.clusters.read_clusters`).  Needed
+        when the templates use them; the table is kept in the model file.
 
     Attributes
     ----------
@@ -173,10 +182,10 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
     kind = "templates"
     #: Names of the arrays :meth:`get_state` may return (none in hashing mode).
     STATE_ARRAYS = frozenset({"keys", "name_template", "name_cells", "strings", "string_ptr",
-                              *TagDictionary.ARRAYS})
+                              *TagDictionary.ARRAYS, *CLUSTER_ARRAYS})
 
     def __init__(self, templates: str | Templates = "pos", *, min_freq: int = 1,
-                 n_buckets: int | None = None) -> None:
+                 n_buckets: int | None = None, clusters: Any = None) -> None:
         self.templates = as_templates(templates)
         if not self.templates.templates:
             raise InputError("the templates define no unigram (U) template")
@@ -197,7 +206,11 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             n_buckets = int(n_buckets)
         self.min_freq = int(min_freq)
         self.n_buckets = n_buckets
+        self.clusters = _as_clusters(clusters)
         self._compile_spec()
+        if self._cluster_slots and self.clusters is None:
+            raise InputError("the templates use a 'cluster' token function: give the word "
+                             "clusters (clusters=, or cseq train --clusters FILE)")
         self._table = None  # KeyTable once fitted (table mode)
         self._name_template = None  # int32 (n_attributes,)
         self._name_cells = None  # int32, the cells of each attribute, concatenated
@@ -210,14 +223,14 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters (scikit-learn convention; ``deep`` is ignored)."""
         return {"templates": self.templates, "min_freq": self.min_freq,
-                "n_buckets": self.n_buckets}
+                "n_buckets": self.n_buckets, "clusters": self.clusters}
 
     def set_params(self, **params: Any) -> TemplateFeaturizer:
         """Set constructor parameters, checked as the constructor checks them.
 
         The featurizer becomes unfitted.  Returns self.
         """
-        unknown = set(params) - {"templates", "min_freq", "n_buckets"}
+        unknown = set(params) - {"templates", "min_freq", "n_buckets", "clusters"}
         if unknown:
             raise InputError(f"TemplateFeaturizer has no parameter {sorted(unknown)[0]!r}")
         merged = {**self.get_params(), **params}
@@ -226,21 +239,29 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
 
     def get_config(self) -> dict:
         """JSON-able configuration (no fitted state); :meth:`from_config` rebuilds it."""
-        return {"kind": "templates", "templates": self.templates.text,
-                "min_freq": self.min_freq, "n_buckets": self.n_buckets}
+        config = {"kind": "templates", "templates": self.templates.text,
+                  "min_freq": self.min_freq, "n_buckets": self.n_buckets}
+        if self.clusters is not None:
+            c = self.clusters
+            config["clusters"] = {"words": c.words, "paths": c.paths, "counts": c.counts}
+        return config
 
     @classmethod
     def from_config(cls, config: dict) -> "TemplateFeaturizer":
         """An unfitted featurizer from :meth:`get_config` output; ModelFormatError if invalid."""
         try:
+            table = config.get("clusters")
+            clusters = (None if table is None else
+                        Clusters(table["words"], table["paths"], table["counts"]))
             return cls(config["templates"], min_freq=config["min_freq"],
-                       n_buckets=config["n_buckets"])
+                       n_buckets=config["n_buckets"], clusters=clusters)
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"bad template featurizer configuration: {exc}") from None
 
     def fresh(self) -> "TemplateFeaturizer":
         """An unfitted featurizer with the same templates and options (used by ``fit``)."""
-        return TemplateFeaturizer(self.templates, min_freq=self.min_freq, n_buckets=self.n_buckets)
+        return TemplateFeaturizer(self.templates, min_freq=self.min_freq, n_buckets=self.n_buckets,
+                                  clusters=self.clusters)
 
     def copy(self) -> "TemplateFeaturizer":
         """A copy that :meth:`partial_fit_transform` may grow, leaving this one as it is.
@@ -283,8 +304,14 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         # A ``tags`` slot is computed as ``lower`` (the key of the tag
         # dictionary), then its values are replaced by the classes
         # (_tags_interned, _tags_hashed): a slot of its own, apart from ``lower``.
+        # A ``cluster`` slot likewise: computed as ``lower`` (for values
+        # of its own), then given each word's bit-string prefix (_clusters_interned).
+        self._cluster_slots = [(k, col_pos[c], cluster_bits(f))
+                               for k, (c, f) in enumerate(self._slots)
+                               if cluster_bits(f) is not None]
         self._slot_func = np.asarray(
-            [-1 if f is None else _tokens.FUNCTIONS.index("lower" if f == TAGS else f)
+            [-1 if f is None else _tokens.FUNCTIONS.index(
+                "lower" if f == TAGS or cluster_bits(f) is not None else f)
              for _, f in self._slots], np.int32
         )
         self._tag_slots = [slots[(c, TAGS)] for c in self._tag_columns]
@@ -394,10 +421,32 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             X, self._need, self._col_index, self._slot_col, self._slot_func,
             self._max_offset, sentence_rows,
         )
-        out.hashes = out.values.hashes()
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         np.cumsum(lengths, out=out.seq_ptr[1:])
+        self._clusters_interned(out)
+        out.hashes = out.values.hashes()
         return out
+
+    def _clusters_interned(self, data: Interned) -> None:
+        """Give the ``cluster`` slots of interned ``data`` each token's bit-string prefix.
+
+        Read from the token's own cell string (``data.words``), not the slot's
+        lowercased value, so that fitting and :meth:`_clusters_hashed` agree.
+        """
+        for s, col, bits in self._cluster_slots:
+            word, inv = np.unique(data.words[:, col], return_inverse=True)
+            values = [cluster_value(self.clusters.path, w, bits)
+                      for w in data.values.strings(word.tolist())]
+            data.slot_ids[:, s] = _tokens.intern_strings(data.values, values)[inv.reshape(-1)]
+
+    def _clusters_hashed(self, data: Interned) -> None:
+        """:meth:`_clusters_interned` for :meth:`_intern_lookup`'s hashed values."""
+        for s, _, bits in self._cluster_slots:
+            ids = data.word_slots[:, s]
+            present = np.flatnonzero(ids >= 0)
+            values = [cluster_value(self.clusters.path, w, bits)
+                      for w in data.values.strings(present.tolist())]
+            data.hashes[ids[present]] = _templates.hash_strings(values)
 
     def _intern_lookup(self, X, n_jobs: int = 1) -> Interned:
         """:meth:`_intern` for looking attributes up: token function values
@@ -411,6 +460,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         )
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         np.cumsum(lengths, out=out.seq_ptr[1:])
+        self._clusters_hashed(out)
         return out
 
     def _key_args(self, data: Interned) -> tuple:
@@ -710,8 +760,19 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         if self._tag_columns:
             self._check_fitted()
             tags = self._tags.lookup  # type: ignore[union-attr]
-        return [expand(self.templates, sent, tags=tags, _si=si) for si, sent in enumerate(X)]
+        return [expand(self.templates, sent, tags=tags, clusters=self.clusters, _si=si)
+                for si, sent in enumerate(X)]
 
     def __repr__(self) -> str:
         mode = f"n_buckets={self.n_buckets}" if self.n_buckets is not None else f"min_freq={self.min_freq}"
         return f"TemplateFeaturizer({self.templates!r}, {mode})"
+
+
+def _as_clusters(clusters: Any) -> Clusters | None:
+    """The ``clusters`` parameter as a table: None, a :class:`Clusters`, or a cluster file's path."""
+    if clusters is None or isinstance(clusters, Clusters):
+        return clusters
+    if isinstance(clusters, (str, os.PathLike)):
+        return read_clusters(clusters)
+    raise InputTypeError("clusters must be a Clusters table, a cluster file's path or None, "
+                         f"not {type(clusters).__name__}")

@@ -15,6 +15,8 @@ from cseq.features import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features.vocabulary import check_strings, encode_strings
 from cseq.features.tagdict import TagDictionary
+from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
+from cseq.features.clusters import Clusters
 
 __all__ = ["HASH_SCHEME", "STATE_FORMAT", "FeaturizerState"]
 
@@ -48,7 +50,9 @@ class FeaturizerState:
         concatenated), ``strings`` (uint8, UTF-8 bytes) and ``string_ptr``
         (int64 offsets).  Hashing mode stores none of these.  With ``:tags``
         templates, in both modes, the tag dictionary's arrays too
-        (:meth:`cseq.features.tagdict.TagDictionary.get_arrays`).
+        (:meth:`cseq.features.tagdict.TagDictionary.get_arrays`).  With word
+        clusters, their whole table (:meth:`cseq.features.clusters.Clusters.get_arrays`):
+        the model needs no cluster file to tag.
         """
         meta = {
             "kind": "templates",
@@ -62,6 +66,8 @@ class FeaturizerState:
         }
         self._check_fitted()
         tag_arrays = self._tags.get_arrays() if self._tags is not None else {}
+        if self.clusters is not None:
+            tag_arrays.update(self.clusters.get_arrays())
         if self.n_buckets is not None:
             meta["n_attributes"] = self.n_buckets
             return meta, tag_arrays
@@ -116,8 +122,12 @@ class FeaturizerState:
         if n_columns is not None and (isinstance(n_columns, bool) or not isinstance(n_columns, int)
                                       or n_columns < 1):
             raise bad("'n_columns' must be a positive int or null")
+        clusters = None
+        if CLUSTER_ARRAYS & set(arrays):
+            clusters = Clusters.from_arrays(arrays, "template featurizer state")
+            arrays = {k: v for k, v in arrays.items() if k not in CLUSTER_ARRAYS}
         try:
-            obj = cls(text, min_freq=meta["min_freq"], n_buckets=n_buckets)
+            obj = cls(text, min_freq=meta["min_freq"], n_buckets=n_buckets, clusters=clusters)
         except (InputError, InputTypeError) as exc:
             raise bad(str(exc)) from exc
         obj.n_columns_ = n_columns

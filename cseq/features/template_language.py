@@ -34,6 +34,7 @@ from typing import Any, Callable
 from cseq.exceptions import InputError, InputTypeError
 from cseq.features.corpus import sentence_rows
 from cseq.features.presets import PRESETS
+from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.token_functions import TAGS, TOKEN_FUNCTIONS, padding
 
 __all__ = ["MAX_OFFSET", "MAX_COLUMN", "MAX_TEMPLATES", "MAX_TEMPLATE_CHARS", "Cell", "Template",
@@ -165,8 +166,9 @@ def _parse_line(line: str, line_no: int) -> Template:
             raise InputError(
                 f"template line {line_no}: column {_abbrev(m.group(2))} is beyond {MAX_COLUMN}"
             )
-        if func is not None and func not in TOKEN_FUNCTIONS and func != TAGS:
-            known = ", ".join([*TOKEN_FUNCTIONS, TAGS])
+        if (func is not None and func not in TOKEN_FUNCTIONS and func != TAGS
+                and cluster_bits(func) is None):
+            known = ", ".join([*TOKEN_FUNCTIONS, TAGS, "cluster", "clusterN (N <= 64)"])
             raise InputError(
                 f"template line {line_no}: unknown token function {func!r}; known: {known}"
             )
@@ -310,7 +312,8 @@ def as_templates(templates) -> Templates:
 
 
 def expand(templates: Templates | str, sentence: Sequence[Any], *,
-           tags: Callable[[int, str], str] | None = None, _si: int = 0) -> list[list[str]]:
+           tags: Callable[[int, str], str] | None = None, clusters: Any = None,
+           _si: int = 0) -> list[list[str]]:
     """Attributes of every token of one sentence, as strings (the reference path).
 
     Parameters
@@ -322,6 +325,8 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
         ``tags(column, string)`` gives the value of ``%x[row,column:tags]``
         (e.g. :meth:`cseq.features.tagdict.TagDictionary.lookup`); needed when the
         templates use ``tags``.
+    clusters : cseq.features.clusters.Clusters, optional
+        The table of the ``cluster`` functions; needed when the templates use them.
 
     Returns
     -------
@@ -337,6 +342,8 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
     tpl = as_templates(templates)
     if tpl.tag_columns and tags is None:
         raise InputError("the templates use the 'tags' token function: pass tags=")
+    if clusters is None and any(cluster_bits(c.func) is not None for t in tpl for c in t.cells):
+        raise InputError("the templates use a 'cluster' token function: pass clusters=")
     rows = sentence_rows(sentence, _si, tpl.n_columns)
     n = len(rows)
     out = []
@@ -354,6 +361,8 @@ def expand(templates: Templates | str, sentence: Sequence[Any], *,
                     values.append(rows[j][c.col])
                 elif c.func == TAGS:
                     values.append(tags(c.col, rows[j][c.col]))  # type: ignore[misc]
+                elif cluster_bits(c.func) is not None:
+                    values.append(cluster_value(clusters.path, rows[j][c.col], cluster_bits(c.func)))
                 else:
                     values.append(TOKEN_FUNCTIONS[c.func](rows[j][c.col]))
             feats.append(t.render(values))
