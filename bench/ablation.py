@@ -40,7 +40,10 @@ import sys
 import time
 from unittest import mock
 
+import numpy as np
+
 import cseq
+import cseq.features.featurizer
 import cseq.features.tagdict
 from cseq.conll import read_conllu
 from cseq.metrics import accuracy
@@ -92,12 +95,12 @@ VARIANTS = [
 ]
 
 
-def _unjackknifed_fit(original):
-    """TagDictionary.fit whose training classes are the whole dictionary's."""
-    def fit(rows, y, columns):
-        dictionary, _ = original(rows, y, columns)
-        return dictionary, [dictionary.classes(sent) for sent in rows]
-    return fit
+def _unjackknifed(original):
+    """``tagdict.jackknife`` whose per-fold classes are all the whole corpus's."""
+    def jackknife(*args, **kwargs):
+        whole, per_fold, names = original(*args, **kwargs)
+        return whole, np.repeat(whole[:, None], per_fold.shape[1], axis=1), names
+    return jackknife
 
 
 def make(learner: str, templates: str, order: int, seed: int = 0, max_iter: int = 10,
@@ -114,8 +117,8 @@ def _patch(how: str):
     """The tag dictionary of a row: as shipped, not jackknifed, or from a 10% share."""
     tagdict = cseq.features.tagdict
     if how == "plain":
-        return mock.patch.object(tagdict.TagDictionary, "fit",
-                                 _unjackknifed_fit(tagdict.TagDictionary.fit))
+        return mock.patch.object(cseq.features.featurizer, "jackknife",
+                                 _unjackknifed(tagdict.jackknife))
     if how == "share10":
         return mock.patch.object(tagdict, "MIN_SHARE", 0.10)
     return mock.patch.object(tagdict, "FOLDS", tagdict.FOLDS)
