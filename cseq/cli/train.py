@@ -23,7 +23,7 @@ from cseq.cli.common import (_check_output_path, _cluster, _cluster_options, _in
                              _n_jobs, _name, _read_labeled, _reading_options)
 from cseq.cli.progress import _Progress
 from cseq.exceptions import InputError, TrainingInterrupted
-from cseq.registry import COMMANDS, Command, command_of
+from cseq.registry import COMMANDS, Command, command_of, default_command
 
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
@@ -66,6 +66,22 @@ def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: 
     return name
 
 
+def _learner_and_templates(args: argparse.Namespace, templates: Any, X: list[Any],
+                           y: list[Any], fmt: str) -> Any:
+    """Set ``args.algorithm`` (:func:`_algorithm`) and return the templates: the preset
+    chosen from the data's shape when none was given and the learner reads templates."""
+    if templates is None and (args.algorithm is None or COMMANDS[args.algorithm].templates):
+        templates = _template_choice(args, X, y, fmt)
+    args.algorithm = _algorithm(args, templates)
+    return templates
+
+
+def _algorithm(args: argparse.Namespace, templates: Any) -> str:
+    """``--algorithm``, or when not given the preset's default learner
+    (:func:`cseq.registry.default_command`; a template file's is the CRF)."""
+    return args.algorithm or default_command(templates if isinstance(templates, str) else None)
+
+
 def _templates(spec: str) -> Any:
     from cseq.templates import PRESETS, Templates
     if spec in PRESETS:
@@ -79,6 +95,7 @@ def _templates(spec: str) -> Any:
 def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     """The estimator of ``--algorithm`` with the options its command maps."""
     from cseq.templates import TemplateFeaturizer
+    args.algorithm = _algorithm(args, templates)
     learner = COMMANDS[args.algorithm]
     params: dict[str, Any] = dict(learner.defaults)
     if isinstance(templates, str):
@@ -131,8 +148,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
     if args.resumable or args.resume is not None:
         return _train_in_passes(args, templates, X, y, fmt, X_dev, y_dev)
-    if templates is None and COMMANDS[args.algorithm].templates:
-        templates = _template_choice(args, X, y, fmt)
+    templates = _learner_and_templates(args, templates, X, y, fmt)
     est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
     progress = _Progress(est._iterations(), quiet=args.quiet, verbose=args.verbose)
@@ -186,11 +202,10 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
             raise InputError(f"{args.resume} holds a {type(est).__name__}{trained}, which cannot "
                              f"continue training ({_commands(_resumable)} models can)")
     else:
+        templates = _learner_and_templates(args, templates, X, y, fmt)
         if not COMMANDS[args.algorithm].resumable:
             raise InputError(f"--resumable trains one pass at a time: --algorithm "
                              f"{_commands(_resumable)}, not {args.algorithm}")
-        if templates is None and COMMANDS[args.algorithm].templates:
-            templates = _template_choice(args, X, y, fmt)
         est = _make_estimator(args, templates)
         # Not for --resume: a batch of one label may continue a model that has more.
         _check_labels_vary(y, args)
@@ -295,7 +310,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
-    t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
+    defaults = "; ".join(f"{name} with the preset{'s' if len(c.default_for) > 1 else ''} "
+                         + " and ".join(", ".join(c.default_for).rsplit(", ", 1))
+                         for name, c in COMMANDS.items() if c.default_for)
+    t.add_argument("--algorithm", choices=list(COMMANDS), default=None,
+                   help=f"the learner (default: {defaults + ', ' if defaults else ''}"
+                   f"{default_command(None)} with a template file). {learners}")
     t.add_argument("--dev", help="development file, scored after every iteration")
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")
     t.add_argument("--max-iter", type=_int_at_least(1), default=None,
