@@ -16,7 +16,9 @@ Rows:
 
 * ``cseq default``: exactly what ``cseq train FILE --template PRESET`` builds
   (its parser and its estimator factory, so the learner and settings are
-  the command line's, whatever they become);
+  the command line's, whatever they become), and the alternative learner
+  (``--algorithm crf`` where the default is the perceptron, ``--algorithm
+  perceptron`` where it is the CRF) to show why the default is the default;
 * ``python-crfsuite``: L-BFGS at ``c1=0.1, c2=0.1`` (elastic net, the
   sklearn-crfsuite tutorial's setting) and at ``c2=1`` (``bench/run.py``'s,
   CRF++'s default strength); chunking with the CRF++ chunking attributes of
@@ -34,7 +36,7 @@ seconds are taken under it.  A measuring tool: it asserts nothing.
 
 Usage::
 
-    python bench/accuracy.py                 # every task (about 15 minutes on 2 cores)
+    python bench/accuracy.py                 # every task (30 to 60 minutes on 2 busy cores)
     python bench/accuracy.py --quick         # 1,000 training sentences per task, a smoke run
     python bench/accuracy.py --tasks chunk --data ../shared/data
 """
@@ -82,19 +84,20 @@ def score(task: str, gold, pred) -> float:
     return 100 * (accuracy(gold, pred) if task == "pos" else chunk_f1(gold, pred))
 
 
-def cseq_default(task: str):
-    """The estimator of ``cseq train FILE --template PRESET`` (the preset named as the task's,
-    ``chunk``, ``pos`` or ``ner``), and a description of it."""
-    args = _parser().parse_args(["train", "-", "--template", task])
-    est = _make_estimator(args, task)
+def cseq_estimator(task: str, algorithm: str | None = None):
+    """The estimator of ``cseq train FILE --template PRESET [--algorithm NAME]`` (the preset
+    named as the task, ``chunk``, ``pos`` or ``ner``), and a description of it."""
+    argv = ["train", "-", "--template", task] + (["--algorithm", algorithm] if algorithm else [])
+    est = _make_estimator(_parser().parse_args(argv), task)
     params = est.get_params(deep=False)
     shown = ", ".join(f"{k}={params[k]}" for k in ("c1", "c2", "C", "max_iter", "order")
                       if k in params)
-    return est, f"cseq default: {type(est).__name__} ({shown})"
+    what = "cseq default" if algorithm is None else f"cseq --algorithm {algorithm}"
+    return est, f"{what}: {type(est).__name__} ({shown})"
 
 
-def run_cseq(task, X, y, Xd, yd):
-    est, name = cseq_default(task)
+def run_cseq(task, X, y, Xd, yd, algorithm=None):
+    est, name = cseq_estimator(task, algorithm)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t = time.perf_counter()
@@ -159,7 +162,11 @@ def run_nltk(task, X, y, Xd, yd):
 
 def systems(task: str):
     """The rows of a task: (name, function of (task, X, y, Xd, yd))."""
+    # The default's alternative (the CRF where the perceptron is the default, and the
+    # reverse), to show why the default is what it is.
+    other = "perceptron" if cseq_estimator(task)[0].__class__.__name__ == "CRF" else "crf"
     rows = [("cseq", run_cseq),
+            (f"cseq {other}", lambda *a: run_cseq(*a, algorithm=other)),
             ("crfsuite c1=0.1 c2=0.1",
              lambda *a: run_crfsuite(*a, {"c1": 0.1, "c2": 0.1})),
             ("crfsuite c2=1", lambda *a: run_crfsuite(*a, {"c1": 0.0, "c2": 1.0}))]
@@ -194,11 +201,11 @@ def main(argv=None) -> int:
         if args.quick:
             X, y = X[:QUICK], y[:QUICK]
         metric = "acc." if task == "pos" else "F1"
-        for _, run in systems(task):
+        for name, run in systems(task):
             try:
                 r = run(task, X, y, Xd, yd)
             except ImportError as exc:  # a peer not installed: say so, go on
-                print(f"| {task} | {run.__name__}: not available ({exc}) | | | | | |", flush=True)
+                print(f"| {task} | {name}: not available ({exc}) | | | | | |", flush=True)
                 continue
             size = "" if r["size_mb"] is None else f"{r['size_mb']:.1f}"
             print(f"| {task} | {r['system']} | {r['score']:.2f} {metric} | {r['train_s']:.1f} | "
