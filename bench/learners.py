@@ -67,17 +67,17 @@ def greedy(task: str):
 
 
 def ssvm(task: str):
-    """Structured SVM, Hamming cost, C = 0.1, 10 passes, averaged, seed 0 (the perceptron's)."""
-    return cseq.StructuredSVM(C=0.1, max_iter=10, random_state=0,
+    """Structured SVM, Hamming cost, C = 1, 10 passes, averaged, seed 0 (the perceptron's)."""
+    return cseq.StructuredSVM(C=1.0, max_iter=10, random_state=0,
                               features=TemplateFeaturizer(PRESET[task]))
 
 
 def crf(task: str):
-    """L2 CRF (L-BFGS) with the defaults of ``cseq train``: for pos c2 = 0.1 and 200
-    iterations, otherwise c2 = 1.0 and 100."""
-    pos = PRESET[task] == "pos"
-    return cseq.CRF(c2=0.1 if pos else 1.0, max_iter=200 if pos else 100,
-                    features=TemplateFeaturizer(PRESET[task]))
+    """CRF (L-BFGS) with the defaults of ``cseq train --algorithm crf``: for pos c2 = 0.1 and
+    200 iterations, for chunk c1 = c2 = 0.1 (elastic net, OWL-QN) and 200 iterations."""
+    if PRESET[task] == "pos":
+        return cseq.CRF(c2=0.1, max_iter=200, features=TemplateFeaturizer("pos"))
+    return cseq.CRF(c1=0.1, c2=0.1, max_iter=200, features=TemplateFeaturizer(PRESET[task]))
 
 
 def crf_l1(task: str):

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, TypeVar
 
-__all__ = ["COMMANDS", "EARLY_STOPPING", "ESTIMATORS", "LEARNERS", "Command", "Learner",
-           "command_of", "register", "registered"]
+__all__ = ["COMMANDS", "DEFAULT_COMMAND", "EARLY_STOPPING", "ESTIMATORS", "LEARNERS", "Command",
+           "Learner", "command_of", "default_command", "register", "registered"]
 
 T = TypeVar("T", bound=type)
 
@@ -59,6 +59,10 @@ class Command:
     preset_defaults : dict of str to dict
         Per template preset, hyperparameters that override ``defaults`` when
         that preset is used (options still win).
+    default_for : tuple of str
+        The template presets for which this command is ``cseq train``'s learner
+        when ``--algorithm`` is not given (:func:`default_command`); one command
+        at most per preset (:func:`register` refuses a second).
     fixed : dict of str to Any
         Hyperparameters that make this command what it is when several share
         an estimator class (``algorithm="sgd"`` for ``crf-sgd``); no option
@@ -79,6 +83,7 @@ class Command:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     templates: bool = True
     preset_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    default_for: tuple[str, ...] = ()
     fixed: Mapping[str, Any] = field(default_factory=dict)
     quick: Mapping[str, Any] = field(default_factory=dict)
     estimator: Any = None
@@ -155,6 +160,12 @@ def register(*commands: Command, info: Mapping[str, str] | None = None) -> Calla
                  if c.name in COMMANDS and COMMANDS[c.name].estimator is not cls]
         if taken:
             raise ValueError(f"--algorithm {', '.join(taken)} is registered already")
+        claimed = [f"{preset!r} (by {other.name})" for c in commands for preset in c.default_for
+                   for other in COMMANDS.values()
+                   if preset in other.default_for and other.estimator is not cls]
+        if claimed:
+            raise ValueError(f"the default learner of preset {', '.join(claimed)} is "
+                             "registered already")
         bound = tuple(replace(c, estimator=cls) for c in commands)
         LEARNERS[name] = Learner(cls, bound, dict(info or {}))
         COMMANDS.update((c.name, c) for c in bound)
@@ -178,6 +189,21 @@ def registered(cls: type, *commands: Command) -> Iterator[Learner]:
         del LEARNERS[cls.__name__]
         for c in commands:
             del COMMANDS[c.name]
+
+
+#: ``cseq train``'s learner when neither ``--algorithm`` nor a preset's own choice
+#: (:attr:`Command.default_for`) says: a template file, or a learner without templates.
+DEFAULT_COMMAND = "crf"
+
+
+def default_command(preset: str | None) -> str:
+    """The ``--algorithm`` that ``cseq train`` uses with ``preset`` (a preset name, or None
+    for a template file) when none is given: the command whose ``default_for`` names
+    the preset, else :data:`DEFAULT_COMMAND`."""
+    for name, command in COMMANDS.items():
+        if preset is not None and preset in command.default_for:
+            return name
+    return DEFAULT_COMMAND
 
 
 def command_of(estimator: Any) -> Command | None:

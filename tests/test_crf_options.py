@@ -342,7 +342,7 @@ def test_tol_and_period_stop_training_at_the_expected_iteration():
 
 
 def test_max_iter_without_convergence_warns():
-    with pytest.warns(cseq.ConvergenceWarning, match="max_iter=3"):
+    with pytest.warns(cseq.ConvergenceWarning, match="max_iter=3 .*raise max_iter"):
         est = cseq.CRF(max_iter=3, tol=0.0).fit(TRAIN, LABELS)
     assert est.n_iter_ == 3 and est.stop_reason_ == MAX_ITER_REASON
     assert issubclass(cseq.ConvergenceWarning, UserWarning)
@@ -351,3 +351,27 @@ def test_max_iter_without_convergence_warns():
         warnings.simplefilter("error")
         p = cseq.StructuredPerceptron(max_iter=2, random_state=0).fit(TRAIN, LABELS)
     assert p.stop_reason_ == "2 passes done"
+
+
+def test_a_fit_capped_by_max_iter_warns_only_while_its_loss_still_improves():
+    """Issue 31: a default CRF that ran out of max_iter with a settled loss (the predictions
+    no longer move) printed a ConvergenceWarning with nothing to do; only a loss still
+    improving by more than loops.SETTLED over the last `period` iterations warns, and the
+    warning says by how much and what to raise."""
+    from cseq.learners.loops import SETTLED
+    features = cseq.TemplateFeaturizer(TEMPLATES)
+    # tol=0: the convergence test never stops the fit; 9 iterations are too few for the
+    # gradient test on this corpus, so max_iter stops it, with a settled loss.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        settled = cseq.CRF(c2=1.0, max_iter=9, period=3, tol=0.0,
+                           features=features).fit(TRAIN, LABELS)
+    losses = [r["loss"] for r in settled.history_]
+    assert settled.stop_reason_ == MAX_ITER_REASON
+    assert 0 < losses[-4] - losses[-1] <= SETTLED * abs(losses[-1])
+    with pytest.warns(cseq.ConvergenceWarning, match=r"max_iter=12 .*its loss still fell by "
+                      r"[0-9.e+-]+% over the last 10 iterations; .*raise max_iter "
+                      r"\(cseq train --max-iter\), e\.g\. to 24"):
+        moving = cseq.CRF(c2=1e-3, max_iter=12, tol=0.0, features=features).fit(TRAIN, LABELS)
+    losses = [r["loss"] for r in moving.history_]
+    assert losses[-11] - losses[-1] > SETTLED * abs(losses[-1])

@@ -251,7 +251,7 @@ def test_score_is_token_accuracy(fitted):
     (cseq.MEMM, {"c2": 1.0, "max_iter": 100, "tol": 1e-5, "period": 10,
                  "early_stopping": False, "patience": 5, "n_jobs": 1, "all_states": False,
                  "features": None, "verbose": False}),
-    (cseq.StructuredSVM, {"C": 0.1, "max_iter": 10, "order": 1, "cost": None, "average": True,
+    (cseq.StructuredSVM, {"C": 1.0, "max_iter": 10, "order": 1, "cost": None, "average": True,
                           "shuffle": True, "random_state": None, "early_stopping": False,
                           "patience": 3, "all_states": False, "features": None,
                           "verbose": False}),

@@ -23,7 +23,7 @@ from cseq.cli.common import (_check_output_path, _cluster, _cluster_options, _in
                              _n_jobs, _name, _read_labeled, _reading_options)
 from cseq.cli.progress import _Progress
 from cseq.exceptions import InputError, TrainingInterrupted
-from cseq.registry import COMMANDS, Command, command_of
+from cseq.registry import COMMANDS, Command, command_of, default_command
 
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
@@ -66,6 +66,22 @@ def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: 
     return name
 
 
+def _learner_and_templates(args: argparse.Namespace, templates: Any, X: list[Any],
+                           y: list[Any], fmt: str) -> Any:
+    """Set ``args.algorithm`` (:func:`_algorithm`) and return the templates: the preset
+    chosen from the data's shape when none was given and the learner reads templates."""
+    if templates is None and (args.algorithm is None or COMMANDS[args.algorithm].templates):
+        templates = _template_choice(args, X, y, fmt)
+    args.algorithm = _algorithm(args, templates)
+    return templates
+
+
+def _algorithm(args: argparse.Namespace, templates: Any) -> str:
+    """``--algorithm``, or when not given the preset's default learner
+    (:func:`cseq.registry.default_command`; a template file's is the CRF)."""
+    return args.algorithm or default_command(templates if isinstance(templates, str) else None)
+
+
 def _templates(spec: str) -> Any:
     from cseq.templates import PRESETS, Templates
     if spec in PRESETS:
@@ -79,6 +95,7 @@ def _templates(spec: str) -> Any:
 def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     """The estimator of ``--algorithm`` with the options its command maps."""
     from cseq.templates import TemplateFeaturizer
+    args.algorithm = _algorithm(args, templates)
     learner = COMMANDS[args.algorithm]
     params = _learner_params(args, templates)
     if learner.templates:
@@ -148,8 +165,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         X_dev, y_dev, _ = _read_labeled(args.dev, args)
     if args.resumable or args.resume is not None:
         return _train_in_passes(args, templates, X, y, fmt, X_dev, y_dev)
-    if templates is None and COMMANDS[args.algorithm].templates:
-        templates = _template_choice(args, X, y, fmt)
+    templates = _learner_and_templates(args, templates, X, y, fmt)
     est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
     progress = _Progress(est._iterations(), quiet=args.quiet, verbose=args.verbose)
@@ -202,6 +218,7 @@ def _train_segmenter(args: argparse.Namespace) -> int:
         raise InputError(f"{', '.join(given)} does not apply to --segmenter (it reads the "
                          "CoNLL-U text, tokens and multiword tokens)")
     _check_output_path(args.output, "the model", [args.train, args.dev])
+    args.algorithm = _algorithm(args, None)
     params = _learner_params(args, None)
     segmenter = Segmenter(args.algorithm, args.segmenter, max_iter=params.pop("max_iter", None),
                           random_state=params.pop("random_state", 0), **params)
@@ -254,11 +271,10 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
             raise InputError(f"{args.resume} holds a {type(est).__name__}{trained}, which cannot "
                              f"continue training ({_commands(_resumable)} models can)")
     else:
+        templates = _learner_and_templates(args, templates, X, y, fmt)
         if not COMMANDS[args.algorithm].resumable:
             raise InputError(f"--resumable trains one pass at a time: --algorithm "
                              f"{_commands(_resumable)}, not {args.algorithm}")
-        if templates is None and COMMANDS[args.algorithm].templates:
-            templates = _template_choice(args, X, y, fmt)
         est = _make_estimator(args, templates)
         # Not for --resume: a batch of one label may continue a model that has more.
         _check_labels_vary(y, args)
@@ -366,7 +382,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--clusters", metavar="FILE", default=None,
                    help="word clusters (cseq clusters, or Liang's wcluster): adds the cluster "
                    "templates to templates that use none; the table is kept in the model")
-    t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
+    defaults = "; ".join(f"{name} with the preset{'s' if len(c.default_for) > 1 else ''} "
+                         + " and ".join(", ".join(c.default_for).rsplit(", ", 1))
+                         for name, c in COMMANDS.items() if c.default_for)
+    t.add_argument("--algorithm", choices=list(COMMANDS), default=None,
+                   help=f"the learner (default: {defaults + ', ' if defaults else ''}"
+                   f"{default_command(None)} with a template file). {learners}")
     t.add_argument("--segmenter", nargs="?", const="alphabetic", default=None,
                    choices=("alphabetic", "nospace"),
                    help="train a segmenter (raw text to sentences, tokens and words) from "
@@ -380,14 +401,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        f"{v.max_iter} for {k}" for k, v in COMMANDS.items()
                        if v.max_iter is not None) + ")")
     t.add_argument("--c1", type=float, default=None,
-                   help="CRF L1 strength (default 0; > 0 trains by OWL-QN, a sparse model; "
-                   "with --c2, elastic net)")
+                   help="CRF L1 strength (default 0, 0.1 with the chunk preset; > 0 trains by "
+                   "OWL-QN, a sparse model; with --c2, elastic net)")
     t.add_argument("--c2", type=float, default=None,
-                   help="CRF and MEMM L2 strength (default 1.0; crf and crf-sgd use 0.1 with "
-                   "the pos preset, and crf 200 iterations)")
+                   help="CRF and MEMM L2 strength (default 1.0; crf uses 0.1 and 200 "
+                   "iterations with the pos and chunk presets, crf-sgd 0.1 with pos)")
     t.add_argument("--C", dest="C", type=float, default=None,
                    help="structured SVM: weight of the hinge losses against 1/2 ||w||^2 "
-                   "(default 0.1); pa: the aggressiveness, the largest step (default 1.0)")
+                   "(default 1.0); pa: the aggressiveness, the largest step (default 1.0)")
     t.add_argument("--early-stopping", action="store_true", default=None,
                    help="score --dev after every iteration, stop after --patience iterations "
                    "without a better accuracy and keep the best iteration")

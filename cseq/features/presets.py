@@ -78,7 +78,7 @@ B
 """
 
 _CHUNK = """\
-# cseq preset "chunk": the CRF++ chunking set, column 0 = word, column 1 = POS.
+# cseq preset "chunk": column 0 = word, column 1 = POS; first the CRF++ chunking set.
 U00:%x[-2,0]
 U01:%x[-1,0]
 U02:%x[0,0]
@@ -100,6 +100,23 @@ U18:%x[1,1]/%x[2,1]
 U20:%x[-2,1]/%x[-1,1]/%x[0,1]
 U21:%x[-1,1]/%x[0,1]/%x[1,1]
 U22:%x[0,1]/%x[1,1]/%x[2,1]
+
+# Beyond CRF++'s set (issue 31, measured on the CoNLL-2000 dev split in
+# docs/accuracy.md): lowercased words around the token,
+U30:%x[-1,0:lower]
+U31:%x[0,0:lower]
+U32:%x[1,0:lower]
+# word and POS tag conjunctions,
+U60:%x[0,1]/%x[0,0]
+U61:%x[-1,1]/%x[0,0]
+U62:%x[0,0]/%x[1,1]
+U63:%x[-1,0]/%x[0,1]
+U64:%x[0,1]/%x[1,0]
+# and a wider POS window: two 4-grams and the tags 3 away.
+U70:%x[-1,1]/%x[0,1]/%x[1,1]/%x[2,1]
+U71:%x[-2,1]/%x[-1,1]/%x[0,1]/%x[1,1]
+U72:%x[-3,1]
+U73:%x[3,1]
 
 B
 """

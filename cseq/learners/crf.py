@@ -51,8 +51,11 @@ def _rate_offset(lam: float, eta0: float, error: type[Exception] = InputError,
 @register(Command("crf", 100, {"c1": "c1", "c2": "c2", "n_jobs": "n_jobs", "order": "order",
                                **EARLY_STOPPING},
                   "linear-chain CRF, L-BFGS (OWL-QN with --c1)",
-                  preset_defaults={"pos": {"c2": 0.1, "max_iter": 200}},
-                  fixed={"algorithm": "lbfgs"}, quick={"max_iter": 15}),
+                  # chunk: elastic net (CRFsuite's best setting on CoNLL-2000), 200
+                  # iterations where its loss has settled (docs/accuracy.md).
+                  preset_defaults={"pos": {"c2": 0.1, "max_iter": 200},
+                                   "chunk": {"c1": 0.1, "c2": 0.1, "max_iter": 200}},
+                  default_for=("chunk",), fixed={"algorithm": "lbfgs"}, quick={"max_iter": 15}),
           Command("crf-sgd", 30, {"c2": "c2", "seed": "random_state", "order": "order",
                                   **EARLY_STOPPING},
                   "linear-chain CRF, stochastic gradient descent (L2)",

@@ -38,7 +38,8 @@ import numpy as np
 from cseq.features import _pack
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, TrainingInterrupted
-from cseq.learners.loops import MAX_ITER_REASON, Callback, DevScorer, EarlyStopping
+from cseq.learners.loops import (MAX_ITER_REASON, Callback, DevScorer, EarlyStopping,
+                                 still_improving)
 from cseq.learners.protocol import Learner
 from cseq.metrics import chunk_f1, detect_scheme
 from cseq.chain.model import LinearChain
@@ -266,16 +267,23 @@ def dev_scorer(est: Learner, fit: Fit, X_dev: Sequence[Any] | None,
 
 def complete(est: Learner, model: LinearChain) -> None:
     """The end of every fit: check the weights, publish the finished model, warn if
-    ``max_iter`` stopped a learner before its convergence test was met."""
+    ``max_iter`` stopped a learner before its convergence test was met while its loss
+    was still improving (:func:`cseq.learners.loops.still_improving`)."""
     if not np.isfinite(model.params).all():
         raise ConvergenceError(f"{type(est).__name__} weights became non-finite")
     est._commit(est._finish(model))
-    if est.stop_reason_ == MAX_ITER_REASON:  # read from the snapshot just published
-        params = est.get_params(deep=False)
+    # Read from the snapshot just published.  A loss that had settled needs nothing
+    # from the user (loops.SETTLED): only one still improving warns, saying by how much.
+    change = still_improving(est) if est.stop_reason_ == MAX_ITER_REASON else None
+    if change is not None:
+        max_iter = est.get_params(deep=False).get("max_iter")
+        moved = "" if math.isinf(change) else \
+            f": its loss still fell by {100 * change:.2g}% over the last {est.period} iterations"
         # stacklevel: complete <- run <- the fit the user called <- the user's line.
-        warnings.warn(f"{type(est).__name__} stopped at max_iter={params.get('max_iter')} "
-                      f"before its convergence test (tol={params.get('tol')!r}) was met; "
-                      "raise max_iter or tol", ConvergenceWarning, stacklevel=4)
+        warnings.warn(f"{type(est).__name__} stopped at max_iter={max_iter} before its "
+                      f"convergence test was met{moved}; the model may still change: raise "
+                      f"max_iter (cseq train --max-iter), e.g. to {2 * max_iter}",
+                      ConvergenceWarning, stacklevel=4)
 
 
 def check_record(record: dict, learner: str) -> None:

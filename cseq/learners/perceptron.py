@@ -17,9 +17,11 @@ from cseq.io.serialize import MAX_COUNT
 __all__ = ["StructuredPerceptron"]
 
 
+# cseq train's learner for the pos and ner presets (docs/accuracy.md): on EWT and WNUT-17
+# dev as accurate as the CRF or more, at a fraction of its training time and model size.
 @register(Command("perceptron", 10, {"seed": "random_state", "order": "order", **EARLY_STOPPING},
                   "averaged structured perceptron", defaults={"random_state": 0},
-                  quick={"max_iter": 3, "random_state": 0}))
+                  default_for=("pos", "ner"), quick={"max_iter": 3, "random_state": 0}))
 class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     """Averaged structured perceptron for linear chains (Collins 2002).
 
