@@ -104,7 +104,7 @@ DOCTEST_MODULES = ["cseq.metrics", "cseq.chain.inference", "cseq.conll", "cseq.t
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
-                   "cseq.segment.segmenter"]
+                   "cseq.segment.segmenter", "cseq.features.clusters"]
 #: Modules that need an optional extra: their examples skip without it.
 OPTIONAL = {"cseq.compat.nltk": "nltk"}
 
