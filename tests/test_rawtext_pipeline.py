@@ -1,15 +1,26 @@
-"""Raw text through cseq (issue 29): the paragraph reader, raw text made from CoNLL-U."""
+"""Raw text through cseq (issue 29): the paragraph reader, raw text made from CoNLL-U,
+the pipeline (segmenter + tagger), ``cseq tag --segmenter`` and its outputs."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from cseq.exceptions import CSeqError, InputError
+import cseq
+from cseq.conll import read_conll, read_conllu
+from cseq.data import sample_path
+from cseq.exceptions import CSeqError, InputError, InputTypeError
 from cseq.io.raw import Paragraph, conllu_raw_text, iter_paragraphs
+from cseq.metrics import ud_scores
+from cseq.pipeline import Pipeline
+
+from cli_run import run_in_process
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "ud_en_ewt"
 
@@ -94,3 +105,187 @@ def test_raw_ewt_dev_spells_the_treebank():
     assert all(p and "\n" not in p and p == p.strip() for p in paras)
     chars = _Treebank(DATA / "en_ewt-ud-dev.conllu", "utf-8").chars
     assert "".join("".join(paras).split()) == "".join("".join(chars).split())
+
+
+# ---------------------------------------------------------------- the pipeline and cseq tag
+#
+# A rule-based stand-in for cseq.segment.Segmenter (the interface of
+# cseq.segment: form, start, end, words, space_after; sentences with words()), so
+# that the pipeline, the writers and the CLI are tested on their own.
+
+@dataclass(frozen=True)
+class _Token:
+    form: str
+    start: int
+    end: int
+    words: tuple[str, ...]
+    space_after: bool
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    tokens: tuple[_Token, ...]
+
+    def words(self) -> list[str]:
+        return [w for t in self.tokens for w in t.words]
+
+
+class RuleSegmenter:
+    """Words and punctuation; "n't" split off as a multiword token; . ! ? end a sentence."""
+
+    def segment(self, text: str) -> list[_Sentence]:
+        sentences, tokens = [], []
+        for m in re.finditer(r"\w+n't|\w+|[^\w\s]", text):
+            form = m.group()
+            words = (form[:-3], "n't") if form.endswith("n't") and len(form) > 3 else (form,)
+            tokens.append(_Token(form, m.start(), m.end(), words,
+                                 m.end() < len(text) and text[m.end()].isspace()))
+            if form in ".!?":
+                sentences.append(_Sentence(tuple(tokens)))
+                tokens = []
+        if tokens:
+            sentences.append(_Sentence(tuple(tokens)))
+        return sentences
+
+    @classmethod
+    def load(cls, path):
+        if Path(path).read_bytes() != b"rule segmenter":
+            raise InputError(f"{path} is not a segmenter")
+        return cls()
+
+
+@pytest.fixture(scope="module")
+def tagger(tmp_path_factory):
+    X, y = read_conll(sample_path(), sep="\t")
+    est = cseq.StructuredPerceptron(max_iter=2, random_state=0,
+                                    features=cseq.TemplateFeaturizer("pos")).fit(X[:800], y[:800])
+    path = tmp_path_factory.mktemp("tagger") / "upos.cseq"
+    est.save(path)
+    return est, path
+
+
+@pytest.fixture
+def rule_segmenter(monkeypatch, tmp_path):
+    import cseq.pipeline
+    monkeypatch.setattr(cseq.pipeline, "load_segmenter", RuleSegmenter.load)
+    path = tmp_path / "rule.seg"
+    path.write_text("rule segmenter", encoding="utf-8")
+    return path
+
+
+RAW = "The dog didn't bark.  It ran\nhome!\n\n\nA new paragraph, here."
+
+
+def test_pipeline_offsets_map_back_onto_the_string(tagger):
+    nlp = Pipeline(RuleSegmenter(), tagger[0])
+    out = nlp(RAW)
+    assert [len(s.words) for s in out] == [6, 4, 6]
+    assert [(s.first, s.last) for s in out] == [(True, False), (False, True), (True, True)]
+    for s in out:
+        assert len(s.labels) == len(s.words)
+        for tok in s.sentence.tokens:
+            assert RAW[s.paragraph.offset + tok.start:s.paragraph.offset + tok.end] == tok.form
+    assert Pipeline(RuleSegmenter())(RAW)[0].labels is None
+
+
+def test_pipeline_refuses_what_is_not_a_segmenter_or_a_one_column_tagger(tagger):
+    with pytest.raises(InputTypeError, match="segmenter must be a cseq Segmenter"):
+        Pipeline(tagger[0], tagger[0])
+    with pytest.raises(InputTypeError, match="the tagger must be a fitted cseq tagger"):
+        Pipeline(RuleSegmenter(), RuleSegmenter())
+    X, y = read_conll(sample_path(), sep="\t")
+    two = cseq.StructuredPerceptron(max_iter=1, features=cseq.TemplateFeaturizer("pos")).fit(
+        [[(w, w.lower()) for (w,) in s] for s in X[:50]], y[:50])
+    with pytest.raises(InputError, match="reads 2 columns per token; raw text gives it the word"):
+        Pipeline(RuleSegmenter(), two)
+
+
+def test_cli_raw_to_conllu_scores_against_gold(tagger, rule_segmenter, tmp_path):
+    gold = _sentence("The dog didn't bark.", [
+        _row("1", "The"), _row("2", "dog"), _row("3-4", "didn't"), _row("3", "did"),
+        _row("4", "n't"), _row("5", "bark", "SpaceAfter=No"), _row("6", ".")], ("newpar",))
+    gold += _sentence("It ran home!", [_row("1", "It"), _row("2", "ran"),
+                                       _row("3", "home", "SpaceAfter=No"), _row("4", "!")])
+    (tmp_path / "gold.conllu").write_text(gold, encoding="utf-8")
+    raw = tmp_path / "raw.txt"
+    raw.write_text("\n\n".join(conllu_raw_text(tmp_path / "gold.conllu")) + "\n",
+                   encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", rule_segmenter,
+                       "--output-format", "conllu", "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# newpar\n# sent_id = 1\n# text = The dog didn't bark.\n"
+                           "1\tThe\t_\t")
+    assert "\n3-4\tdidn't\t_\t_\t_\t_\t_\t_\t_\t_\n3\tdid\t_\t" in text
+    assert "\n5\tbark\t_\t" in text and "\t_\t_\t_\t_\t_\tSpaceAfter=No\n6\t.\t" in text
+    # read back by cseq's own reader: the words and, in UPOS, the tagger's labels
+    sents, labels = read_conllu(out)[:2]
+    assert [[r[0] for r in s] for s in sents] == [
+        ["The", "dog", "did", "n't", "bark", "."], ["It", "ran", "home", "!"]]
+    assert labels == tagger[0].predict([[(w,) for w in s] for s in
+                                        [["The", "dog", "did", "n't", "bark", "."],
+                                         ["It", "ran", "home", "!"]]])
+    scores = ud_scores(tmp_path / "gold.conllu", out)
+    assert scores["tokens"].f1 == scores["words"].f1 == scores["sentences"].f1 == 1.0
+
+
+def test_cli_raw_text_and_jsonl_outputs(tagger, rule_segmenter, tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW, encoding="utf-8")
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", rule_segmenter,
+                       "--output-format", "jsonl")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [rec["sent_id"] for rec in records] == [1, 2, 3]
+    assert records[1]["text"] == "It ran home!"           # the line break made a space
+    for rec in records:
+        assert RAW[rec["start"]:rec["end"]].replace("\n", " ") == rec["text"]
+        assert all(RAW[t["start"]:t["end"]] == t["form"] for t in rec["tokens"])
+        assert len(rec["labels"]) == len(rec["words"])
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", rule_segmenter,
+                       "--output-format", "text")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith("The/") and " n't/" in r.stdout
+    assert len(r.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("content", ["", "  \n\n\t\n"])
+def test_cli_empty_and_whitespace_only_raw_input(tagger, rule_segmenter, tmp_path, content):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", rule_segmenter, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text(encoding="utf-8") == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "raw"], "--format raw needs a segmenter"),
+    (["--segmenter", "SEG", "--format", "text"], "--format text input is already segmented"),
+    (["--segmenter", "SEG", "--output-format", "conll"], "not conll"),
+    (["--segmenter", "SEG", "--nbest", "2"], "--nbest: not with raw text"),
+    (["--segmenter", "SEG", "--pipeline", "en"], "drop --segmenter"),
+])
+def test_cli_raw_options_that_do_not_combine(tagger, rule_segmenter, tmp_path, args, message):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW, encoding="utf-8")
+    args = [rule_segmenter if a == "SEG" else a for a in args]
+    r = run_in_process("tag", tagger[1], raw, *args)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+
+
+def test_cli_raw_refuses_conllu_binary_and_a_tagger_as_segmenter(tagger, rule_segmenter,
+                                                                   tmp_path):
+    conllu = tmp_path / "in.conllu.txt"
+    conllu.write_text(_sentence("Hi", [_row("1", "Hi")]), encoding="utf-8")
+    r = run_in_process("tag", tagger[1], conllu, "--segmenter", rule_segmenter)
+    assert r.returncode != 0 and "is CoNLL-U, already split into sentences" in r.stderr
+    binary = tmp_path / "in.bin"
+    binary.write_bytes(b"\x00\x01\x02abc")
+    r = run_in_process("tag", tagger[1], binary, "--segmenter", rule_segmenter)
+    assert r.returncode != 0 and "a NUL character: this is a binary file" in r.stderr
+    r = run_in_process("tag", tagger[1], conllu, "--segmenter", tagger[1])
+    assert r.returncode != 0 and "is not a segmenter" in r.stderr
+    r = run_in_process("tag", rule_segmenter, conllu, "--segmenter", rule_segmenter)
+    assert r.returncode != 0 and "rule.seg is not a tagger's model file" in r.stderr

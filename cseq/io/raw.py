@@ -17,14 +17,16 @@ per line would give the sentence boundaries away.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from cseq.exceptions import InputError
+from cseq.exceptions import InputError, InputTypeError
 from cseq.io.conll_read import conllu_blocks, is_word_id
+from cseq.io.formats import sniff_format
 from cseq.io.sources import Source, open_lines, source_name
 
-__all__ = ["Paragraph", "iter_paragraphs", "conllu_raw_text"]
+__all__ = ["Paragraph", "iter_paragraphs", "paragraphs_of", "conllu_raw_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,8 @@ class Paragraph:
     line: int
 
 
-def iter_paragraphs(source: Source, *, encoding: str = "utf-8") -> Iterator[Paragraph]:
+def iter_paragraphs(source: Source, *, encoding: str = "utf-8", check_format: bool = False
+                    ) -> Iterator[Paragraph]:
     """Stream the paragraphs of a raw text file, with their offsets.
 
     Parameters
@@ -59,6 +62,10 @@ def iter_paragraphs(source: Source, *, encoding: str = "utf-8") -> Iterator[Para
         Path (``.gz`` is decompressed), or a file open in text or binary mode.
     encoding : str, default "utf-8"
         Encoding of paths and binary files.
+    check_format : bool, default False
+        Refuse a file whose first lines are certainly not raw text: CoNLL-U
+        (already segmented), or JSON (what ``--format auto`` does when a
+        segmenter is to read the file).
 
     Yields
     ------
@@ -70,25 +77,72 @@ def iter_paragraphs(source: Source, *, encoding: str = "utf-8") -> Iterator[Para
     ------
     InputError
         If the file cannot be decoded (naming the line), holds a NUL
-        character (a binary file, not text), or is a cseq model file.
+        character (a binary file, not text), or is a cseq model file; with
+        ``check_format``, if it is CoNLL-U or JSON.
     """
     name = source_name(source)
+    with open_lines(source, encoding) as numbered:
+        if check_format:
+            head = list(itertools.islice(numbered, _SNIFF_LINES))
+            _check_raw([line for _, line in head], name)
+            numbered = itertools.chain(head, numbered)
+        yield from _paragraphs(numbered, name)
+
+
+#: Lines read to tell raw text from CoNLL-U and JSON.
+_SNIFF_LINES = 200
+
+
+def _check_raw(head: list[str], name: str) -> None:
+    """Refuse first lines that are CoNLL-U or JSON, with what to do instead."""
+    for line in head:
+        if "\0" in line:
+            return          # _paragraphs names the binary file, at its line
+    try:
+        guess = sniff_format(head, strict=True)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}, not raw text; say --format raw if it is") from None
+    if guess == "conllu":
+        raise InputError(f"{name} is CoNLL-U, already split into sentences and tokens: tag it "
+                         "without a segmenter (or say --format raw if it is raw text)")
+
+
+def paragraphs_of(text: str) -> Iterator[Paragraph]:
+    """The paragraphs of a string, as :func:`iter_paragraphs` reads those of a file.
+
+    The offsets are into ``text`` itself: ``text[p.offset:p.offset +
+    len(p.text)] == p.text`` (a CR of a CRLF line end stays in the
+    paragraph, where it is whitespace).
+
+    Raises
+    ------
+    InputTypeError
+        If ``text`` is not a str.
+    InputError
+        If it holds a NUL character.
+    """
+    if not isinstance(text, str):
+        raise InputTypeError(f"text must be a str, got {type(text).__name__}")
+    return _paragraphs(enumerate(text.split("\n"), 1), "<string>")
+
+
+def _paragraphs(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[Paragraph]:
+    """Runs of non-blank lines of ``(line number, line)``; each line end counts one character."""
     lines: list[str] = []
     start = first = 0
     offset = 0
-    with open_lines(source, encoding) as numbered:
-        for lineno, line in numbered:
-            if "\0" in line:
-                raise InputError(f"{name}:{lineno}: a NUL character: this is a binary file, "
-                                 "not raw text")
-            if line.strip():
-                if not lines:
-                    start, first = offset, lineno
-                lines.append(line)
-            elif lines:
-                yield Paragraph("\n".join(lines), start, first)
-                lines = []
-            offset += len(line) + 1
+    for lineno, line in numbered:
+        if "\0" in line:
+            raise InputError(f"{name}:{lineno}: a NUL character: this is a binary file, "
+                             "not raw text")
+        if line.strip():
+            if not lines:
+                start, first = offset, lineno
+            lines.append(line)
+        elif lines:
+            yield Paragraph("\n".join(lines), start, first)
+            lines = []
+        offset += len(line) + 1
     if lines:
         yield Paragraph("\n".join(lines), start, first)
 
