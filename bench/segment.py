@@ -64,7 +64,7 @@ CACHE = HERE / "bench" / ".cache"
 
 @dataclass(frozen=True)
 class Token:
-    """A token as :func:`cseq.io.conllu_write.format_segmented` reads one (the peers' tokens)."""
+    """A token of a peer, as cseq's CoNLL-U writer reads one."""
 
     form: str
     start: int
@@ -87,22 +87,17 @@ def _tokens(text: str, spans: list[tuple[int, int]]) -> tuple[Token, ...]:
                  for a, b in spans if text[a:b].strip())
 
 
-def _conllu(paragraphs: list[str], segmented: list[list[Sentence]],
-            labels: list[list[str]] | None = None) -> str:
+def _conllu(paragraphs: list[str], segmented: list[list[Sentence]]) -> str:
     """CoNLL-U of segmented paragraphs, written as ``cseq tag`` writes it."""
-    from cseq.io.conllu_write import format_segmented
-    parts = []
-    n = 0
-    it = iter(labels) if labels is not None else None
-    for text, sents in zip(paragraphs, segmented):
-        for i, s in enumerate(sents):
-            if not s.tokens:
-                continue
-            n += 1
-            parts.append(format_segmented(
-                s, next(it) if it is not None else None, paragraph=text, fmt="conllu",
-                sent_id=n, paragraph_start=i == 0, paragraph_end=i == len(sents) - 1))
-    return "".join(parts)
+    from cseq.io.raw import Paragraph
+    from cseq.pipeline import TaggedSentence, format_tagged
+
+    def tagged():
+        for text, sents in zip(paragraphs, segmented):
+            sents = [s for s in sents if s.tokens]
+            for i, s in enumerate(sents):
+                yield TaggedSentence(s, Paragraph(text, 0, 1), None, i == 0, i == len(sents) - 1)
+    return "".join(format_tagged(tagged()))
 
 
 def raw_text(conllu: Path) -> str:
@@ -136,7 +131,7 @@ def run_cseq(args, train: Path, text: str) -> Result:
     import cseq
     from cseq.conll import read_conllu
     from cseq.io.raw import paragraphs_of
-    from cseq.pipeline import Pipeline
+    from cseq.pipeline import Pipeline, format_tagged
     from cseq.segment import Segmenter
 
     seg_path = CACHE / f"cseq-{cseq.__version__}-seg-e{args.cseq_epochs}.model"
@@ -157,11 +152,7 @@ def run_cseq(args, train: Path, text: str) -> Result:
     full = Pipeline.load(seg_path, tag_path)
 
     def through(pipe):
-        from cseq.io.conllu_write import format_segmented
-        return "".join(format_segmented(
-            t.sentence, t.labels, paragraph=t.paragraph.text, fmt="conllu", sent_id=n,
-            paragraph_start=t.first, paragraph_end=t.last)
-            for n, t in enumerate(pipe.process(paragraphs_of(text)), 1))
+        return "".join(format_tagged(pipe.process(paragraphs_of(text))))
 
     seg_s, _ = _best(lambda: through(seg_only), args.repeat)
     tag_s, out = _best(lambda: through(full), args.repeat)

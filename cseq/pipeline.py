@@ -23,7 +23,7 @@ from typing import Any
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.io.raw import Paragraph, paragraphs_of
 
-__all__ = ["Pipeline", "TaggedSentence", "load_pipeline"]
+__all__ = ["Pipeline", "TaggedSentence", "format_tagged", "load_pipeline"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,21 @@ class Pipeline:
                 lab = next(labels, None) if self.tagger is not None else None
                 yield TaggedSentence(s, para, None if lab is None else tuple(lab),
                                      i == 0, i == len(sents) - 1)
+
+
+def format_tagged(tagged: Iterable[TaggedSentence], *, fmt: str = "conllu",
+                  column: str = "upos") -> Iterator[str]:
+    """The output text of tagged sentences, one sentence at a time, numbered from 1.
+
+    ``fmt`` is ``"conllu"``, ``"text"`` or ``"jsonl"``; ``column`` the
+    CoNLL-U column of the labels (see
+    :func:`cseq.io.conllu_write.format_segmented`).
+    """
+    from cseq.io.conllu_write import format_segmented
+    for n, t in enumerate(tagged, 1):
+        yield format_segmented(t.sentence, t.labels, paragraph=t.paragraph.text, fmt=fmt,
+                               sent_id=n, paragraph_start=t.first, paragraph_end=t.last,
+                               offset=t.paragraph.offset, column=column)
 
 
 def _check_tagger(tagger: Any, what: str) -> None:

@@ -62,9 +62,9 @@ def _cmd_tag_raw(args: argparse.Namespace) -> int:
     import sys
 
     from cseq.io._streams import open_output
-    from cseq.io.conllu_write import SEGMENTED_FORMATS, format_segmented
+    from cseq.io.conllu_write import SEGMENTED_FORMATS
     from cseq.io.raw import iter_paragraphs
-    from cseq.pipeline import Pipeline, load_pipeline
+    from cseq.pipeline import Pipeline, format_tagged, load_pipeline
     if args.segmenter is None and args.pipeline is None:
         raise InputError("--format raw needs a segmenter: --segmenter SEG (with a tagger "
                          "model) or --pipeline NAME")
@@ -104,11 +104,9 @@ def _cmd_tag_raw(args: argparse.Namespace) -> int:
     source = sys.stdin.buffer if path == "-" else path
     paragraphs = iter_paragraphs(source, check_format=args.format == "auto")
     with open_output(args.output) as out:
-        for n, tagged in enumerate(pipe.process(paragraphs, n_jobs=args.n_jobs), 1):
-            out.write(format_segmented(
-                tagged.sentence, tagged.labels, paragraph=tagged.paragraph.text, fmt=fmt_out,
-                sent_id=n, paragraph_start=tagged.first, paragraph_end=tagged.last,
-                offset=tagged.paragraph.offset, column=column))
+        for part in format_tagged(pipe.process(paragraphs, n_jobs=args.n_jobs), fmt=fmt_out,
+                                  column=column):
+            out.write(part)
     return 0
 
 
