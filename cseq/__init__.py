@@ -44,6 +44,7 @@ from cseq.pipeline import Pipeline, load_pipeline
 from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 from cseq import serialize  # the public path, as before issue 28's relayout
+from cseq.segment.segmenter import Segmenter
 
 __all__ = [
     "CRF",
@@ -58,6 +59,7 @@ __all__ = [
     "TemplateFeaturizer",
     "Templates",
     "Sequences",
+    "Segmenter",
     "viterbi",
     "viterbi_nbest",
     "loss_augmented_viterbi",
