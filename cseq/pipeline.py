@@ -150,10 +150,24 @@ def format_tagged(tagged: Iterable[TaggedSentence], *, fmt: str = "conllu",
                                offset=t.paragraph.offset, column=column)
 
 
+def refuse_segmenter(est: Any, what: str) -> None:
+    """Refuse a segmenter's model where a tagger is expected, saying what to do instead.
+
+    A segmenter's file is a learner's model file over characters: it loads as
+    a tagger would, but reads strings, not words.
+    """
+    from cseq.segment.features import CharFeatures
+    if isinstance(getattr(est, "featurizer_", None), CharFeatures):
+        raise InputError(f"{what} is a segmenter, not a tagger: give it with --segmenter "
+                         "(and a tagger's model file as the tagger), or tag with "
+                         "cseq.pipeline.Pipeline")
+
+
 def _check_tagger(tagger: Any, what: str) -> None:
-    """Refuse a tagger that cannot tag words alone (one column per token)."""
+    """Refuse a tagger that cannot tag words alone (one column per token), or a segmenter's model."""
     if getattr(tagger, "model_", None) is None or not callable(getattr(tagger, "predict", None)):
         raise InputTypeError(f"{what} must be a fitted cseq tagger, got {type(tagger).__name__}")
+    refuse_segmenter(tagger, what)
     from cseq._tagging import model_columns
     trained, need = model_columns(tagger)
     if (trained is not None and trained != 1) or need > 1:

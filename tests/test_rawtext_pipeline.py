@@ -289,3 +289,56 @@ def test_cli_raw_refuses_conllu_binary_and_a_tagger_as_segmenter(tagger, rule_se
     assert r.returncode != 0 and "is not a segmenter" in r.stderr
     r = run_in_process("tag", rule_segmenter, conllu, "--segmenter", rule_segmenter)
     assert r.returncode != 0 and "rule.seg is not a tagger's model file" in r.stderr
+
+
+# ---------------------------------------------------------------- with cseq's own segmenter
+
+EWT = DATA / "en_ewt-ud-train.conllu"
+needs_ewt = pytest.mark.skipif(not EWT.exists(), reason="EWT not available")
+
+
+def _first_sentences(path: Path, n: int) -> str:
+    blocks = path.read_text(encoding="utf-8").split("\n\n")
+    return "\n\n".join(blocks[:n]) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def segmenter_file(tmp_path_factory):
+    from cseq.segment import Segmenter
+    lines = _first_sentences(EWT, 600).splitlines()
+    path = tmp_path_factory.mktemp("seg") / "en.seg"
+    Segmenter(max_iter=3, random_state=0).fit(lines).save(path)
+    return path
+
+
+@needs_ewt
+def test_cli_with_cseq_segmenter_conllu_reads_back_and_scores(tagger, segmenter_file, tmp_path):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text(_first_sentences(DATA / "en_ewt-ud-dev.conllu", 80), encoding="utf-8")
+    raw = tmp_path / "raw.txt"
+    raw.write_text("\n\n".join(conllu_raw_text(gold)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", segmenter_file,
+                       "--output-format", "conllu", "-o", out)
+    assert r.returncode == 0, r.stderr
+    sents, labels = read_conllu(out)[:2]
+    text = out.read_text(encoding="utf-8")
+    assert text.count("# sent_id = ") == text.count("# text = ") == len(sents) > 40
+    assert all(lab in tagger[0].classes_ for s in labels for lab in s)
+    scores = ud_scores(gold, out)     # aligned: the same characters, whatever the segmentation
+    assert scores["tokens"].f1 > 0.9 and scores["words"].f1 > 0.9
+    assert scores["upos"].f1 > 0.7
+
+
+@needs_ewt
+def test_cli_segmenter_and_tagger_swapped_are_named(tagger, segmenter_file, tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW, encoding="utf-8")
+    r = run_in_process("tag", tagger[1], raw, "--segmenter", tagger[1])
+    assert r.returncode != 0 and "upos.cseq is not a segmenter" in r.stderr, r.stderr
+    r = run_in_process("tag", segmenter_file, raw, "--segmenter", segmenter_file)
+    assert r.returncode != 0 and "en.seg is a segmenter, not a tagger" in r.stderr, r.stderr
+    text = tmp_path / "text.txt"
+    text.write_text("The dog barks .\n", encoding="utf-8")
+    r = run_in_process("tag", segmenter_file, text)
+    assert r.returncode != 0 and "en.seg is a segmenter, not a tagger" in r.stderr, r.stderr

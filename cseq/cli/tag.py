@@ -12,6 +12,7 @@ from cseq.cli.common import (_check_columns, _check_output_path, _cluster, _clus
                              _columns, _int_at_least, _label_column, _n_jobs, _name,
                              _reading_options)
 from cseq.exceptions import InputError
+from cseq.pipeline import refuse_segmenter
 
 
 def _cmd_tag(args: argparse.Namespace) -> int:
@@ -23,6 +24,7 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     if args.output is not None:
         _check_output_path(args.output, "the output", [args.input, args.model])
     est = load_fitted(args.model)
+    refuse_segmenter(est, args.model)
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
         templates.n_columns if templates is not None else None)
