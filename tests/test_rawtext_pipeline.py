@@ -342,3 +342,45 @@ def test_cli_segmenter_and_tagger_swapped_are_named(tagger, segmenter_file, tmp_
     text.write_text("The dog barks .\n", encoding="utf-8")
     r = run_in_process("tag", segmenter_file, text)
     assert r.returncode != 0 and "en.seg is a segmenter, not a tagger" in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------- the English pipeline in the wheel
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_load_pipeline_en_tags_raw_text():
+    nlp = cseq.load_pipeline("en")
+    out = nlp("The fox didn't jump. It was 3:30pm!")
+    assert [s.words for s in out] == [["The", "fox", "did", "n't", "jump", "."],
+                                      ["It", "was", "3:30", "pm", "!"]]
+    assert out[0].labels == ("DET", "NOUN", "AUX", "PART", "VERB", "PUNCT")
+    with pytest.raises(InputError, match="no pipeline 'xx'; shipped: en"):
+        cseq.load_pipeline("xx")
+
+
+def test_cli_pipeline_en_and_demo(tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("The fox didn't jump.\n", encoding="utf-8")
+    r = run_in_process("tag", "--pipeline", "en", raw, "--output-format", "conllu")
+    assert r.returncode == 0, r.stderr
+    assert "3-4\tdidn't\t_" in r.stdout and "\n4\tn't\t_\tPART\t" in r.stdout
+    r = run_in_process("tag", "--pipeline", "en", raw, raw)
+    assert r.returncode != 0 and "give the input file only" in r.stderr
+    r = run_in_process("demo", "--max-iter", "1", "--text", "It works.")
+    assert r.returncode == 0, r.stderr
+    assert "# text = It works.\n1\tIt\t_\tPRON\t" in r.stdout
+
+
+@pytest.mark.slow
+@needs_ewt
+def test_the_shipped_pipeline_rebuilds_bit_for_bit(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("build_pipeline",
+                                                  REPO / "scripts" / "build_pipeline.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    built = build.build(EWT, tmp_path, verbose=False)
+    shipped = Path(cseq.__file__).parent / "data"
+    for path in built.values():
+        assert path.read_bytes() == (shipped / path.name).read_bytes(), path.name
