@@ -16,7 +16,7 @@ import cseq
 from cseq.conll import read_conll, read_conllu
 from cseq.data import sample_path
 from cseq.exceptions import CSeqError, InputError, InputTypeError
-from cseq.io.raw import Paragraph, conllu_raw_text, iter_paragraphs
+from cseq.io.raw import Paragraph, conllu_raw_text, iter_paragraphs, paragraphs_of
 from cseq.metrics import ud_scores
 from cseq.pipeline import Pipeline
 
@@ -384,3 +384,39 @@ def test_the_shipped_pipeline_rebuilds_bit_for_bit(tmp_path):
     shipped = Path(cseq.__file__).parent / "data"
     for path in built.values():
         assert path.read_bytes() == (shipped / path.name).read_bytes(), path.name
+
+
+# ---------------------------------------------------------------- offsets, for any input
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_TEXT = st.text(st.sampled_from(list("ab \t\n\r.é\u2028\u3000")) | st.characters(),
+                max_size=60).filter(lambda t: "\0" not in t)
+
+
+@given(_TEXT)
+def test_paragraph_offsets_index_the_input_for_any_text(text):
+    paras = list(paragraphs_of(text))
+    for p in paras:
+        assert text[p.offset:p.offset + len(p.text)] == p.text and p.text.strip()
+    # every line that is not blank is in one paragraph: nothing is lost
+    kept = "".join(p.text for p in paras)
+    assert sorted("".join(kept.split())) == sorted(
+        "".join("".join(line for line in text.split("\n") if line.strip()).split()))
+    # a file of the same text (no CR, which a file's line ends drop; no byte-order
+    # mark, which a file's start drops) gives the same paragraphs and offsets
+    if "\r" not in text and not text.startswith("\ufeff"):
+        assert list(iter_paragraphs(io.BytesIO(text.encode("utf-8")))) == paras
+
+
+@pytest.fixture(scope="module")
+def english():
+    return cseq.load_pipeline("en")
+
+
+@given(text=_TEXT)
+def test_pipeline_tokens_index_the_input_for_any_text(english, text):
+    for s in english(text):
+        assert len(s.labels) == len(s.words) > 0
+        for tok in s.sentence.tokens:
+            assert text[s.paragraph.offset + tok.start:s.paragraph.offset + tok.end] == tok.form
