@@ -144,10 +144,11 @@ def format_tagged(tagged: Iterable[TaggedSentence], *, fmt: str = "conllu",
     :func:`cseq.io.conllu_write.format_segmented`).
     """
     from cseq.io.conllu_write import format_segmented
+    known: set[str] = set()
     for n, t in enumerate(tagged, 1):
         yield format_segmented(t.sentence, t.labels, paragraph=t.paragraph.text, fmt=fmt,
                                sent_id=n, paragraph_start=t.first, paragraph_end=t.last,
-                               offset=t.paragraph.offset, column=column)
+                               offset=t.paragraph.offset, column=column, known_labels=known)
 
 
 def refuse_segmenter(est: Any, what: str) -> None:

@@ -420,3 +420,33 @@ def test_pipeline_tokens_index_the_input_for_any_text(english, text):
         assert len(s.labels) == len(s.words) > 0
         for tok in s.sentence.tokens:
             assert text[s.paragraph.offset + tok.start:s.paragraph.offset + tok.end] == tok.form
+
+
+# ---------------------------------------------------------------- the writer itself
+
+def _one_sentence():
+    return RuleSegmenter().segment("We didn't go")[0]
+
+
+def test_conllu_writer_columns_and_refusals():
+    from cseq.io.conllu_write import format_segmented
+    s = _one_sentence()
+    common = dict(paragraph="We didn't go", sent_id=7, paragraph_start=False, paragraph_end=True)
+    out = format_segmented(s, ["P", "A", "N", "V"], fmt="conllu", column="xpos", **common)
+    assert out.endswith("\n\n")
+    lines = out[:-2].split("\n")
+    assert lines[:2] == ["# sent_id = 7", "# text = We didn't go"]
+    assert all(len(line.split("\t")) == 10 for line in lines[2:])
+    assert lines[3] == "2-3\tdidn't\t_\t_\t_\t_\t_\t_\t_\t_"
+    assert lines[4] == "2\tdid\t_\t_\tA\t_\t_\t_\t_\t_"
+    assert lines[-1] == "4\tgo\t_\t_\tV\t_\t_\t_\t_\t_"      # end of paragraph: no SpaceAfter=No
+    assert format_segmented(s, None, fmt="conllu", **common).splitlines()[2] == \
+        "1\tWe\t_\t_\t_\t_\t_\t_\t_\t_"
+    with pytest.raises(InputError, match="3 labels for the 4 words of sentence 7"):
+        format_segmented(s, ["P", "A", "N"], fmt="conllu", **common)
+    with pytest.raises(InputError, match="label 'A B' cannot be written as conllu"):
+        format_segmented(s, ["P", "A B", "N", "V"], fmt="conllu", **common)
+    with pytest.raises(InputError, match="cannot go in the CoNLL-U column 'misc'"):
+        format_segmented(s, None, fmt="conllu", column="misc", **common)
+    with pytest.raises(InputError, match="unknown output format 'conll'"):
+        format_segmented(s, None, fmt="conll", **common)

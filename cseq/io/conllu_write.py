@@ -36,12 +36,13 @@ def one_line(text: str) -> str:
     a CoNLL-U field may hold no TAB or line end; a space keeps the offsets
     and is what the CoNLL 2018 scorer ignores anyway.
     """
-    return text.translate(_BREAKS)
+    # every break is unprintable: the common case is one C-speed test
+    return text if text.isprintable() else text.translate(_BREAKS)
 
 
 def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: str, fmt: str,
                      sent_id: int, paragraph_start: bool, paragraph_end: bool, offset: int = 0,
-                     column: str = "upos") -> str:
+                     column: str = "upos", known_labels: set[str] | None = None) -> str:
     """The output text of one segmented (and tagged) sentence, with its line ends.
 
     Parameters
@@ -70,6 +71,9 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
         The paragraph's offset in the file, added to the offsets in JSON lines.
     column : str, default "upos"
         The CoNLL-U column of the labels.
+    known_labels : set of str, optional
+        Labels already checked, not checked again; the labels found good
+        are added (a writer of many sentences passes one set to all).
 
     Raises
     ------
@@ -83,10 +87,13 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
         if len(labels) != n_words:
             raise InputError(f"{len(labels)} labels for the {n_words} words of sentence "
                              f"{sent_id}")
+        known = set() if known_labels is None else known_labels
         for lab in labels:
-            if not lab or any(ch.isspace() for ch in lab):
-                raise InputError(f"label {lab!r} cannot be written as {fmt}: it is empty or "
-                                 "holds whitespace")
+            if lab not in known:
+                if not lab or any(ch.isspace() for ch in lab):
+                    raise InputError(f"label {lab!r} cannot be written as {fmt}: it is empty or "
+                                     "holds whitespace")
+                known.add(lab)
     text = one_line(paragraph[tokens[0].start:tokens[-1].end])
     if fmt == "text":
         words = [one_line(w).replace(" ", "_") for t in tokens for w in t.words]
@@ -115,20 +122,23 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
         raise InputError(f"the labels cannot go in the CoNLL-U column {column!r}")
     lines = (["# newpar"] if paragraph_start else []) + [f"# sent_id = {sent_id}",
                                                           f"# text = {text}"]
+    # the columns between FORM and MISC, "_" but for the labels' column
+    before, after = "\t_" * (k - 2), "\t_" * (8 - k)
+    blank = "\t_" * 7
+    last = len(tokens) - 1
     n = 1
     for i, tok in enumerate(tokens):
-        last = i == len(tokens) - 1
-        misc = "SpaceAfter=No" if not tok.space_after and not (last and paragraph_end) else "_"
+        misc = "_" if tok.space_after or (i == last and paragraph_end) else "SpaceAfter=No"
         form = _field(tok.form)
-        if len(tok.words) > 1:
-            lines.append(f"{n}-{n + len(tok.words) - 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
-        for w in tok.words:
-            fields = [str(n), form if len(tok.words) == 1 else _field(w)] + ["_"] * 8
-            if labels is not None:
-                fields[k] = labels[n - 1]
-            if len(tok.words) == 1:
-                fields[9] = misc
-            lines.append("\t".join(fields))
+        words = tok.words
+        if len(words) > 1:
+            lines.append(f"{n}-{n + len(words) - 1}\t{form}{blank}\t{misc}")
+            misc = "_"
+        for w in words:
+            if len(words) > 1:
+                form = _field(w)
+            middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
+            lines.append(f"{n}\t{form}{middle}\t{misc}")
             n += 1
     return "\n".join(lines) + "\n\n"
 
