@@ -450,3 +450,22 @@ def test_conllu_writer_columns_and_refusals():
         format_segmented(s, None, fmt="conllu", column="misc", **common)
     with pytest.raises(InputError, match="unknown output format 'conll'"):
         format_segmented(s, None, fmt="conll", **common)
+
+
+def test_cli_raw_refuses_json_unless_told(rule_segmenter, tagger, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text('{"text": "Hi."}\n', encoding="utf-8")
+    r = run_in_process("tag", tagger[1], path, "--segmenter", rule_segmenter)
+    assert r.returncode != 0 and "it looks like JSON" in r.stderr and "--format raw" in r.stderr
+    r = run_in_process("tag", tagger[1], path, "--segmenter", rule_segmenter, "--format", "raw",
+                       "--output-format", "text")
+    assert r.returncode == 0 and r.stdout.startswith("{/"), r.stderr
+
+
+def test_cli_pipeline_reads_standard_input():
+    from cli_run import run
+    r = run("tag", "--pipeline", "en", "-", "--output-format", "text",
+            stdin="Hello there. Bye!\n\nNew paragraph.\n")
+    assert r.returncode == 0, r.stderr
+    words = [[t.rsplit("/", 1)[0] for t in line.split()] for line in r.stdout.splitlines()]
+    assert words == [["Hello", "there", "."], ["Bye", "!"], ["New", "paragraph", "."]]

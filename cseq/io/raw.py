@@ -101,7 +101,8 @@ def _check_raw(head: list[str], name: str) -> None:
     try:
         guess = sniff_format(head, strict=True)
     except InputError as exc:
-        raise InputError(f"{name}: {exc}, not raw text; say --format raw if it is") from None
+        raise InputError(f"{name}: {exc} (raw text for a segmenter: say --format raw if it "
+                         "is raw text)") from None
     if guess == "conllu":
         raise InputError(f"{name} is CoNLL-U, already split into sentences and tokens: tag it "
                          "without a segmenter (or say --format raw if it is raw text)")
