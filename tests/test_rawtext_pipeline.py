@@ -469,3 +469,18 @@ def test_cli_pipeline_reads_standard_input():
     assert r.returncode == 0, r.stderr
     words = [[t.rsplit("/", 1)[0] for t in line.split()] for line in r.stdout.splitlines()]
     assert words == [["Hello", "there", "."], ["Bye", "!"], ["New", "paragraph", "."]]
+
+
+@needs_ewt
+def test_shipped_pipeline_on_raw_ewt_dev_aligns_and_scores_as_documented(english, tmp_path):
+    # The whole of EWT dev as raw text, through cseq tag's writer: the output
+    # aligns with the gold file character for character (ud_scores would
+    # refuse it otherwise), with the figures of cseq/data/README.md.
+    from cseq.io.raw import paragraphs_of
+    from cseq.pipeline import format_tagged
+    dev = DATA / "en_ewt-ud-dev.conllu"
+    text = "\n\n".join(conllu_raw_text(dev)) + "\n"
+    out = "".join(format_tagged(english.process(paragraphs_of(text))))
+    s = {k: round(100 * v.f1, 2) for k, v in ud_scores(dev, io.StringIO(out)).items()}
+    assert s["tokens"] >= 98.8 and s["words"] >= 98.4 and s["sentences"] >= 84.5, s
+    assert s["upos"] >= 94.0, s
