@@ -104,7 +104,8 @@ DOCTEST_MODULES = ["cseq.metrics", "cseq.chain.inference", "cseq.conll", "cseq.t
                    "cseq.pipeline", "cseq.ud_metrics",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
-                   "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk"]
+                   "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
+                   "cseq.segment.segmenter"]
 #: Modules that need an optional extra: their examples skip without it.
 OPTIONAL = {"cseq.compat.nltk": "nltk"}
 

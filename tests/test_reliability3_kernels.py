@@ -54,7 +54,7 @@ def test_one_probe_and_one_grow_serve_the_three_interners():
     # The linear probe `(i + 1) & mask` is written in _hash.pxd only.
     probes = {f: t.count("+ 1) & ") for f, t in {**_source("*.pyx"), **_source("*.pxd")}.items()}
     assert {f: n for f, n in probes.items() if n} == {"_hash.pxd": 2}
-    for fname in ("_pack.pyx", "_templates.pyx", "_tokens.pyx"):
+    for fname in ("_pack.pyx", "_templates.pyx", "_tokens.pyx", "_chars.pyx"):
         text = _source(fname)[fname]
         assert "table_probe(" in text and "table_grow(" in text, fname
 

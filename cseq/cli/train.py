@@ -80,6 +80,18 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     """The estimator of ``--algorithm`` with the options its command maps."""
     from cseq.templates import TemplateFeaturizer
     learner = COMMANDS[args.algorithm]
+    params = _learner_params(args, templates)
+    if learner.templates:
+        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
+    elif args.template is not None:
+        raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
+                         "(it reads the word, the first column, alone)")
+    return learner.estimator(**params)
+
+
+def _learner_params(args: argparse.Namespace, templates: Any) -> dict[str, Any]:
+    """The hyperparameters of ``--algorithm`` that its defaults and the given options set."""
+    learner = COMMANDS[args.algorithm]
     params: dict[str, Any] = dict(learner.defaults)
     if isinstance(templates, str):
         params.update(learner.preset_defaults.get(templates, {}))
@@ -103,12 +115,7 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
             else params.get("max_iter", learner.max_iter)
     elif args.max_iter is not None:
         raise InputError(f"--max-iter does not apply to --algorithm {args.algorithm}")
-    if learner.templates:
-        params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq)
-    elif args.template is not None:
-        raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
-                         "(it reads the word, the first column, alone)")
-    return learner.estimator(**params)
+    return params
 
 
 def _options_of(learner: Command) -> str:
@@ -118,6 +125,8 @@ def _options_of(learner: Command) -> str:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from cseq.templates import PRESETS
+    if args.segmenter is not None:
+        return _train_segmenter(args)
     # --resume MODEL -o MODEL is allowed: the model is read whole before the file is replaced.
     template_file = args.template if args.template not in PRESETS else None
     _check_output_path(args.output, "the model", [args.train, args.dev, template_file])
@@ -162,6 +171,57 @@ def _cmd_train(args: argparse.Namespace) -> int:
            f"{len(est.classes_)} labels)")
     if X_dev is not None:
         msg += "; dev " + _summary(est, X_dev, y_dev, args.n_jobs or 1)
+    print(msg)
+    print(f"model written to {args.output}")
+    return 0
+
+
+#: Options of ``cseq train`` that a segmenter does not read (dest -> option string).
+_NOT_FOR_SEGMENTER = {"template": "--template", "resumable": "--resumable", "resume": "--resume",
+                      "unknown_label": "--unknown-label", "label_column": "--label-column",
+                      "columns": "--columns", "sep": "--sep", "scheduler": "--scheduler",
+                      "local_workers": "--local-workers"}
+
+
+def _train_segmenter(args: argparse.Namespace) -> int:
+    """``--segmenter``: a segmenter (:class:`cseq.Segmenter`) from a CoNLL-U file, with the
+    learner of ``--algorithm``, its progress, dev scores and model file."""
+    from cseq.segment import Segmenter
+    given = [opt for dest, opt in _NOT_FOR_SEGMENTER.items() if getattr(args, dest)]
+    if args.format not in ("auto", "conllu") or args.min_freq != 1:
+        given.append("--format" if args.format not in ("auto", "conllu") else "--min-freq")
+    if given:
+        raise InputError(f"{', '.join(given)} does not apply to --segmenter (it reads the "
+                         "CoNLL-U text, tokens and multiword tokens)")
+    _check_output_path(args.output, "the model", [args.train, args.dev])
+    params = _learner_params(args, None)
+    segmenter = Segmenter(args.algorithm, args.segmenter, max_iter=params.pop("max_iter", None),
+                          random_state=params.pop("random_state", 0), **params)
+    progress = _Progress(segmenter.iterations(), quiet=args.quiet,
+                         verbose=args.verbose)
+    source = sys.stdin if args.train == "-" else args.train
+    t = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            segmenter.fit(source, args.dev, callback=progress)
+    except TrainingInterrupted as exc:
+        progress.close()
+        _show_warnings(caught)
+        return _interrupted(exc, args)
+    finally:
+        progress.close()
+    _show_warnings(caught)
+    seconds = time.perf_counter() - t
+    est = segmenter.estimator_
+    _check_attributes(est, args)
+    segmenter.save(args.output)
+    msg = (f"trained a segmenter ({type(est).__name__}, {args.segmenter} features) in "
+           f"{seconds:.1f}s ({est.n_iter_} iterations, {est.featurizer_.n_attributes} "
+           f"features, {len(est.featurizer_.multiword)} multiword table entries)")
+    if args.dev:
+        scores = segmenter.score(args.dev)
+        msg += "; dev F1 " + ", ".join(f"{k} {v:.2f}%" for k, v in scores.items())
     print(msg)
     print(f"model written to {args.output}")
     return 0
@@ -296,6 +356,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
     t.add_argument("--algorithm", choices=list(COMMANDS), default="crf", help=learners)
+    t.add_argument("--segmenter", nargs="?", const="alphabetic", default=None,
+                   choices=("alphabetic", "nospace"),
+                   help="train a segmenter (raw text to sentences, tokens and words) from "
+                   "the CoNLL-U file's text, tokens and multiword tokens: character "
+                   "features for alphabetic languages (default) or for languages written "
+                   "without spaces (--segmenter nospace)")
     t.add_argument("--dev", help="development file, scored after every iteration")
     t.add_argument("-o", "--output", default="model.cseq", help="model file (model.cseq)")
     t.add_argument("--max-iter", type=_int_at_least(1), default=None,

@@ -21,6 +21,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 
+from cseq._core._prefetch cimport cseq_prefetch
 from cseq.features._hash cimport (MAX_IDS, Table, combine, slots_for, table_free, table_grow,
                                   table_init, table_probe)
 
@@ -46,9 +47,10 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 24      # most features of one character (both presets)
+    MAX_KEYS = 28      # room for the features of one character (alphabetic: 24, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
+    BLOCK = 32         # characters whose keys are looked up together
 
     # Templates (the first word folded into each key).
     T_BIAS = 1
@@ -61,6 +63,10 @@ cdef enum:
     T_PREVIOUS = 22
     T_REST = 23
     T_BEFORE = 24
+    T_PREVIOUS_CLASS = 25
+    T_PREVIOUS_SHAPE = 26
+    T_CHUNK_START = 27
+    T_FOURGRAM = 28    # + first offset + 3: the quadruples at -3 .. 0
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -87,10 +93,11 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* The code units of an exact str, from a borrowed reference.  0 if not one. */
+    /* The code units of a str (or of a str subclass: the same characters),
+       from a borrowed reference.  0 if not one. */
     static inline int cseq_seg_units(PyObject* s, int* kind, const void** data,
                                      Py_ssize_t* n) {
-        if (!PyUnicode_CheckExact(s)) return 0;
+        if (!PyUnicode_Check(s)) return 0;
         *kind = (int) PyUnicode_KIND(s);
         *data = PyUnicode_DATA(s);
         *n = PyUnicode_GET_LENGTH(s);
@@ -222,7 +229,8 @@ cdef inline uint64_t _key3(uint64_t t, uint64_t a, uint64_t b, uint64_t c) noexc
 
 cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
                   const uint8_t* cat, const int64_t* chunk_start, const int64_t* chunk_end,
-                  const uint64_t* chunk_hash, const uint64_t* prev_hash, Py_ssize_t i,
+                  const uint64_t* chunk_hash, const uint64_t* prev_hash,
+                  const uint64_t* prev_shape, Py_ssize_t i,
                   int preset, uint64_t* out) noexcept nogil:
     """The feature keys of the character at padded position ``i``; their number.
 
@@ -241,6 +249,11 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         if preset == ALPHABETIC and (d == -3 or d == 1):
             continue
         out[k] = _key3(T_TRIGRAM + d + 3, ch[i + d], ch[i + d + 1], ch[i + d + 2]); k += 1
+    if preset == NOSPACE:
+        # Without spaces the words are only in the n-grams: 4-grams too.
+        for d in range(-3, 1):
+            out[k] = combine(_key3(T_FOURGRAM + d + 3, ch[i + d], ch[i + d + 1], ch[i + d + 2]),
+                             ch[i + d + 3]); k += 1
     for d in range(-3, 4):
         window = (window << 3) | cls[i + d]
     out[k] = _key1(T_CLASSES, window); k += 1
@@ -250,7 +263,17 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
     # The whitespace-delimited chunk holding the character (lower-cased).
     out[k] = _key2(T_CHUNK, chunk_hash[p], min(p - chunk_start[p], <int64_t> MAX_OFFSET)); k += 1
     if p == chunk_start[p] and prev_hash[p] != 0:
+        # The chunk before, alone and with this character's class (after
+        # "Mr." a capital starts no sentence, after "end." it does), and
+        # that chunk's last character, length and first class, which carry
+        # over to abbreviations not seen in training.
         out[k] = _key1(T_PREVIOUS, prev_hash[p]); k += 1
+        out[k] = _key2(T_PREVIOUS_CLASS, prev_hash[p], cls[i]); k += 1
+        out[k] = _key2(T_PREVIOUS_SHAPE, prev_shape[p], cls[i]); k += 1
+        # This chunk with its first character's class and the class of the
+        # previous chunk's last character: a capitalized sentence opener
+        # after a word with no final punctuation.
+        out[k] = _key3(T_CHUNK_START, chunk_hash[p], cls[i], (prev_shape[p] >> 8) & 7); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -288,23 +311,35 @@ def featurize(texts, KeyIds ids, bint grow, int preset):
         raise ValueError(f"featurize: unknown preset {preset}")
     cdef tuple items = tuple(texts)
     cdef Py_ssize_t n_texts = len(items), total = 0, s, n = 0
-    cdef int kind
-    cdef const void* data
+    cdef int kind = 1
+    cdef const void* data = NULL
     cdef PyObject* obj
     for s in range(n_texts):
         obj = <PyObject*> items[s]
         if not cseq_seg_units(obj, &kind, &data, &n):
-            raise InputError(f"segmenter input {s} is a {type(items[s]).__name__}, not a str")
+            raise InputError(f"segmenter input {s} is a {type(items[s]).__name__}, not a str (a "
+                             "segmenter reads raw text, not tokens: cseq tag --segmenter SEG)")
         total += n
     seq_ptr = np.zeros(n_texts + 1, dtype=np.int64)
     tok_ptr = np.zeros(total + 1, dtype=np.int64)
-    attrs = np.empty(total * MAX_KEYS, dtype=np.int32)
     cdef int64_t[::1] sp = seq_ptr, tp = tok_ptr
-    cdef int32_t[::1] ap = attrs
-    cdef Py_ssize_t base = 0, n_attrs = 0
+    cdef int32_t[::1] ap
+    cdef Py_ssize_t base = 0, n_attrs = 0, need
+    # Room for the most features a string can have, grown by doubling: the
+    # bound over all strings at once could be far more than they use.
+    attrs = np.empty(0, dtype=np.int32)
     for s in range(n_texts):
         obj = <PyObject*> items[s]
         cseq_seg_units(obj, &kind, &data, &n)
+        if n == 0:
+            sp[s + 1] = base
+            continue
+        need = n_attrs + n * MAX_KEYS
+        if need > attrs.shape[0]:
+            grown = np.empty(max(need, 2 * attrs.shape[0]), dtype=np.int32)
+            grown[:n_attrs] = attrs[:n_attrs]
+            attrs = grown
+        ap = attrs
         n_attrs = _featurize_one(kind, data, n, ids, grow, preset, &tp[base], &ap[0], n_attrs)
         base += n
         sp[s + 1] = base
@@ -329,13 +364,17 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef int64_t* chunk_end = <int64_t*> malloc(n * sizeof(int64_t))
     cdef uint64_t* chunk_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
-    cdef uint64_t keys[MAX_KEYS]
-    cdef uint64_t h, prev
+    cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
+    cdef uint64_t keys[BLOCK * MAX_KEYS]
+    cdef int counts[BLOCK]
+    cdef Py_ssize_t block, stop
+    cdef uint64_t h, prev, shape
     cdef int k, j
     cdef int64_t a
     try:
         if (ch == NULL or low == NULL or cls == NULL or cat == NULL or chunk_start == NULL
-                or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL):
+                or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL
+                or prev_shape == NULL):
             raise MemoryError()
         for i in range(PAD):
             ch[i] = low[i] = BOS
@@ -356,13 +395,13 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         with nogil:
             # The chunks: maximal runs of non-space characters, each with the
             # hash of its lower-cased characters and of the chunk before it.
-            prev = 0
+            prev = shape = 0
             i = 0
             while i < n:
                 if ch[i + PAD] == SPACE:
                     chunk_start[i] = i
                     chunk_end[i] = i + 1
-                    chunk_hash[i] = prev_hash[i] = 0
+                    chunk_hash[i] = prev_hash[i] = prev_shape[i] = 0
                     i += 1
                     continue
                 start = i
@@ -375,16 +414,34 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_end[p] = i
                     chunk_hash[p] = h
                     prev_hash[p] = prev
+                    prev_shape[p] = shape
                 prev = h
-            for i in range(n):
-                k = _keys_of(ch, low, cls, cat, chunk_start, chunk_end, chunk_hash, prev_hash,
-                             i + PAD, preset, keys)
+                shape = ((<uint64_t> ch[i - 1 + PAD]) << 11 | <uint64_t> cls[i - 1 + PAD] << 8
+                         | <uint64_t> min(i - start, 8) << 3 | cls[start + PAD])
+            # A block of characters at a time: every key of the block is
+            # folded and its slot prefetched before the first lookup, so
+            # that the cache misses of a large table overlap.
+            block = 0
+            while block < n:
+                stop = min(n, block + BLOCK)
+                k = 0
+                for i in range(block, stop):
+                    counts[i - block] = _keys_of(ch, low, cls, cat, chunk_start, chunk_end,
+                                                 chunk_hash, prev_hash, prev_shape, i + PAD,
+                                                 preset, &keys[k])
+                    k += counts[i - block]
                 for j in range(k):
-                    a = ids._add(keys[j], grow)
-                    if a >= 0:
-                        attrs[n_attrs] = <int32_t> a
-                        n_attrs += 1
-                tok_ptr[i + 1] = n_attrs
+                    cseq_prefetch(&ids._tab.slots[keys[j] & ids._tab.mask])
+                k = 0
+                for i in range(block, stop):
+                    for j in range(k, k + counts[i - block]):
+                        a = ids._add(keys[j], grow)
+                        if a >= 0:
+                            attrs[n_attrs] = <int32_t> a
+                            n_attrs += 1
+                    k += counts[i - block]
+                    tok_ptr[i + 1] = n_attrs
+                block = stop
         return n_attrs
     finally:
         free(ch)
@@ -395,6 +452,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         free(chunk_end)
         free(chunk_hash)
         free(prev_hash)
+        free(prev_shape)
 
 
 cdef enum:
@@ -413,7 +471,7 @@ cdef enum:
     F_SPACE_AFTER = 4  # whitespace follows it
 
 
-def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
+def spans(text, const int32_t[::1] labels, const int8_t[::1] roles):
     """The tokens a labeling of ``text``'s characters gives.
 
     Every non-whitespace character ends up in exactly one token and no
@@ -438,7 +496,11 @@ def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
         ``splits[split_ptr[t]:split_ptr[t + 1]]``
     splits : int64 array of character offsets
     """
-    cdef Py_ssize_t n = len(text), i, t = -1, n_splits = 0
+    cdef int kind = 1
+    cdef const void* data = NULL
+    cdef Py_ssize_t n, i, t = -1, n_splits = 0
+    if not cseq_seg_units(<PyObject*> text, &kind, &data, &n):
+        raise InputError(f"spans: text is a {type(text).__name__}, not a str")
     if labels.shape[0] != n:
         raise InputError(f"spans: {labels.shape[0]} labels for {n} characters")
     cdef Py_ssize_t r_n = roles.shape[0]
@@ -455,11 +517,6 @@ def spans(str text, const int32_t[::1] labels, const int8_t[::1] roles):
     splits = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] st = starts, en = ends, sp = split_ptr, sl = splits
     cdef uint8_t[::1] fl = flags
-    cdef int kind
-    cdef const void* data
-    cdef PyObject* obj = <PyObject*> text
-    if not cseq_seg_units(obj, &kind, &data, &n):
-        raise InputError(f"spans: text is a {type(text).__name__}, not a str")
     cdef bint open_ = False
     cdef int8_t r
     with nogil:

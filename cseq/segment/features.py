@@ -51,11 +51,15 @@ class CharFeatures:
 
     def __init__(self, preset: str = "alphabetic",
                  multiword: dict[str, tuple[str, ...]] | None = None) -> None:
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise InputError(f"unknown segmenter preset {preset!r} (one of {sorted(PRESETS)})")
         self.preset = preset
         self.multiword = dict(multiword or {})
         self._ids = _chars.KeyIds()
+
+    def __repr__(self) -> str:
+        return (f"CharFeatures(preset={self.preset!r}, multiword=<{len(self.multiword)} "
+                "entries>)")
 
     def get_config(self) -> dict:
         """JSON-able configuration: the preset and the multiword table."""
@@ -66,8 +70,8 @@ class CharFeatures:
     def from_config(cls, config: dict) -> CharFeatures:
         """The featurizer :meth:`get_config` describes; ModelFormatError if it is malformed."""
         preset, table = config.get("preset"), config.get("multiword")
-        if preset not in PRESETS:
-            raise ModelFormatError(f"segmenter features: unknown preset {preset!r}")
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ModelFormatError(f"segmenter features: unknown preset {preset!r:.40}")
         if (not isinstance(table, list)
                 or not all(isinstance(row, list) and len(row) >= 3
                            and all(isinstance(s, str) and s for s in row) for row in table)):

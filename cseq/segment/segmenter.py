@@ -37,6 +37,9 @@ __all__ = ["Segmenter", "Sentence", "Token"]
 #: The role (:data:`cseq.segment._chars.ROLES`) of each label of LABELS.
 _ROLE = {"O": 0, "B": 1, "S": 2, "BW": 3, "SW": 4, "I": 5, "J": 6}
 _SENTENCE, _MULTIWORD, _SPACE_AFTER = 1, 2, 4
+#: Characters featurized and decoded at a time in a long string, and the
+#: context decoded with them on either side (Segmenter._labels).
+_WINDOW, _MARGIN = 1 << 16, 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,18 @@ class Segmenter:
         Passed to the learner (its progress lines).
     **learner_params
         Any other hyperparameter of the learner (``c2=0.1``, ...).
+
+    Examples
+    --------
+    >>> def row(i, form, misc="_"):
+    ...     return chr(9).join([str(i), form, *["_"] * 7, misc])  # TAB-separated
+    >>> sentence = ["# text = Hi there.", row(1, "Hi"), row(2, "there", "SpaceAfter=No"),
+    ...             row(3, "."), ""]
+    >>> seg = Segmenter("crf", max_iter=30).fit(sentence * 10)
+    >>> [[t.form for t in s.tokens] for s in seg.segment("Hi there. Hi there.")]
+    [['Hi', 'there', '.'], ['Hi', 'there', '.']]
+    >>> seg.segment("Hi there.")[0].tokens[1]
+    Token(form='there', start=3, end=8, words=('there',), space_after=False)
     """
 
     def __init__(self, learner: str = "perceptron", preset: str = "alphabetic", *,
@@ -135,7 +150,7 @@ class Segmenter:
         if not command.templates:
             raise InputError(f"the {learner} learner reads words, not features: it cannot "
                              "segment characters")
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise InputError(f"unknown segmenter preset {preset!r} (one of {sorted(PRESETS)})")
         self.learner, self.preset = learner, preset
         self.max_iter, self.random_state, self.verbose = max_iter, random_state, verbose
@@ -162,6 +177,10 @@ class Segmenter:
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad {self.learner} hyperparameters for the segmenter: {exc}") from None
         return est
+
+    def iterations(self) -> int:
+        """The most iterations a fit of this configuration reports (its learner's)."""
+        return self.new_estimator(CharFeatures(self.preset))._iterations()
 
     def fit(self, train: Any, dev: Any = None, *,
             callback: Callable[[dict[str, Any]], object] | None = None) -> Segmenter:
@@ -208,9 +227,8 @@ class Segmenter:
         fitted, roles = self._fitted()
         if not text or text.isspace():
             return []
-        corpus = fitted.featurizer.transform([text])
-        labels = fitted.model.decode(corpus)
-        starts, ends, flags, split_ptr, splits = _chars.spans(text, labels, roles)
+        starts, ends, flags, split_ptr, splits = _chars.spans(text, self._labels(fitted, text),
+                                                              roles)
         table = fitted.featurizer.multiword
         sentences: list[Sentence] = []
         current: list[Token] = []
@@ -228,6 +246,30 @@ class Segmenter:
         if current:
             sentences.append(Sentence(tuple(current)))
         return sentences
+
+    @staticmethod
+    def _labels(fitted: Any, text: str) -> np.ndarray:
+        """The label id of every character of ``text``.
+
+        A long string is featurized and decoded :data:`_WINDOW` characters at
+        a time, each window with :data:`_MARGIN` characters of context either
+        side that are decoded and dropped: the features of a character read
+        a few characters and the chunks around it, and distant characters
+        reach its label only through the chain, whose best path forgets them
+        within a few words; so the labels are those of the whole string
+        (the tests compare both) and the features' memory (some 200 bytes a
+        character) is that of one window, whatever the string's length.
+        """
+        n = len(text)
+        if n <= _WINDOW + 2 * _MARGIN:
+            return fitted.model.decode(fitted.featurizer.transform([text]))
+        labels = np.empty(n, dtype=np.int32)
+        for a in range(0, n, _WINDOW):
+            b = min(n, a + _WINDOW)
+            lo, hi = max(0, a - _MARGIN), min(n, b + _MARGIN)
+            window = fitted.model.decode(fitted.featurizer.transform([text[lo:hi]]))
+            labels[a:b] = window[a - lo:b - lo]
+        return labels
 
     @staticmethod
     def _words(form: str, start: int, splits: list[int],
@@ -298,7 +340,12 @@ class Segmenter:
         if unknown:
             raise ModelFormatError(f"{where}: labels {sorted(unknown)} are not segmenter labels")
         command = command_of(est)
-        self = cls(command.name if command is not None else "perceptron",
-                   fitted.featurizer.preset)
+        if command is None:
+            raise ModelFormatError(f"{where}: its learner is not one of cseq train's commands")
+        params = {k: v for k, v in est.get_params(deep=False).items()
+                  if k not in command.fixed and k != "features"}
+        self = cls(command.name, fitted.featurizer.preset, max_iter=params.pop("max_iter", None),
+                   random_state=params.pop("random_state", 0),
+                   verbose=params.pop("verbose", False), **params)
         self.estimator_ = est
         return self
