@@ -18,7 +18,7 @@ The systems:
 
 * **cseq**: the English pipeline of the wheel, trained here with
   ``scripts/build_pipeline.py``'s settings (a :class:`cseq.segment.Segmenter`,
-  averaged perceptron, ``alphabetic`` preset; a UPOS tagger, averaged
+  L1-regularized CRF, ``alphabetic`` preset; a UPOS tagger, averaged
   perceptron, ``pos`` templates, trained on the gold words), through
   :class:`cseq.pipeline.Pipeline`.
 * **UDPipe 1** (``ufal.udpipe``): its tokenizer (``--udpipe-epochs``, 20 in
@@ -160,8 +160,9 @@ def run_cseq(args, train: Path, text: str) -> Result:
     seg_s, _ = _best(lambda: through(seg_only), args.repeat)
     tag_s, conllu = _best(lambda: through(full), args.repeat)
     return Result("cseq (segmenter + UPOS tagger)", _score(conllu), seg_s, tag_s,
-                  f"scripts/build_pipeline.py settings: perceptrons, {build.SEGMENTER_EPOCHS} "
-                  f"and {build.TAGGER_EPOCHS} epochs, tagger min_freq {build.TAGGER_MIN_FREQ}")
+                  f"scripts/build_pipeline.py: segmenter {build.SEGMENTER_LEARNER} c1 "
+                  f"{build.SEGMENTER_C1}, tagger perceptron {build.TAGGER_EPOCHS} epochs "
+                  f"min_freq {build.TAGGER_MIN_FREQ}")
 
 
 def _train_udpipe(train: Path, path: Path, epochs: int, tagger: str) -> None:
