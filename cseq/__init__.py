@@ -40,6 +40,7 @@ from cseq.exceptions import (
 from cseq.features import FeatureVocabulary
 from cseq.chain.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
 from cseq.io.serialize import load
+from cseq.pipeline import Pipeline, load_pipeline
 from cseq.features.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 from cseq.features.clusters import Clusters, brown_clusters, read_clusters
@@ -68,6 +69,8 @@ __all__ = [
     "loss_augmented_viterbi",
     "forward_backward",
     "load",
+    "Pipeline",
+    "load_pipeline",
     "from_crfsuite",
     "from_crfpp",
     "openmp_enabled",

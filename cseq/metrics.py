@@ -71,9 +71,12 @@ from typing import Any
 import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError
+from cseq.ud_metrics import UDScore, ud_scores
 
 __all__ = [
     "SCHEMES",
+    "UDScore",
+    "ud_scores",
     "accuracy",
     "sequence_accuracy",
     "chunks",

@@ -173,10 +173,10 @@ def _cluster_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _reading_options(q: argparse.ArgumentParser, *, text: bool = False,
-                     labeled: bool = False) -> None:
+                     labeled: bool = False, raw: bool = False) -> None:
     """The input options of a command reading CoNLL or CoNLL-U files (with ``text``,
-    plain text too; with ``labeled``, ``--labeled``)."""
-    formats = ["auto", "conll", "conllu"] + (["text"] if text else [])
+    plain text too; with ``labeled``, ``--labeled``; with ``raw``, raw text)."""
+    formats = ["auto", "conll", "conllu"] + (["text"] if text else []) + (["raw"] if raw else [])
     q.add_argument("--format", choices=formats, default="auto",
                    help="input format; auto (default) tells CoNLL-U (10 TAB-separated "
                    "columns, integer IDs) from CoNLL (one token per line, columns) "

@@ -1,4 +1,5 @@
-"""``cseq demo``: train and evaluate a POS tagger on the bundled EWT sample."""
+"""``cseq demo``: train and evaluate a POS tagger on the bundled EWT sample, then tag raw text
+with the English pipeline shipped in the wheel (raw text in, CoNLL-U out)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.output:
         est.save(args.output)
         print(f"model written to {args.output} (tag your text: cseq tag {args.output} FILE)")
+    _raw_demo(args.text)
     return 0
+
+
+def _raw_demo(text: str) -> None:
+    """Raw text through the shipped English pipeline, printed as CoNLL-U."""
+    from cseq.exceptions import InputError
+    from cseq.pipeline import format_tagged, load_pipeline
+    try:
+        nlp = load_pipeline("en")
+    except InputError as exc:
+        print(f"(no raw-text demo: {exc})")
+        return
+    print(f"\nraw text in, through the English pipeline shipped with cseq "
+          f"(cseq tag --pipeline en FILE --output-format conllu):\n  {text}\n")
+    print("".join(format_tagged(nlp(text))), end="")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,5 +61,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="perceptron iterations (5)")
     d.add_argument("--sentence", default="The quick brown fox jumps over the lazy dog .",
                    help="sentence to tag at the end")
+    d.add_argument("--text", default="The fox didn't jump. It was 3:30pm!",
+                   help="raw text for the English pipeline at the end")
     d.add_argument("-o", "--output", help="also save the demo's tagger to this model file")
     d.set_defaults(func=_cmd_demo)

@@ -12,13 +12,19 @@ from cseq.cli.common import (_check_columns, _check_output_path, _cluster, _clus
                              _columns, _int_at_least, _label_column, _n_jobs, _name,
                              _reading_options)
 from cseq.exceptions import InputError
+from cseq.pipeline import refuse_segmenter
 
 
 def _cmd_tag(args: argparse.Namespace) -> int:
     from cseq.io._streams import check_labels, open_output, open_reader
+    if args.segmenter is not None or args.pipeline is not None or args.format == "raw":
+        return _cmd_tag_raw(args)
+    if args.input is None:
+        raise InputError("give the model and the input file (or --pipeline NAME and the input)")
     if args.output is not None:
         _check_output_path(args.output, "the output", [args.input, args.model])
     est = load_fitted(args.model)
+    refuse_segmenter(est, args.model)
     templates = getattr(est.featurizer_, "templates", None)
     n_cols = getattr(est.featurizer_, "n_columns_", None) or (
         templates.n_columns if templates is not None else None)
@@ -50,6 +56,59 @@ def _cmd_tag(args: argparse.Namespace) -> int:
                 import cseq.distributed as cd
                 predict = cd._predictor(est, client)
             _tag_stream(est, items, out, args, fmt_in, fmt_out, label, predict)
+    return 0
+
+
+def _cmd_tag_raw(args: argparse.Namespace) -> int:
+    """Raw text: segment with ``--segmenter`` (or ``--pipeline``), tag, write."""
+    import sys
+
+    from cseq.io._streams import open_output
+    from cseq.io.conllu_write import SEGMENTED_FORMATS
+    from cseq.io.raw import iter_paragraphs
+    from cseq.pipeline import Pipeline, format_tagged, load_pipeline
+    if args.segmenter is None and args.pipeline is None:
+        raise InputError("--format raw needs a segmenter: --segmenter SEG (with a tagger "
+                         "model) or --pipeline NAME")
+    if args.segmenter is not None and args.pipeline is not None:
+        raise InputError("--pipeline holds its own segmenter: drop --segmenter")
+    if args.pipeline is not None:
+        if args.input is not None:
+            raise InputError("--pipeline holds its own tagger: give the input file only")
+        model, path = None, args.model
+    else:
+        if args.input is None:
+            raise InputError("give the tagger model and the input file (with --segmenter)")
+        model, path = args.model, args.input
+    if args.format not in ("auto", "raw"):
+        raise InputError(f"--segmenter reads raw text; --format {args.format} input is already "
+                         "segmented: drop --segmenter (or say --format raw)")
+    fmt_out = args.output_format or "conllu"
+    if fmt_out not in SEGMENTED_FORMATS:
+        raise InputError(f"raw text is written as {', '.join(SEGMENTED_FORMATS)}, not "
+                         f"{fmt_out}: choose one with --output-format")
+    refused = [flag for flag, given in (
+        ("--marginals", args.marginals), ("--nbest", args.nbest is not None),
+        ("--constraints", args.constraints is not None), ("--columns", args.columns),
+        ("--labeled", args.labeled), ("--sep", args.sep is not None),
+        ("--scheduler/--local-workers", args.scheduler or args.local_workers)) if given]
+    if refused:
+        raise InputError(f"{', '.join(refused)}: not with raw text (the tagger reads the words "
+                         "the segmenter finds, in this process)")
+    column = _label_column(args, "conllu")
+    if args.output is not None:
+        _check_output_path(args.output, "the output",
+                           [path, model, args.segmenter])
+    if args.pipeline is not None:
+        pipe = load_pipeline(args.pipeline, batch_chars=args.batch_chars)
+    else:
+        pipe = Pipeline.load(args.segmenter, model, batch_chars=args.batch_chars)
+    source = sys.stdin.buffer if path == "-" else path
+    paragraphs = iter_paragraphs(source, check_format=args.format == "auto")
+    with open_output(args.output) as out:
+        for part in format_tagged(pipe.process(paragraphs, n_jobs=args.n_jobs), fmt=fmt_out,
+                                  column=column):
+            out.write(part)
     return 0
 
 
@@ -135,8 +194,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "or XPOS with --label-column xpos; everything else kept); plain text (one sentence "
         "per line) in, one sentence per line out as word/TAG. --output-format conll writes "
         "word<TAB>TAG lines, jsonl one JSON object per sentence.")
-    g.add_argument("model")
-    g.add_argument("input", help="input file (- for standard input)")
+    g.add_argument("model", help="the tagger's model file (with --pipeline: the input file)")
+    g.add_argument("input", nargs="?", default=None,
+                   help="input file (- for standard input)")
     g.add_argument("-o", "--output", help="output file (default: standard output)")
     g.add_argument("--output-format", choices=["conll", "conllu", "text", "jsonl"],
                    default=None, help="default: the input's format")
@@ -160,5 +220,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--batch-tokens", type=_int_at_least(1), default=50_000,
                    help="tokens read, tagged and written at a time (default 50000)")
     _cluster_options(g, "tag")
-    _reading_options(g, text=True, labeled=True)
+    g.add_argument("--segmenter", metavar="SEG", default=None,
+                   help="raw text in (paragraphs separated by blank lines): split it into "
+                   "sentences, tokens and multiword tokens with this segmenter (cseq train "
+                   "--segmenter), then tag the words; output CoNLL-U (default: # sent_id, "
+                   "# text, multiword-token lines, SpaceAfter=No, the labels in UPOS or "
+                   "--label-column, _ elsewhere), text or jsonl (with character offsets)")
+    g.add_argument("--pipeline", metavar="NAME", default=None,
+                   help="raw text in, with a segmenter and tagger shipped with cseq (en: "
+                   "UD English EWT, UPOS); the only file argument is then the input")
+    g.add_argument("--batch-chars", type=_int_at_least(1), default=100_000,
+                   help="raw text: characters segmented before the tagger runs on their "
+                   "words (default 100000)")
+    _reading_options(g, text=True, labeled=True, raw=True)
     g.set_defaults(func=_cmd_tag)
