@@ -498,7 +498,7 @@ def test_cli_trains_a_segmenter(tmp_path, capsys):
     tokens = tmp_path / "tokens.txt"
     tokens.write_text("The cat sat .\n", encoding="utf-8")
     assert main(["tag", str(out), str(tokens), "--format", "text"]) != 0
-    assert "a segmenter reads raw text, not tokens" in capsys.readouterr().err
+    assert "is a segmenter, not a tagger: give it with --segmenter" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["train", str(train), "--segmenter", "greek", "-o", str(out)])
     assert main(["train", str(train), "--segmenter", "--template", "pos", "-o",
