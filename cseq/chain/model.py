@@ -431,7 +431,9 @@ class LinearChain:
         leave without a label path.
         """
         self.check_corpus(corpus)
-        masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
+        masks = None if allowed is None and allowed_transitions is None \
+            and allowed_start is None and allowed_end is None \
+            else self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
         # One thread: one chunk (None), without making its bounds per call.
         chunks = work_chunks(corpus.seq_ptr, threads) if threads > 1 else None

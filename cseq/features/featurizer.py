@@ -99,7 +99,7 @@ class TransformChunks:
             self._memo, resolve_n_jobs(n_jobs), without_memo)
         values = np.empty(len(attr), dtype=VALUE)
         values.fill(1)  # not np.ones, a Python function dearer than one sentence's fill
-        return Sequences.packed(np.ascontiguousarray(seq_ptr), tok_ptr, attr, values)
+        return Sequences.packed(seq_ptr, tok_ptr, attr, values)  # seq_ptr: a contiguous slice
 
     def words(self, k: int) -> np.ndarray:
         """int32 (n_tokens, n_columns): the word id of each token of chunk ``k`` in each column."""
@@ -411,7 +411,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             self._max_offset, sentence_rows, n_jobs,
         )
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
-        np.cumsum(lengths, out=out.seq_ptr[1:])
+        lengths.cumsum(out=out.seq_ptr[1:])  # the method: np.cumsum's dispatch costs more
         return out
 
     def _key_args(self, data: Interned) -> tuple:
