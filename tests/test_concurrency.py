@@ -483,3 +483,21 @@ def test_many_threads_tagging_single_sentences_racing_partial_fit(race_data, mak
         assert any(labels == w[i] for w in want), f"sentence {i}: labels of no committed model"
     # Every thread's last pass started after the last commit: the last model's labels.
     assert [est.predict([x])[0] for x in sentences] == want[-1]
+
+
+def test_word_row_caches_are_per_thread_and_per_snapshot(race_data):
+    # predict([s]) keeps summed word rows in a cache that is not locked: each thread
+    # must get its own, and a new snapshot (a partial_fit commit) a new one.
+    from cseq.chain import mapping
+
+    (X, y), batch, _ = race_data
+    est = _perceptron().partial_fit(X, y)
+    fitted = est._check_fitted()
+    group = np.zeros(3, dtype=np.int32)
+    mine = mapping._row_cache(fitted, group, 1)
+    assert mapping._row_cache(fitted, group, 1) is mine
+    with ThreadPoolExecutor(1) as pool:
+        theirs = pool.submit(mapping._row_cache, fitted, group, 1).result()
+    assert theirs is not mine
+    est.partial_fit(*batch)
+    assert mapping._row_cache(est._check_fitted(), group, 1) is not mine

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
+import cseq.chain._decode
 from cseq.chain import mapping
 from cseq.exceptions import InputError
 from cseq.chain.model import LinearChain
@@ -93,6 +94,42 @@ def test_word_rows_refuse_bad_arguments():
         model.word_rows(ok, np.array([0, 1], dtype=np.int32), 1)
     with pytest.raises(InputError, match="attributes"):
         model.word_rows(ok + model.n_attributes, group, 1)
+
+
+@examples(60)
+@given(data=corpora(max_labels=4), seed=st.integers(0, 2**16), n_rows=st.integers(0, 8),
+       n_cols=st.integers(0, 5), n_groups=st.integers(1, 3), capacity=st.sampled_from([1, 2, 64]))
+def test_cached_word_rows_equal_the_uncached_ones_bit_for_bit_on_hits_and_misses(
+        data, seed, n_rows, n_cols, n_groups, capacity):
+    """Through a cache (a tiny one too, whose entries replace each other), the rows
+    of words seen before (hits) and new (misses) are the uncached rows exactly."""
+    X, y = data
+    _, _, model = pack(X, y)
+    model.params = random_params(model, seed, 1.0)
+    rng = np.random.default_rng(seed)
+    attrs = rng.integers(-2, model.n_attributes, size=(n_rows, n_cols)).astype(np.int32)
+    group = rng.integers(0, n_groups, size=n_cols).astype(np.int32)
+    want = model.word_rows(attrs, group, n_groups)
+    cache = cseq.chain._decode.WordRowCache(model.index, model.params, group, n_groups, capacity)
+    for order in (slice(None), slice(None, None, -1), slice(None)):  # misses, then hits
+        got = model.word_rows(attrs[order], group, n_groups, cache)
+        assert got.tobytes() == want[order].tobytes()
+
+
+def test_a_word_row_cache_refuses_another_model_or_grouping():
+    _, _, model = pack([[["a"], ["b"]], [["c"]]], [["X", "Y"], ["X"]])
+    _, _, other = pack([[["a"], ["b"]], [["c"]]], [["X", "Y"], ["X"]])
+    attrs = np.zeros((2, 2), dtype=np.int32)
+    group = np.array([0, 1], dtype=np.int32)
+    cache = model.word_row_cache(group, 2)
+    assert 16 <= cache.capacity <= 4096
+    model.word_rows(attrs, group, 2, cache)
+    with pytest.raises(InputError, match="another model or grouping"):
+        other.word_rows(attrs, group, 2, cache)
+    with pytest.raises(InputError, match="another model or grouping"):
+        model.word_rows(attrs, np.array([1, 0], dtype=np.int32), 2, cache)
+    with pytest.raises(InputError, match="another model or grouping"):
+        model.word_rows(attrs, group, 3, cache)
 
 
 @st.composite
@@ -223,3 +260,23 @@ def test_learners_that_read_the_model_otherwise_decode_plainly(sample, monkeypat
     calls = _spy(monkeypatch)
     est.predict(X[60:80])
     assert not any(calls)
+
+
+@pytest.mark.filterwarnings("ignore::cseq.exceptions.ConvergenceWarning")
+def test_sentence_at_a_time_through_the_word_row_cache_equals_the_batch_across_commits(sample):
+    """``predict([s])`` sums a sentence's words through the thread's cache of the
+    snapshot: a word seen before (a hit) gives the labels the batch path gives, and
+    after a ``partial_fit`` commit the new snapshot's labels, never a mix of the two
+    models (a cache kept across the commit would be refused, or give old rows)."""
+    X, y = sample
+    est = cseq.StructuredPerceptron(random_state=0, features=cseq.TemplateFeaturizer("pos"))
+    est.partial_fit(X[:40], y[:40])
+    test = X[150:190]
+    for _ in range(2):  # misses, then hits
+        assert [est.predict([s])[0] for s in test] == est.predict(test)
+    before = est.predict(test)
+    for _ in range(3):
+        est.partial_fit(X[40:150], y[40:150])
+    batch = est.predict(test)
+    assert batch != before  # the commits changed the model, so a stale cache would show
+    assert [est.predict([s])[0] for s in test] == batch

@@ -11,6 +11,8 @@ label ids.  They read only the snapshot they are given
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,6 +34,14 @@ _BLOCKS_PER_THREAD = 8
 # Most memory the summed emission rows of the word memo may take
 # (_word_rows); beyond, tagging looks every attribute up per token.
 _WORD_ROWS_BYTES = 1 << 27
+# Most distinct words a call may have for its word rows to go through the
+# thread's cache (_row_cache): a larger input sums each of its words once
+# anyway, and would only churn the cache.
+_CACHED_WORDS = 512
+# Snapshots whose caches one thread keeps at most (a thread tagging with
+# more models in turn starts its caches afresh).
+_CACHES_PER_THREAD = 8
+_thread_caches = threading.local()
 
 
 def map_decoded(fitted: Fitted, X: Any, n_jobs: int, work: Callable) -> list:
@@ -54,20 +64,43 @@ def map_decoded(fitted: Fitted, X: Any, n_jobs: int, work: Callable) -> list:
     return map_blocks(fitted, X, n_jobs, decoded, word_rows=model.decodes_word_rows)
 
 
-def _word_rows(model: LinearChain, chunks) -> tuple[np.ndarray, Any] | None:
+def _word_rows(fitted: Fitted, chunks) -> tuple[np.ndarray, Any] | None:
     """``(rows, groups)`` for ``chunks`` (``LinearChain.word_rows``), or None.
 
     None when the featurizer memoizes nothing, or when the rows would
     take more than ``_WORD_ROWS_BYTES`` (many distinct words times many
-    labels): then every attribute is looked up per token, as before.
+    labels): then every attribute is looked up per token, as before.  The
+    words of a small input (one sentence) go through this thread's cache
+    for ``fitted`` (:func:`_row_cache`).
     """
     memo = chunks.memo_attributes()
     if memo is None:
         return None
+    model = fitted.model
     ids, group, groups = memo
     if len(groups) * len(ids) * model.n_labels * 8 > _WORD_ROWS_BYTES:
         return None
-    return model.word_rows(ids, group, len(groups)), groups
+    cache = _row_cache(fitted, group, len(groups)) if len(ids) <= _CACHED_WORDS else None
+    return model.word_rows(ids, group, len(groups), cache), groups
+
+
+def _row_cache(fitted: Fitted, group: np.ndarray, n_groups: int):
+    """This thread's word-row cache (``LinearChain.word_row_cache``) for the snapshot ``fitted``.
+
+    Kept per snapshot (weakly: it goes with the snapshot), so a
+    ``partial_fit`` commit, which publishes a new snapshot, starts a new
+    cache and no cache ever mixes two models; per thread, so that no
+    cache is written by two threads at once.
+    """
+    caches = getattr(_thread_caches, "by_snapshot", None)
+    if caches is None:
+        caches = _thread_caches.by_snapshot = weakref.WeakKeyDictionary()
+    cache = caches.get(fitted)
+    if cache is None:
+        if len(caches) >= _CACHES_PER_THREAD:
+            caches.clear()
+        cache = caches[fitted] = fitted.model.word_row_cache(group, n_groups)
+    return cache
 
 
 def map_blocks(fitted: Fitted, X: Any, n_jobs: int, work: Callable, *,
@@ -122,7 +155,7 @@ def _map_chunks(fitted: Fitted, X: Any, n_jobs: int, work: Callable,
     chunks = fitted.featurizer.transform_chunks(
         X, n_jobs=n_jobs, max_tokens=None,
         min_chunks=_BLOCKS_PER_THREAD * n_jobs if n_jobs > 1 else 1)
-    rows = _word_rows(fitted.model, chunks) if word_rows else None
+    rows = _word_rows(fitted, chunks) if word_rows else None
 
     def run(k: int):
         if rows is None:

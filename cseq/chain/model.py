@@ -370,7 +370,8 @@ class LinearChain:
                          allowed_end, n=corpus.n_tokens)
         return masks
 
-    def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int,
+                  cache: _decode.WordRowCache | None = None) -> np.ndarray:
         """Summed state-weight rows of sets of attributes, for :meth:`decode`'s ``word_rows``.
 
         ``attrs`` (int, (n_words, k)) holds attribute ids (negative: none)
@@ -378,7 +379,9 @@ class LinearChain:
         of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
         emission a token gets from those attributes, each of value 1, bit for
         bit (the same additions in the same order, in C:
-        :func:`cseq.chain._decode.word_rows`).
+        :func:`cseq.chain._decode.word_rows`).  ``cache``, from
+        :meth:`word_row_cache` for ``group`` and ``n_groups`` and used by one
+        thread only, keeps the rows of the words it has seen.
 
         Returns
         -------
@@ -390,9 +393,25 @@ class LinearChain:
             raise InputError(f"word_rows: attrs must be 2-d and group must give each of its "
                              f"columns a group in 0..{n_groups - 1}")
         try:
-            return _decode.word_rows(self.index, self.params, attrs, group, n_groups)
+            return _decode.word_rows(self.index, self.params, attrs, group, n_groups, cache)
         except ValueError as exc:
             raise InputError(str(exc)) from None
+
+    def word_row_cache(self, group: np.ndarray, n_groups: int,
+                       max_bytes: int = 1 << 22) -> _decode.WordRowCache:
+        """A cache for :meth:`word_rows` with ``group`` and ``n_groups``, of at most
+        about ``max_bytes`` (at least 16 entries, at most 4,096: a sentence's
+        words, and the frequent words of a stream, which hit most).
+
+        It belongs to this model's parameters, which a published snapshot
+        never changes (:mod:`cseq.fitted`), and to one thread: it is not
+        locked.
+        """
+        group = np.ascontiguousarray(group, dtype=np.int32)
+        entry = 4 * len(group) + 8 * n_groups * self.n_labels
+        capacity = max(16, min(4096, max_bytes // max(entry, 1)))
+        return _decode.WordRowCache(self.index, self.params, group, n_groups,
+                                    1 << (capacity.bit_length() - 1))
 
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
                allowed_transitions=None, allowed_start=None, allowed_end=None,
@@ -412,7 +431,9 @@ class LinearChain:
         leave without a label path.
         """
         self.check_corpus(corpus)
-        masks = self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
+        masks = None if allowed is None and allowed_transitions is None \
+            and allowed_start is None and allowed_end is None \
+            else self.mask_set(corpus, allowed, allowed_transitions, allowed_start, allowed_end)
         threads = resolve_n_jobs(n_jobs)
         # One thread: one chunk (None), without making its bounds per call.
         chunks = work_chunks(corpus.seq_ptr, threads) if threads > 1 else None

@@ -1020,8 +1020,12 @@ cdef class KeyTable:
         memo.memo_col = _frozen(memo_col.base)
         memo.memo_row = _frozen(rows_np)
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
-        memo.ids = np.full((max(n_words, 1), max(n_memo, 1)), -2, dtype=np.int32)
-        pending_np = np.ones(max(n_words, 1), dtype=np.uint8)
+        # np.empty and fill, not np.full and np.ones (Python functions that cost
+        # more than the few words of a sentence they are made for).
+        memo.ids = np.empty((max(n_words, 1), max(n_memo, 1)), dtype=np.int32)
+        memo.ids.fill(-2)
+        pending_np = np.empty(max(n_words, 1), dtype=np.uint8)
+        pending_np.fill(1)
         memo.pending = pending_np
         if n_memo == 0 or n_words == 0:
             return memo

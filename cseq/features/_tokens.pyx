@@ -847,7 +847,8 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
             raise OverflowError("more than 2**31 - 1 distinct cell strings and values")
         slot_ids_np = np.zeros((n_tok, max(n_slots, 1)), dtype=np.int32)
         words_np = np.zeros((n_tok, max(n_cols, 1)), dtype=np.int32)
-        word_slots_np = np.full((n_words, max(n_slots, 1)), -1, dtype=np.int32)
+        word_slots_np = np.empty((n_words, max(n_slots, 1)), dtype=np.int32)
+        word_slots_np.fill(-1)  # not np.full, a Python function dearer than one sentence's fill
         hashes_np = np.empty(base + n_words * n_slots, dtype=np.uint64)
         hashes_np[:base] = vals.hashes()
         if n_tok and n_slots:

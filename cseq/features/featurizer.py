@@ -101,8 +101,9 @@ class TransformChunks:
             data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
             f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
             self._memo, resolve_n_jobs(n_jobs), without_memo)
-        return Sequences.packed(np.ascontiguousarray(seq_ptr), tok_ptr, attr,
-                                np.ones(len(attr), dtype=VALUE))
+        values = np.empty(len(attr), dtype=VALUE)
+        values.fill(1)  # not np.ones, a Python function dearer than one sentence's fill
+        return Sequences.packed(seq_ptr, tok_ptr, attr, values)  # seq_ptr: a contiguous slice
 
     def words(self, k: int) -> np.ndarray:
         """int32 (n_tokens, n_columns): the word id of each token of chunk ``k`` in each column."""
@@ -459,7 +460,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             self._max_offset, sentence_rows, n_jobs,
         )
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
-        np.cumsum(lengths, out=out.seq_ptr[1:])
+        lengths.cumsum(out=out.seq_ptr[1:])  # the method: np.cumsum's dispatch costs more
         self._clusters_hashed(out)
         return out
 
@@ -656,7 +657,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             return TransformChunks(self, None, None, None, 1, whole=self.transform(X))
         self._check_fitted()
         n_jobs = resolve_n_jobs(n_jobs)
-        data = self._intern_lookup(check_corpus(X), n_jobs)
+        data = self._intern_lookup(X, n_jobs)  # which checks X
         self._tags_hashed(data)
         memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
                                      self._cell_slot, self._seeds, data.word_slots,
