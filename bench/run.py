@@ -619,7 +619,7 @@ def main(argv=None):
 
     if "e2e" in args.rows:
         # Raw (word, POS) rows to labels. crfsuite: the Python featurizer of
-        # bench/features.py, then Tagger.tag; cseq: compiled "chunk" templates
+        # bench/features.py, then Tagger.tag; cseq: compiled CRF++ templates
         # (the same CRF++ attribute set) inside predict. Models are trained
         # once, untimed, with the averaged perceptron.
         rows_tag = data["rows_tag"]
@@ -632,7 +632,8 @@ def main(argv=None):
             try:
                 e2e_model = cseq.StructuredPerceptron(
                     max_iter=args.ap_iter, random_state=0,
-                    features=cseq.TemplateFeaturizer("chunk")).fit(data["rows_train"], y)
+                    features=cseq.TemplateFeaturizer(
+                        cseq.Templates(features.CRFPP_TEMPLATES))).fit(data["rows_train"], y)
             except Exception as exc:
                 e2e_error = _err(exc)
                 traceback.print_exception(exc, file=sys.stderr)
