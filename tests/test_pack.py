@@ -65,6 +65,22 @@ def test_same_bytes_in_different_widths_are_different_strings():
     assert table.names() == [narrow, wide]
 
 
+def test_strings_that_differ_in_one_code_unit_of_any_word_get_their_own_ids():
+    """The table's hash reads whole words and overlapping tails: every position counts.
+
+    For each length up to 40 (all the word and tail cases) and each position,
+    a string with that one code unit changed is a distinct entry, found again.
+    """
+    strings = ["x" * n for n in range(41)]
+    strings += ["x" * i + "y" + "x" * (n - i - 1) for n in range(1, 41) for i in range(n)]
+    strings += [s.replace("x", "\u00e9") for s in strings if "x" in s]  # still 1 byte each
+    strings += [s.replace("x", "\u0416") for s in strings[1:41]]  # 2 bytes per code point
+    table = _pack.StringTable(capacity=0)
+    assert [table.add(s) for s in strings] == list(range(len(strings)))
+    assert [table.get(s) for s in strings] == list(range(len(strings)))
+    assert table.get("x" * 41) == -1 and table.get("y") == 41 + 0
+
+
 def test_from_strings_refuses_repeats_and_non_strings():
     assert _pack.StringTable.from_strings(["a", "b"]).names() == ["a", "b"]
     with pytest.raises(ValueError, match="item 2 repeats"):

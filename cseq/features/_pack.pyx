@@ -29,7 +29,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from cseq.features._hash cimport (MAX_IDS, Table, hash_bytes, slots_for, table_copy, table_free, table_grow,
+from cseq.features._hash cimport (MAX_IDS, Table, slots_for, table_copy, table_free, table_grow,
                                   table_init, table_probe)
 from cseq._core._prefetch cimport cseq_prefetch
 
@@ -61,6 +61,51 @@ cdef extern from *:
 # CPython keeps every string in the narrowest of its three widths (kind 1, 2
 # or 4 bytes per code point), so two equal strings have equal kind and equal
 # code units: the pair identifies a string.
+
+
+cdef extern from *:
+    """
+    /* The hash of a StringTable string: its code units read 8 bytes at a time
+       (unaligned loads; a last partial word overlaps the previous bytes,
+       which is fine since the length is hashed too), each word folded in
+       with one multiply, then MurmurHash3's finalizer.  About half the work
+       of _hash.hash_bytes per string, which stays the hash of the template
+       keys: a StringTable's hashes live only in its memory (model files
+       keep its strings, rehashed on loading), so this one need not be the
+       same on every machine, only in one process.  Lookups of prediction
+       are mostly this hash and the probe (see _find_batch). */
+    static inline uint64_t cseq_units_hash(const uint8_t* p, int64_t n) {
+        uint64_t h = 0x243F6A8885A308D3ULL ^ ((uint64_t) n * 0xC2B2AE3D27D4EB4FULL);
+        uint64_t w = 0;
+        uint32_t a, b;
+        int64_t i = 0;
+        if (n >= 8) {
+            for (; i + 8 <= n; i += 8) {
+                memcpy(&w, p + i, 8);
+                h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+                h ^= h >> 32;
+            }
+            if (i < n) {
+                memcpy(&w, p + n - 8, 8);
+                h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+            }
+        } else if (n >= 4) {
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            h = ((h ^ (((uint64_t) a << 32) | b)) * 0x9E3779B97F4A7C15ULL);
+        } else if (n > 0) {
+            w = ((uint64_t) p[0] << 16) | ((uint64_t) p[n >> 1] << 8) | p[n - 1];
+            h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+        }
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 33;
+        h *= 0xC4CEB9FE1A85EC53ULL;
+        h ^= h >> 33;
+        return h;
+    }
+    """
+    uint64_t cseq_units_hash(const uint8_t* p, int64_t n) noexcept nogil
 
 
 cdef int _units_of(object s, int* kind, const uint8_t** data, int64_t* nbytes) except -1:
@@ -157,7 +202,7 @@ cdef class StringTable:
 
     cdef inline int32_t _find(self, int kind, const uint8_t* data, int64_t nbytes) noexcept nogil:
         """Id of the string, or -1."""
-        return self._id_at(self._probe(hash_bytes(data, nbytes), kind, data, nbytes))
+        return self._id_at(self._probe(cseq_units_hash(data, nbytes), kind, data, nbytes))
 
     cdef inline int32_t _id_at(self, uint64_t slot) noexcept nogil:
         cdef int64_t v = self._tab.slots[slot].value
@@ -264,7 +309,7 @@ cdef class StringTable:
         cdef const uint8_t* data
         cdef int64_t nbytes
         _units_of(s, &kind, &data, &nbytes)
-        return self._add(hash_bytes(data, nbytes), kind, data, nbytes)
+        return self._add(cseq_units_hash(data, nbytes), kind, data, nbytes)
 
     def get(self, s) -> int:
         """Id of ``s`` (a str, not a subclass), or -1 when it is not in the table."""
@@ -316,7 +361,7 @@ cdef class StringTable:
         cdef int64_t v
         for k in range(n):
             i = start + k
-            hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+            hashes[k] = cseq_units_hash(buf + offs[i], offs[i + 1] - offs[i])
             cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
         for k in range(n):
             v = self._tab.slots[hashes[k] & self._tab.mask].value
@@ -340,7 +385,7 @@ cdef class StringTable:
             m = min(BATCH, n - start)
             for k in range(m):
                 i = start + k
-                hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+                hashes[k] = cseq_units_hash(buf + offs[i], offs[i + 1] - offs[i])
                 cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
             for k in range(m):
                 i = start + k
