@@ -26,7 +26,7 @@ from cpython.unicode cimport PyUnicode_FromKindAndData
 from cython.parallel cimport prange
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from cseq.features._hash cimport (MAX_IDS, Table, slots_for, table_copy, table_free, table_grow,
@@ -568,6 +568,16 @@ cdef tuple _count(object X, bint lenient):
     return n_tok, n_feat
 
 
+cdef inline void _prefetch_items(PyObject* tok) noexcept:
+    """Prefetch the objects a list or tuple token holds (borrowed, the GIL held)."""
+    cdef PyObject** items
+    cdef Py_ssize_t k
+    if type(<object> tok) is list or type(<object> tok) is tuple:
+        items = PySequence_Fast_ITEMS(<object> tok)
+        for k in range(PySequence_Fast_GET_SIZE(<object> tok)):
+            cseq_prefetch(items[k])
+
+
 cdef inline int _emit(Scratch* sc, PyObject* key) except -1:
     """Copy the code units of the next feature, ``key``; returns 1, or 0 when it is not a str.
 
@@ -643,10 +653,14 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
     cdef PyObject** items
     cdef Scratch sc
     # With crfsuite, which tokens are dicts: their attributes must not repeat.
-    is_dict_np = np.zeros(n_tok_total if crfsuite else 0, dtype=np.uint8)
-    cdef uint8_t[::1] is_dict = is_dict_np
+    # C memory, not an array: most calls (prediction) never need it.
+    cdef uint8_t* is_dict = NULL
     _scratch_init(&sc, n_feat_total, vocab, attr, grow, n_jobs)
     try:
+        if crfsuite:
+            is_dict = <uint8_t*> calloc(max(n_tok_total, 1), 1)
+            if is_dict == NULL:
+                raise MemoryError()
         seq_ptr[0] = 0
         tok_ptr[0] = 0
         for i in range(len(X)):
@@ -734,6 +748,8 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                         raise _changed()
                     for k in range(m):
                         cseq_prefetch(items[k])
+                    if j + 1 < n:  # and the next token's, read while this one is copied
+                        _prefetch_items(PySequence_Fast_ITEMS(seq)[j + 1])
                     for k in range(m):
                         if _make_room(&sc):
                             # The flush released the GIL: the token may have
@@ -757,15 +773,22 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
         if n_tok != n_tok_total:
             raise _changed()
         _scratch_flush(&sc)
-        if crfsuite and _repeats(&tok_ptr[0], attr, &is_dict[0] if n_tok else NULL, n_tok):
+        if crfsuite and _repeats(&tok_ptr[0], attr, is_dict, n_tok):
             return None
         if not grow:
             n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
     finally:
         _scratch_free(&sc)
+        free(is_dict)
     if n_feat < n_feat_total:
-        attr_np = attr_np[:n_feat].copy()
-        val_np = val_np[:n_feat].copy()
+        # Unknown features dropped: a view of the kept ones, copied only when
+        # it would hold less than half of its buffer (so a corpus never keeps
+        # more than twice the memory it needs, and a sentence skips two copies).
+        attr_np = attr_np[:n_feat]
+        val_np = val_np[:n_feat]
+        if 2 * n_feat < n_feat_total:
+            attr_np = attr_np.copy()
+            val_np = val_np.copy()
     return seq_ptr_np, tok_ptr_np, attr_np, val_np
 
 
