@@ -108,6 +108,28 @@ def _random_corpus(rng, n_seq, vocab):
              for _ in range(rng.integers(0, 7))] for _ in range(n_seq)]
 
 
+@pytest.mark.parametrize("dict_token", [False, True])
+def test_a_sentence_is_looked_up_in_place_or_copied_with_the_same_ids(dict_token):
+    """A short list corpus is looked up reading the strings in place (no dict token, so
+    no user code runs before the lookup); a dict token makes it copy them first.  Both
+    give the ids of a dict, over every string width and the word/tail cases."""
+    rng = np.random.default_rng(7)
+    words = ([f"w={i}" for i in range(200)] + ["é" * 9, "Ω" * 5, "\U0001F600" * 3, "", "a" * 17]
+             + [f"long=feature string {i:020d}" for i in range(50)])
+    table = _pack.StringTable()
+    _pack.pack_features([[words[::2]]], table, True)
+    sentence = _random_corpus(rng, 1, words)[0] + [list(words[:40])]
+    if dict_token:
+        sentence = sentence + [{"w": "2"}]  # "w=2" is known
+    _, tok_ptr, attr, values = _pack.pack_features([sentence], table, False)
+    known = dict(zip(table.names(), range(len(table))))
+    expect = [[known[f] for f in tok if f in known] for tok in sentence[:-1]]
+    expect.append([known["w=2"]] if dict_token else [known[f] for f in sentence[-1] if f in known])
+    assert list(tok_ptr) == list(np.cumsum([0] + [len(ids) for ids in expect]))
+    assert attr.tolist() == [a for ids in expect for a in ids]
+    assert values.tolist() == [1.0] * len(attr)
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])
 def test_lookup_drops_unknown_features_like_a_dict(n_jobs):
     rng = np.random.default_rng(n_jobs)
