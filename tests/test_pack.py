@@ -65,6 +65,22 @@ def test_same_bytes_in_different_widths_are_different_strings():
     assert table.names() == [narrow, wide]
 
 
+def test_strings_that_differ_in_one_code_unit_of_any_word_get_their_own_ids():
+    """The table's hash reads whole words and overlapping tails: every position counts.
+
+    For each length up to 40 (all the word and tail cases) and each position,
+    a string with that one code unit changed is a distinct entry, found again.
+    """
+    strings = ["x" * n for n in range(41)]
+    strings += ["x" * i + "y" + "x" * (n - i - 1) for n in range(1, 41) for i in range(n)]
+    strings += [s.replace("x", "\u00e9") for s in strings if "x" in s]  # still 1 byte each
+    strings += [s.replace("x", "\u0416") for s in strings[1:41]]  # 2 bytes per code point
+    table = _pack.StringTable(capacity=0)
+    assert [table.add(s) for s in strings] == list(range(len(strings)))
+    assert [table.get(s) for s in strings] == list(range(len(strings)))
+    assert table.get("x" * 41) == -1 and table.get("y") == 41 + 0
+
+
 def test_from_strings_refuses_repeats_and_non_strings():
     assert _pack.StringTable.from_strings(["a", "b"]).names() == ["a", "b"]
     with pytest.raises(ValueError, match="item 2 repeats"):
@@ -90,6 +106,28 @@ def test_from_strings_refuses_repeats_and_non_strings():
 def _random_corpus(rng, n_seq, vocab):
     return [[[vocab[k] for k in rng.integers(0, len(vocab), rng.integers(0, 6))]
              for _ in range(rng.integers(0, 7))] for _ in range(n_seq)]
+
+
+@pytest.mark.parametrize("dict_token", [False, True])
+def test_a_sentence_is_looked_up_in_place_or_copied_with_the_same_ids(dict_token):
+    """A short list corpus is looked up reading the strings in place (no dict token, so
+    no user code runs before the lookup); a dict token makes it copy them first.  Both
+    give the ids of a dict, over every string width and the word/tail cases."""
+    rng = np.random.default_rng(7)
+    words = ([f"w={i}" for i in range(200)] + ["é" * 9, "Ω" * 5, "\U0001F600" * 3, "", "a" * 17]
+             + [f"long=feature string {i:020d}" for i in range(50)])
+    table = _pack.StringTable()
+    _pack.pack_features([[words[::2]]], table, True)
+    sentence = _random_corpus(rng, 1, words)[0] + [list(words[:40])]
+    if dict_token:
+        sentence = sentence + [{"w": "2"}]  # "w=2" is known
+    _, tok_ptr, attr, values = _pack.pack_features([sentence], table, False)
+    known = dict(zip(table.names(), range(len(table))))
+    expect = [[known[f] for f in tok if f in known] for tok in sentence[:-1]]
+    expect.append([known["w=2"]] if dict_token else [known[f] for f in sentence[-1] if f in known])
+    assert list(tok_ptr) == list(np.cumsum([0] + [len(ids) for ids in expect]))
+    assert attr.tolist() == [a for ids in expect for a in ids]
+    assert values.tolist() == [1.0] * len(attr)
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])

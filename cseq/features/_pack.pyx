@@ -14,6 +14,9 @@ in parallel without the GIL (prediction), in batches whose cache misses
 overlap.  A flush is the only place where the GIL is released, and no
 borrowed pointer into the user's lists is held across it: the walker
 re-reads the token it is in afterwards, and a changed token is an error.
+A short input of lists (a sentence, tagged one call at a time) is looked up
+with the GIL held, after a walk that runs no user code: its strings are
+then read in place, not copied.
 
 Both tables give int32 ids and refuse more than ``2**31 - 1`` entries with
 an ``InputError`` (``_hash.MAX_IDS``) instead of wrapping to negative ids.
@@ -26,10 +29,10 @@ from cpython.unicode cimport PyUnicode_FromKindAndData
 from cython.parallel cimport prange
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from cseq.features._hash cimport (MAX_IDS, Table, hash_bytes, slots_for, table_copy, table_free, table_grow,
+from cseq.features._hash cimport (MAX_IDS, Table, slots_for, table_copy, table_free, table_grow,
                                   table_init, table_probe)
 from cseq._core._prefetch cimport cseq_prefetch
 
@@ -61,6 +64,51 @@ cdef extern from *:
 # CPython keeps every string in the narrowest of its three widths (kind 1, 2
 # or 4 bytes per code point), so two equal strings have equal kind and equal
 # code units: the pair identifies a string.
+
+
+cdef extern from *:
+    """
+    /* The hash of a StringTable string: its code units read 8 bytes at a time
+       (unaligned loads; a last partial word overlaps the previous bytes,
+       which is fine since the length is hashed too), each word folded in
+       with one multiply, then MurmurHash3's finalizer.  About half the work
+       of _hash.hash_bytes per string, which stays the hash of the template
+       keys: a StringTable's hashes live only in its memory (model files
+       keep its strings, rehashed on loading), so this one need not be the
+       same on every machine, only in one process.  Lookups of prediction
+       are mostly this hash and the probe (see _find_batch). */
+    static inline uint64_t cseq_units_hash(const uint8_t* p, int64_t n) {
+        uint64_t h = 0x243F6A8885A308D3ULL ^ ((uint64_t) n * 0xC2B2AE3D27D4EB4FULL);
+        uint64_t w = 0;
+        uint32_t a, b;
+        int64_t i = 0;
+        if (n >= 8) {
+            for (; i + 8 <= n; i += 8) {
+                memcpy(&w, p + i, 8);
+                h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+                h ^= h >> 32;
+            }
+            if (i < n) {
+                memcpy(&w, p + n - 8, 8);
+                h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+            }
+        } else if (n >= 4) {
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            h = ((h ^ (((uint64_t) a << 32) | b)) * 0x9E3779B97F4A7C15ULL);
+        } else if (n > 0) {
+            w = ((uint64_t) p[0] << 16) | ((uint64_t) p[n >> 1] << 8) | p[n - 1];
+            h = ((h ^ w) * 0x9E3779B97F4A7C15ULL);
+        }
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 33;
+        h *= 0xC4CEB9FE1A85EC53ULL;
+        h ^= h >> 33;
+        return h;
+    }
+    """
+    uint64_t cseq_units_hash(const uint8_t* p, int64_t n) noexcept nogil
 
 
 cdef int _units_of(object s, int* kind, const uint8_t** data, int64_t* nbytes) except -1:
@@ -157,7 +205,7 @@ cdef class StringTable:
 
     cdef inline int32_t _find(self, int kind, const uint8_t* data, int64_t nbytes) noexcept nogil:
         """Id of the string, or -1."""
-        return self._id_at(self._probe(hash_bytes(data, nbytes), kind, data, nbytes))
+        return self._id_at(self._probe(cseq_units_hash(data, nbytes), kind, data, nbytes))
 
     cdef inline int32_t _id_at(self, uint64_t slot) noexcept nogil:
         cdef int64_t v = self._tab.slots[slot].value
@@ -264,7 +312,7 @@ cdef class StringTable:
         cdef const uint8_t* data
         cdef int64_t nbytes
         _units_of(s, &kind, &data, &nbytes)
-        return self._add(hash_bytes(data, nbytes), kind, data, nbytes)
+        return self._add(cseq_units_hash(data, nbytes), kind, data, nbytes)
 
     def get(self, s) -> int:
         """Id of ``s`` (a str, not a subclass), or -1 when it is not in the table."""
@@ -302,7 +350,7 @@ cdef class StringTable:
                 raise ValueError(f"StringTable.from_strings: item {i} repeats an earlier string")
         return table
 
-    cdef void _find_batch(self, const uint8_t* buf, const int64_t* offs, const uint8_t* kinds,
+    cdef void _find_batch(self, const uint8_t* const* ptrs, const int64_t* offs, const uint8_t* kinds,
                           int32_t* out, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
         """``out[i]`` for scratch strings ``start <= i < end`` (at most BATCH).
 
@@ -316,7 +364,7 @@ cdef class StringTable:
         cdef int64_t v
         for k in range(n):
             i = start + k
-            hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+            hashes[k] = cseq_units_hash(ptrs[i], offs[i + 1] - offs[i])
             cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
         for k in range(n):
             v = self._tab.slots[hashes[k] & self._tab.mask].value
@@ -324,10 +372,10 @@ cdef class StringTable:
                 cseq_prefetch(self._arena + v - 1)
         for k in range(n):
             i = start + k
-            slots[k] = self._probe(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
+            slots[k] = self._probe(hashes[k], kinds[i], ptrs[i], offs[i + 1] - offs[i])
             out[i] = self._id_at(slots[k])
 
-    cdef int _add_scratch(self, const uint8_t* buf, const int64_t* offs, const uint8_t* kinds,
+    cdef int _add_scratch(self, const uint8_t* const* ptrs, const int64_t* offs, const uint8_t* kinds,
                           int32_t* out, Py_ssize_t n) except -1:
         """``out[i]`` = id of scratch string ``i``, inserting new strings in order.
 
@@ -340,14 +388,14 @@ cdef class StringTable:
             m = min(BATCH, n - start)
             for k in range(m):
                 i = start + k
-                hashes[k] = hash_bytes(buf + offs[i], offs[i + 1] - offs[i])
+                hashes[k] = cseq_units_hash(ptrs[i], offs[i + 1] - offs[i])
                 cseq_prefetch(&self._tab.slots[hashes[k] & self._tab.mask])
             for k in range(m):
                 i = start + k
-                out[i] = self._add(hashes[k], kinds[i], buf + offs[i], offs[i + 1] - offs[i])
+                out[i] = self._add(hashes[k], kinds[i], ptrs[i], offs[i + 1] - offs[i])
         return 0
 
-    cdef int _lookup_scratch(self, const uint8_t* buf, const int64_t* offs,
+    cdef int _lookup_scratch(self, const uint8_t* const* ptrs, const int64_t* offs,
                              const uint8_t* kinds, int32_t* out, Py_ssize_t n,
                              int n_jobs) except -1:
         """``out[i]`` = id of scratch string ``i`` or -1, in ``n_jobs`` threads."""
@@ -359,10 +407,10 @@ cdef class StringTable:
                 # the GIL, which another Python thread could otherwise keep for up
                 # to the switch interval (5 ms) before this one got it back.
                 for b in range(n_batches):
-                    self._find_batch(buf, offs, kinds, out, b * BATCH, min((b + 1) * BATCH, n))
+                    self._find_batch(ptrs, offs, kinds, out, b * BATCH, min((b + 1) * BATCH, n))
             else:
                 for b in prange(n_batches, nogil=True, schedule="static", num_threads=n_jobs):
-                    self._find_batch(buf, offs, kinds, out, b * BATCH,
+                    self._find_batch(ptrs, offs, kinds, out, b * BATCH,
                                      min((b + 1) * BATCH, n))
         finally:
             self._readers -= 1
@@ -371,8 +419,13 @@ cdef class StringTable:
 
 cdef struct Scratch:
     # Code units of up to `room` feature strings, back to back:
-    # string i (0 <= i < n) is buf[offs[i]:offs[i + 1]], feature base + i.
+    # string i (0 <= i < n) is buf[offs[i]:offs[i + 1]], feature base + i;
+    # a flush points ptrs[i] at its first code unit.  With `borrow`, nothing
+    # is copied: ptrs[i] points into the str object itself and offs only
+    # adds up the lengths (see pack_features for when that is safe).
     uint8_t* buf
+    const uint8_t** ptrs
+    bint borrow
     int64_t size, cap
     int64_t* offs
     uint8_t* kinds
@@ -391,7 +444,7 @@ cdef enum:
 
 
 cdef int _scratch_init(Scratch* sc, Py_ssize_t n_strings, StringTable vocab, int32_t* attr,
-                       bint grow, int n_jobs) except -1:
+                       bint grow, int n_jobs, bint borrow) except -1:
     """Scratch for ``n_strings`` strings, or SCRATCH_STRINGS at a time if there are more."""
     sc.room = max(1, min(n_strings, <Py_ssize_t> SCRATCH_STRINGS))
     sc.cap = sc.room * 16
@@ -401,7 +454,9 @@ cdef int _scratch_init(Scratch* sc, Py_ssize_t n_strings, StringTable vocab, int
     sc.buf = <uint8_t*> malloc(sc.cap)
     sc.offs = <int64_t*> malloc((sc.room + 1) * sizeof(int64_t))
     sc.kinds = <uint8_t*> malloc(sc.room)
-    if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL:
+    sc.ptrs = <const uint8_t**> malloc(sc.room * sizeof(uint8_t*))
+    sc.borrow = borrow
+    if sc.buf == NULL or sc.offs == NULL or sc.kinds == NULL or sc.ptrs == NULL:
         _scratch_free(sc)
         raise MemoryError()
     sc.offs[0] = 0
@@ -413,8 +468,9 @@ cdef int _scratch_init(Scratch* sc, Py_ssize_t n_strings, StringTable vocab, int
 
 
 cdef void _scratch_free(Scratch* sc) noexcept:
-    free(sc.buf); free(sc.offs); free(sc.kinds)
+    free(sc.buf); free(sc.offs); free(sc.kinds); free(sc.ptrs)
     sc.buf = NULL
+    sc.ptrs = NULL
     sc.offs = NULL
     sc.kinds = NULL
 
@@ -437,10 +493,14 @@ def _set_after_flush(hook):
 cdef int _scratch_flush(Scratch* sc) except -1:
     """Intern or look up the copied strings, writing their ids to ``attr[base:base + n]``."""
     cdef StringTable vocab = <StringTable> <object> sc.vocab
+    cdef Py_ssize_t i
+    if not sc.borrow:  # the copies are final now (buf no longer moves)
+        for i in range(sc.n):
+            sc.ptrs[i] = sc.buf + sc.offs[i]
     if sc.grow:
-        vocab._add_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n)
+        vocab._add_scratch(sc.ptrs, sc.offs, sc.kinds, sc.attr + sc.base, sc.n)
     else:
-        vocab._lookup_scratch(sc.buf, sc.offs, sc.kinds, sc.attr + sc.base, sc.n, sc.n_jobs)
+        vocab._lookup_scratch(sc.ptrs, sc.offs, sc.kinds, sc.attr + sc.base, sc.n, sc.n_jobs)
         if _after_flush is not None:
             _after_flush()
     sc.base += sc.n
@@ -468,6 +528,13 @@ cdef int _scratch_push(Scratch* sc, int kind, const uint8_t* data, int64_t nbyte
     cdef void* p
     if sc.n >= sc.room:  # pragma: no cover - a caller that skipped _make_room
         raise RuntimeError("internal error: packing scratch is full")
+    if sc.borrow:
+        sc.ptrs[sc.n] = data
+        sc.size += nbytes
+        sc.kinds[sc.n] = <uint8_t> kind
+        sc.n += 1
+        sc.offs[sc.n] = sc.size
+        return 0
     if sc.size + nbytes > sc.cap:
         cap = max(sc.size + nbytes, 2 * sc.cap)
         p = realloc(sc.buf, cap)
@@ -495,12 +562,14 @@ cdef object _changed():
 
 def count_features(object X):
     """Validate the containers of X; return (tokens, upper bound on feature entries)."""
-    return _count(X, False)
+    return _count(X, False)[:2]
 
 
 cdef tuple _count(object X, bint lenient):
-    """:func:`count_features`; with ``lenient``, None instead of an error for a bad container."""
+    """:func:`count_features` and whether a token is a dict; with ``lenient``, None instead
+    of an error for a bad container."""
     cdef Py_ssize_t i, j, n_tok = 0, n_feat = 0
+    cdef bint dicts = False
     cdef object seq, tok
     for i in range(len(X)):
         seq = X[i]
@@ -514,13 +583,24 @@ cdef tuple _count(object X, bint lenient):
             tok = seq[j]
             if type(tok) is list or type(tok) is tuple or type(tok) is dict:
                 n_feat += len(<object>tok)
+                dicts = dicts or type(tok) is dict
             elif lenient:
                 return None
             else:
                 raise InputTypeError(
                     f"X[{i}][{j}] must be a list of feature strings or a dict, "
                     f"got {_describe(tok)}")
-    return n_tok, n_feat
+    return n_tok, n_feat, dicts
+
+
+cdef inline void _prefetch_items(PyObject* tok) noexcept:
+    """Prefetch the objects a list or tuple token holds (borrowed, the GIL held)."""
+    cdef PyObject** items
+    cdef Py_ssize_t k
+    if type(<object> tok) is list or type(<object> tok) is tuple:
+        items = PySequence_Fast_ITEMS(<object> tok)
+        for k in range(PySequence_Fast_GET_SIZE(<object> tok)):
+            cseq_prefetch(items[k])
 
 
 cdef inline int _emit(Scratch* sc, PyObject* key) except -1:
@@ -580,7 +660,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
     counts = _count(X, crfsuite)
     if counts is None:
         return None
-    n_tok_total, n_feat_total = counts
+    n_tok_total, n_feat_total, dicts = counts
     seq_ptr_np = np.empty(len(X) + 1, dtype=np.int64)
     tok_ptr_np = np.empty(n_tok_total + 1, dtype=np.int64)
     attr_np = np.empty(n_feat_total, dtype=np.int32)
@@ -598,10 +678,20 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
     cdef PyObject** items
     cdef Scratch sc
     # With crfsuite, which tokens are dicts: their attributes must not repeat.
-    is_dict_np = np.zeros(n_tok_total if crfsuite else 0, dtype=np.uint8)
-    cdef uint8_t[::1] is_dict = is_dict_np
-    _scratch_init(&sc, n_feat_total, vocab, attr, grow, n_jobs)
+    # C memory, not an array: most calls (prediction) never need it.
+    cdef uint8_t* is_dict = NULL
+    # A short corpus of lists looked up with the GIL held (one flush, at the
+    # end, see _lookup_scratch) need not copy its strings: no user code runs
+    # from here to that flush (only dict tokens call __float__/__format__,
+    # and make new key strings), so the user's strings stay alive and
+    # unchanged and the lookups may read them in place.
+    _scratch_init(&sc, n_feat_total, vocab, attr, grow, n_jobs,
+                  not grow and not dicts and n_jobs == 1 and n_feat_total < GIL_MIN_STRINGS)
     try:
+        if crfsuite:
+            is_dict = <uint8_t*> calloc(max(n_tok_total, 1), 1)
+            if is_dict == NULL:
+                raise MemoryError()
         seq_ptr[0] = 0
         tok_ptr[0] = 0
         for i in range(len(X)):
@@ -689,6 +779,8 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                         raise _changed()
                     for k in range(m):
                         cseq_prefetch(items[k])
+                    if j + 1 < n:  # and the next token's, read while this one is copied
+                        _prefetch_items(PySequence_Fast_ITEMS(seq)[j + 1])
                     for k in range(m):
                         if _make_room(&sc):
                             # The flush released the GIL: the token may have
@@ -712,15 +804,22 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
         if n_tok != n_tok_total:
             raise _changed()
         _scratch_flush(&sc)
-        if crfsuite and _repeats(&tok_ptr[0], attr, &is_dict[0] if n_tok else NULL, n_tok):
+        if crfsuite and _repeats(&tok_ptr[0], attr, is_dict, n_tok):
             return None
         if not grow:
             n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
     finally:
         _scratch_free(&sc)
+        free(is_dict)
     if n_feat < n_feat_total:
-        attr_np = attr_np[:n_feat].copy()
-        val_np = val_np[:n_feat].copy()
+        # Unknown features dropped: a view of the kept ones, copied only when
+        # it would hold less than half of its buffer (so a corpus never keeps
+        # more than twice the memory it needs, and a sentence skips two copies).
+        attr_np = attr_np[:n_feat]
+        val_np = val_np[:n_feat]
+        if 2 * n_feat < n_feat_total:
+            attr_np = attr_np.copy()
+            val_np = val_np.copy()
     return seq_ptr_np, tok_ptr_np, attr_np, val_np
 
 
