@@ -109,6 +109,13 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
             stop = max(start[p], p - 6)
             f.append(("before", tuple(low[q + 3] for q in range(p - 1, stop - 1, -1)),
                       stop == start[p]))
+            if p == end[p] - 1:
+                q = end[p]
+                while q < n and ch[q] == " ":
+                    q += 1
+                f.append(("next-class", chunk, cls[q + 3]))
+                f.append(("next-shape", ch[p], min(end[p] - start[p], 8), cls[start[p] + 3],
+                          cls[q + 3]))
         out.append(f)
     return out
 
