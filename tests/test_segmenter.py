@@ -109,6 +109,13 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
             stop = max(start[p], p - 6)
             f.append(("before", tuple(low[q + 3] for q in range(p - 1, stop - 1, -1)),
                       stop == start[p]))
+            if p == end[p] - 1:
+                q = end[p]
+                while q < n and ch[q] == " ":
+                    q += 1
+                f.append(("next-class", chunk, cls[q + 3]))
+                f.append(("next-shape", ch[p], min(end[p] - start[p], 8), cls[start[p] + 3],
+                          cls[q + 3]))
         out.append(f)
     return out
 
@@ -410,6 +417,32 @@ def test_refusals():
 
 
 # -- the model file ----------------------------------------------------------------
+
+def test_token_keeps_its_api():
+    """Token is a named tuple (built in C, for speed): the fields, repr and immutability hold."""
+    token = Token("there", 3, 8, ("there",), False)
+    assert (token.form, token.start, token.end, token.words, token.space_after) == (
+        "there", 3, 8, ("there",), False)
+    assert repr(token) == "Token(form='there', start=3, end=8, words=('there',), space_after=False)"
+    assert Token._fields == ("form", "start", "end", "words", "space_after")
+    with pytest.raises(AttributeError):
+        token.start = 4  # type: ignore[misc]
+    assert hash(token) == hash(Token("there", 3, 8, ("there",), False))
+    (s,) = Segmenter("perceptron", max_iter=3).fit(_conllu(_ENGLISH * 3)).segment("It sat.")
+    assert all(type(t) is Token and type(t.space_after) is bool for t in s.tokens)
+
+
+def test_a_refit_segmenter_reads_its_new_labels():
+    """The label roles are cached per fitted snapshot: a refit with other labels gets its own."""
+    seg = Segmenter("crf", max_iter=40)
+    seg.fit(_conllu(_ENGLISH * 6))
+    assert seg.segment("The cat sat.")[0].tokens[-1].form == "."
+    seg.fit(_conllu((_FRENCH + _ENGLISH) * 6))
+    assert set(seg.estimator_.classes_) != set(Segmenter("crf", max_iter=40).fit(
+        _conllu(_ENGLISH * 6)).estimator_.classes_)
+    (s1, s2) = seg.segment("Il parle du chat. Du pain au lait!")
+    assert [t.words for t in s2.tokens][:3] == [("de", "le"), ("pain",), ("à", "le")]
+
 
 def test_save_load_round_trip(small, tmp_path):
     seg, _ = small

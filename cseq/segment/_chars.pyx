@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 28      # room for the features of one character (alphabetic: 24, nospace: 23)
+    MAX_KEYS = 28      # room for the features of one character (alphabetic: 26, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
@@ -67,6 +67,8 @@ cdef enum:
     T_PREVIOUS_SHAPE = 26
     T_CHUNK_START = 27
     T_FOURGRAM = 28    # + first offset + 3: the quadruples at -3 .. 0
+    T_NEXT_CLASS = 32
+    T_NEXT_SHAPE = 33
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -286,6 +288,21 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
     for j in range(p - 1, stop - 1, -1):
         h = combine(h, low[j + PAD])
     out[k] = combine(h, stop == chunk_start[p]); k += 1
+    if p == chunk_end[p] - 1:
+        # The chunk's last character with the class of the next chunk's first
+        # (C_PAD at the end): whether a final "." is a token of its own
+        # ("end." before a capital) or the end of an abbreviation ("Dr." before
+        # one too, "etc." before a lower-case word) is decided here, and the
+        # whitespace between chunks is labelled alone, so the chain carries
+        # nothing of the next word back; the chunk itself, and its shape (last
+        # character, length, first class) for chunks not seen in training.
+        j = chunk_end[p]
+        while ch[j + PAD] == SPACE:
+            j += 1
+        out[k] = _key2(T_NEXT_CLASS, chunk_hash[p], cls[j + PAD]); k += 1
+        out[k] = _key2(T_NEXT_SHAPE, (<uint64_t> ch[i]) << 11
+                       | <uint64_t> min(p + 1 - chunk_start[p], <int64_t> 8) << 3
+                       | cls[chunk_start[p] + PAD], cls[j + PAD]); k += 1
     return k
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,9 +42,14 @@ _SENTENCE, _MULTIWORD, _SPACE_AFTER = 1, 2, 4
 _WINDOW, _MARGIN = 1 << 16, 256
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token of a segmented string.
+
+    A named tuple rather than a dataclass: ``segment()`` makes one per token,
+    and a tuple is built in C (``Token._make``) at a third of the cost of a
+    frozen dataclass's ``__init__``, which was the largest Python part of a
+    ``segment()`` call; the fields, their order, the ``repr`` and the
+    immutability are the same.
 
     Attributes
     ----------
@@ -157,6 +162,7 @@ class Segmenter:
         self.learner_params = dict(learner_params)
         #: The fitted learner (None until :meth:`fit` or :meth:`load`).
         self.estimator_: Any = None
+        self._roles: tuple[Any, np.ndarray] | None = None
         self.new_estimator(CharFeatures(preset))  # refuse bad hyperparameters now, not after reading
 
     def new_estimator(self, features: CharFeatures) -> Any:
@@ -212,7 +218,13 @@ class Segmenter:
         if self.estimator_ is None:
             raise NotFittedError("this Segmenter is not fitted yet; call fit or load")
         fitted = self.estimator_._check_fitted()
+        # the roles of the last snapshot seen, kept: making them costs as much as a
+        # short paragraph's decoding; a new snapshot (refit, load) gets its own
+        cached = self._roles
+        if cached is not None and cached[0] is fitted:
+            return cached
         roles = np.array([_ROLE[c] for c in fitted.classes], dtype=np.int8)
+        self._roles = (fitted, roles)
         return fitted, roles
 
     def segment(self, text: str) -> list[Sentence]:
@@ -230,22 +242,19 @@ class Segmenter:
         starts, ends, flags, split_ptr, splits = _chars.spans(text, self._labels(fitted, text),
                                                               roles)
         table = fitted.featurizer.multiword
-        sentences: list[Sentence] = []
-        current: list[Token] = []
-        split_list = splits.tolist()
-        ptr = split_ptr.tolist()
-        for t, (a, b, f) in enumerate(zip(starts.tolist(), ends.tolist(), flags.tolist())):
-            form = text[a:b]
-            words: tuple[str, ...] = (form,)
-            if f & _MULTIWORD:
-                words = self._words(form, a, split_list[ptr[t]:ptr[t + 1]], table)
-            if f & _SENTENCE and current:
-                sentences.append(Sentence(tuple(current)))
-                current = []
-            current.append(Token(form, a, b, words, bool(f & _SPACE_AFTER)))
-        if current:
-            sentences.append(Sentence(tuple(current)))
-        return sentences
+        a_list, b_list, f_list = starts.tolist(), ends.tolist(), flags.tolist()
+        forms = [text[a:b] for a, b in zip(a_list, b_list)]
+        words = [(form,) for form in forms]
+        multiword = [t for t, f in enumerate(f_list) if f & _MULTIWORD]
+        if multiword:
+            split_list, ptr = splits.tolist(), split_ptr.tolist()
+            for t in multiword:
+                words[t] = self._words(forms[t], a_list[t], split_list[ptr[t]:ptr[t + 1]], table)
+        # the tokens in one pass of C (Token._make over zip), then cut into sentences
+        tokens = list(map(Token._make, zip(forms, a_list, b_list, words,
+                                           [f & _SPACE_AFTER != 0 for f in f_list])))
+        cuts = [t for t, f in enumerate(f_list) if f & _SENTENCE and t]
+        return [Sentence(tuple(tokens[i:j])) for i, j in zip([0, *cuts], [*cuts, len(tokens)])]
 
     @staticmethod
     def _labels(fitted: Any, text: str) -> np.ndarray:
