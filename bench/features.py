@@ -6,6 +6,8 @@ difference they show comes from the learners and taggers, not from features.
 
 from __future__ import annotations
 
+from cseq.features.presets import CRFPP_CHUNK
+
 
 # CRF++ pads out-of-range positions with one distinct token per offset
 # (``_B-1``, ``_B-2`` before the sentence, ``_B+1``, ``_B+2`` after it), so
@@ -64,31 +66,10 @@ def sentence_features(words, tags):
 
 
 #: The same attribute set as :func:`sentence_features`, as CRF++ templates
-#: (with its bias/bigram line), for the rows that featurize inside cseq: the
-#: CRF++ chunking template, which was the ``chunk`` preset until issue 31
-#: extended the preset.  Equal work on both sides of a ratio.
-CRFPP_TEMPLATES = """\
-U00:%x[-2,0]
-U01:%x[-1,0]
-U02:%x[0,0]
-U03:%x[1,0]
-U04:%x[2,0]
-U05:%x[-1,0]/%x[0,0]
-U06:%x[0,0]/%x[1,0]
-U10:%x[-2,1]
-U11:%x[-1,1]
-U12:%x[0,1]
-U13:%x[1,1]
-U14:%x[2,1]
-U15:%x[-2,1]/%x[-1,1]
-U16:%x[-1,1]/%x[0,1]
-U17:%x[0,1]/%x[1,1]
-U18:%x[1,1]/%x[2,1]
-U20:%x[-2,1]/%x[-1,1]/%x[0,1]
-U21:%x[-1,1]/%x[0,1]/%x[1,1]
-U22:%x[0,1]/%x[1,1]/%x[2,1]
-B
-"""
+#: (with CRF++'s label-bigram line), for the rows that featurize inside cseq:
+#: equal work on both sides of a ratio. (The ``chunk`` preset starts with this
+#: set and adds more since issue 31.)
+CRFPP_TEMPLATES = CRFPP_CHUNK + "B\n"
 
 
 def featurize(rows):

@@ -168,24 +168,18 @@ def _cmd_train(args: argparse.Namespace) -> int:
     templates = _learner_and_templates(args, templates, X, y, fmt)
     est = _make_estimator(args, templates)
     _check_labels_vary(y, args)
-    progress = _Progress(est._iterations(), quiet=args.quiet, verbose=args.verbose)
-    t = time.perf_counter()
-    try:
-        with warnings.catch_warnings(record=True) as caught, _cluster(args) as client:
-            warnings.simplefilter("always")
+
+    def fit(progress: _Progress) -> None:
+        with _cluster(args) as client:
             if client is None:
                 est.fit(X, y, X_dev, y_dev, callback=progress)
             else:
                 import cseq.distributed as cd
                 cd.fit(est, X, y, client=client, X_dev=X_dev, y_dev=y_dev, callback=progress)
-    except TrainingInterrupted as exc:
-        progress.close()
-        _show_warnings(caught)
-        return _interrupted(exc, args)
-    finally:
-        progress.close()
-    _show_warnings(caught)
-    seconds = time.perf_counter() - t
+
+    seconds, interrupted = _fit_shown(args, est._iterations(), fit)
+    if interrupted is not None:
+        return interrupted
     _check_attributes(est, args)
     est.save(args.output)
     best = est.best_iteration_
@@ -198,6 +192,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
     print(msg)
     print(f"model written to {args.output}")
     return 0
+
+
+def _fit_shown(args: argparse.Namespace, iterations: Any,
+               fit: Callable[[_Progress], None]) -> tuple[float, int | None]:
+    """Run ``fit(progress)`` under the progress bar, then show the warnings it raised.
+
+    Returns the seconds it took and None, or, when Ctrl-C stopped it, the exit code of
+    :func:`_interrupted` (which saved what was trained) in place of None.
+    """
+    progress = _Progress(iterations, quiet=args.quiet, verbose=args.verbose)
+    t = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit(progress)
+    except TrainingInterrupted as exc:
+        progress.close()
+        _show_warnings(caught)
+        return time.perf_counter() - t, _interrupted(exc, args)
+    finally:
+        progress.close()
+    _show_warnings(caught)
+    return time.perf_counter() - t, None
 
 
 #: Options of ``cseq train`` that a segmenter does not read (dest -> option string).
@@ -222,22 +239,12 @@ def _train_segmenter(args: argparse.Namespace) -> int:
     params = _learner_params(args, None)
     segmenter = Segmenter(args.algorithm, args.segmenter, max_iter=params.pop("max_iter", None),
                           random_state=params.pop("random_state", 0), **params)
-    progress = _Progress(segmenter.iterations(), quiet=args.quiet,
-                         verbose=args.verbose)
     source = sys.stdin if args.train == "-" else args.train
-    t = time.perf_counter()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            segmenter.fit(source, args.dev, callback=progress)
-    except TrainingInterrupted as exc:
-        progress.close()
-        _show_warnings(caught)
-        return _interrupted(exc, args)
-    finally:
-        progress.close()
-    _show_warnings(caught)
-    seconds = time.perf_counter() - t
+    seconds, interrupted = _fit_shown(
+        args, segmenter.iterations(),
+        lambda progress: segmenter.fit(source, args.dev, callback=progress))
+    if interrupted is not None:
+        return interrupted
     est = segmenter.estimator_
     _check_attributes(est, args)
     segmenter.save(args.output)

@@ -77,8 +77,9 @@ U99:bias
 B
 """
 
-_CHUNK = """\
-# cseq preset "chunk": column 0 = word, column 1 = POS; first the CRF++ chunking set.
+#: CRF++'s chunking template (its ``example/chunking/template``): the start of the
+#: ``chunk`` preset, and the attribute set of the core benchmark (``bench/features.py``).
+CRFPP_CHUNK = """\
 U00:%x[-2,0]
 U01:%x[-1,0]
 U02:%x[0,0]
@@ -100,7 +101,11 @@ U18:%x[1,1]/%x[2,1]
 U20:%x[-2,1]/%x[-1,1]/%x[0,1]
 U21:%x[-1,1]/%x[0,1]/%x[1,1]
 U22:%x[0,1]/%x[1,1]/%x[2,1]
+"""
 
+_CHUNK = """\
+# cseq preset "chunk": column 0 = word, column 1 = POS; first the CRF++ chunking set.
+""" + CRFPP_CHUNK + """
 # Beyond CRF++'s set (issue 31, measured on the CoNLL-2000 dev split in
 # docs/accuracy.md): lowercased words around the token,
 U30:%x[-1,0:lower]
