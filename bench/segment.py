@@ -59,6 +59,8 @@ from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from cseq.segment import Sentence, Token  # noqa: E402
+
 HERE = Path(__file__).resolve().parents[1]
 DATA = HERE.parent / "shared" / "data" / "ud_en_ewt"
 if not DATA.exists():
@@ -69,23 +71,8 @@ CACHE = HERE / "bench" / ".cache"
 # ---------------------------------------------------------------- shared pieces
 
 
-@dataclass(frozen=True)
-class Token:
-    """A token of a peer, as cseq's CoNLL-U writer reads one."""
-
-    form: str
-    start: int
-    end: int
-    words: tuple[str, ...]
-    space_after: bool
-
-
-@dataclass(frozen=True)
-class Sentence:
-    tokens: tuple[Token, ...]
-
-    def words(self) -> list[str]:
-        return [w for t in self.tokens for w in t.words]
+# Peers' tokens and sentences are cseq.segment's own Token and Sentence, which
+# cseq's CoNLL-U writer reads.
 
 
 def _tokens(text: str, spans: list[tuple[int, int]]) -> tuple[Token, ...]:

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -114,21 +113,7 @@ def test_raw_ewt_dev_spells_the_treebank():
 # cseq.segment: form, start, end, words, space_after; sentences with words()), so
 # that the pipeline, the writers and the CLI are tested on their own.
 
-@dataclass(frozen=True)
-class _Token:
-    form: str
-    start: int
-    end: int
-    words: tuple[str, ...]
-    space_after: bool
-
-
-@dataclass(frozen=True)
-class _Sentence:
-    tokens: tuple[_Token, ...]
-
-    def words(self) -> list[str]:
-        return [w for t in self.tokens for w in t.words]
+from cseq.segment import Sentence as _Sentence, Token as _Token  # noqa: E402
 
 
 class RuleSegmenter:
