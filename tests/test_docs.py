@@ -24,6 +24,7 @@ import doctest
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -51,11 +52,29 @@ def _dedent(body: str, n: int) -> str:
                    for line in body.splitlines(keepends=True))
 
 
-def _env() -> dict[str, str]:
+# The few file tools the examples use.  The distribution proof
+# (scripts/check_dist.sh) runs the suite with a PATH that holds the venv only,
+# so that no compiler can be found; these are linked into a directory of their
+# own rather than putting /usr/bin (and its compilers) back on PATH.
+SHELL_TOOLS = ("cat", "cp", "head", "mv", "rm", "seq", "tail", "wc")
+
+
+@pytest.fixture(scope="session")
+def shell_tools(tmp_path_factory) -> Path:
+    bin_dir = tmp_path_factory.mktemp("shell-tools")
+    system = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/bin"])
+    for name in SHELL_TOOLS:
+        found = shutil.which(name, path=system)
+        if found:
+            os.symlink(found, bin_dir / name)
+    return bin_dir
+
+
+def _env(shell_tools: Path) -> dict[str, str]:
     # this Python's scripts directory (where pip put `cseq`) and the Python itself first
     dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    return dict(os.environ, PATH=os.pathsep.join([*dirs, os.environ.get("PATH", "")]),
-                PYTHONIOENCODING="utf-8")
+    return dict(os.environ, PYTHONIOENCODING="utf-8",
+                PATH=os.pathsep.join([*dirs, os.environ.get("PATH", ""), str(shell_tools)]))
 
 
 @needs_docs
@@ -73,17 +92,17 @@ def _runnable_pages() -> list[Path]:
 
 @needs_docs
 @pytest.mark.parametrize("page", _runnable_pages(), ids=lambda p: p.name)
-def test_page_examples_run(page, tmp_path):
+def test_page_examples_run(page, tmp_path, shell_tools):
     blocks = _blocks(page)
     python = "\n\n".join(body for lang, body in blocks if lang == "python")
     if python:
         r = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=600, env=_env())
+                           text=True, timeout=600, env=_env(shell_tools))
         assert r.returncode == 0, f"{page.name}, python blocks:\n{r.stdout}\n{r.stderr}"
     for lang, body in blocks:
         if lang == "bash":
             r = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=tmp_path,
-                               capture_output=True, text=True, timeout=600, env=_env())
+                               capture_output=True, text=True, timeout=600, env=_env(shell_tools))
             assert r.returncode == 0, f"{page.name}, bash block:\n{body}\n{r.stdout}\n{r.stderr}"
 
 
