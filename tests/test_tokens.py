@@ -403,3 +403,47 @@ def test_lookup_tokens_validates():
         t2.lookup_packed(*args, data.words, wm2)
     with pytest.raises(ValueError, match="words out of range"):
         t.lookup_packed(*args, data.words + 5, wm)
+
+
+def _lookup_interned(f, X, cache):
+    """intern_for_lookup's arrays, and the hashes of the ids they hold (the
+    others are not written)."""
+    out = _tokens.intern_for_lookup(X, f._need, f._col_index, f._slot_col, f._slot_func,
+                                    f._max_offset, sentence_rows, 1, cache)
+    slots = out[6][out[6] >= 0]
+    return [*out[1:7], out[7][out[1]], out[7][slots]]
+
+
+@examples(40)
+@given(X=st.lists(st.lists(st.tuples(words, words), min_size=1, max_size=6), min_size=1,
+                  max_size=4))
+def test_function_cache_gives_the_hashes_the_functions_give(X):
+    """intern_for_lookup through a FunctionCache (hits, misses, evictions of a
+    16-entry cache, strings too long to keep, functions of a second column
+    met on a string first seen in the first) equals it without one."""
+    f = TemplateFeaturizer("U0:%x[0,0:lower]/%x[0,1:suffix3]\nU1:%x[-1,0:shape]\n"
+                           "U2:%x[0,1:lower]\nU3:%x[1,0:prefix2]/%x[0,0]")
+    f.fit_transform(X)
+    X = [[(w.upper(), v) for w, v in s] for s in X] + X + [[(v, w) for w, v in s] for s in X]
+    cache = _tokens.FunctionCache(16)
+    assert len(cache) == 16
+    for _ in range(2):
+        for x in X:
+            want = _lookup_interned(f, [x], None)
+            got = _lookup_interned(f, [x], cache)
+            for a, b in zip(want, got):
+                assert np.array_equal(a, b)
+
+
+def test_function_cache_keeps_only_whole_strings():
+    """Strings that share a hash slot, a prefix or a length are told apart
+    (the key is the bytes), and one longer than a cache entry is not kept."""
+    f = TemplateFeaturizer("U0:%x[0,0:lower]\nU1:%x[0,0:suffix3]\nU2:%x[0,0:shape]")
+    X = [["Dog", "dog", "DOG", "do", "Dogs"], ["x" * 24 + "A", "x" * 24 + "B", "Ünïcode9"]]
+    f.fit_transform(X)
+    cache = _tokens.FunctionCache(16)
+    for x in X + X[::-1] + [[w for s in X for w in s]]:
+        want = _lookup_interned(f, [x], None)
+        got = _lookup_interned(f, [x], cache)
+        for a, b in zip(want, got):
+            assert np.array_equal(a, b)

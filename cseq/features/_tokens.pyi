@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "intern_strings",
-           "apply_function"]
+__all__ = ["FUNCTIONS", "FunctionCache", "Values", "intern_columns", "intern_for_lookup",
+           "intern_strings", "apply_function"]
 
 FUNCTIONS: tuple[str, ...]
 
@@ -26,6 +26,13 @@ class Values:
                      unknown: str, hashes: NDArray[np.uint64]) -> None: ...
     def strings(self, ids: Iterable[int] | None = None) -> list[str]: ...
 
+@disjoint_base
+class FunctionCache:
+    """The hashes of the token function values of the cell strings seen last, for one thread."""
+
+    def __new__(cls, capacity: int = 2048) -> FunctionCache: ...
+    def __len__(self) -> int: ...
+
 def _fill_punct(c: int) -> None: ...
 def apply_function(name: str, strings: Sequence[str]) -> list[str]: ...
 def intern_strings(vals: Values, strings: list[str]) -> NDArray[np.int32]: ...
@@ -39,5 +46,6 @@ def intern_for_lookup(
     X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
     slot_func: NDArray[np.int32], max_offset: int,
     rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]], n_jobs: int = 1,
+    cache: FunctionCache | None = None,
 ) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
            NDArray[np.int32], NDArray[np.int32], NDArray[np.uint64]]: ...

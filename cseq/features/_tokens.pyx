@@ -38,8 +38,8 @@ import unicodedata
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "Values", "intern_columns", "intern_for_lookup", "intern_strings",
-           "apply_function"]
+__all__ = ["FUNCTIONS", "FunctionCache", "Values", "intern_columns", "intern_for_lookup",
+           "intern_strings", "apply_function"]
 
 #: Token functions by code (the code is the index).
 FUNCTIONS = (
@@ -339,6 +339,88 @@ cdef class Values:
                                             self._offs[a + 1] - self._offs[a],
                                             "surrogatepass"))
         return out
+
+
+cdef enum:
+    # Longest cell string (UTF-8 bytes) a FunctionCache keeps: longer ones,
+    # rare, have their functions run every time.
+    CACHED_BYTES = 24
+
+
+cdef struct FCache:
+    uint64_t mask       # entries - 1 (a power of two minus one)
+    uint64_t* keys      # the string's hash (Values._hash)
+    int32_t* lens       # its length in bytes; -1: an empty entry
+    uint8_t* text       # its bytes, CACHED_BYTES per entry
+    uint32_t* known     # bit f: vals[e * N_FUNCTIONS + f] holds function f's hash
+    uint64_t* vals
+
+
+cdef class FunctionCache:
+    """The hashes of the token function values of the cell strings seen last, for one thread.
+
+    :func:`intern_for_lookup` on one thread and a short input (a sentence)
+    takes a distinct cell string's function values from here when it has
+    them instead of running the functions again: a direct-mapped table
+    keyed by the string's bytes, compared whole (not only hashed), so a hit
+    gives the very hashes a miss computes.  A token function's value depends
+    on the string alone, so one cache serves every featurizer and every
+    fitted model; it is not locked, so each thread has its own
+    (``TemplateFeaturizer`` keeps one per thread).  About ``216 * capacity``
+    bytes.
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Entries, rounded down to a power of two (at least 16).
+    """
+
+    cdef FCache c
+
+    def __cinit__(self, Py_ssize_t capacity=2048):
+        cdef Py_ssize_t n = 16, i
+        while n * 2 <= capacity:
+            n *= 2
+        self.c.mask = <uint64_t> (n - 1)
+        self.c.keys = <uint64_t*> malloc(n * sizeof(uint64_t))
+        self.c.lens = <int32_t*> malloc(n * sizeof(int32_t))
+        self.c.text = <uint8_t*> malloc(n * CACHED_BYTES)
+        self.c.known = <uint32_t*> calloc(n, sizeof(uint32_t))
+        self.c.vals = <uint64_t*> malloc(n * N_FUNCTIONS * sizeof(uint64_t))
+        if self.c.keys == NULL or self.c.lens == NULL or self.c.text == NULL \
+                or self.c.known == NULL or self.c.vals == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.c.lens[i] = -1
+
+    def __dealloc__(self):
+        free(self.c.keys)
+        free(self.c.lens)
+        free(self.c.text)
+        free(self.c.known)
+        free(self.c.vals)
+
+    def __len__(self):
+        """The number of entries (strings it can hold)."""
+        return <Py_ssize_t> self.c.mask + 1
+
+
+cdef inline int64_t _cache_entry(FCache* c, Values vals, int64_t w) noexcept nogil:
+    """The entry of ``c`` for string ``w`` of ``vals``, made empty for it when it
+    held another string; -1 when ``w`` is too long to be kept."""
+    cdef int64_t n = vals._offs[w + 1] - vals._offs[w]
+    if n > CACHED_BYTES:
+        return -1
+    cdef uint64_t h = vals._hash[w]
+    cdef int64_t e = <int64_t> (h & c.mask)
+    cdef const uint8_t* s = vals._arena + vals._offs[w]
+    if c.lens[e] == n and c.keys[e] == h and memcmp(c.text + e * CACHED_BYTES, s, n) == 0:
+        return e
+    c.keys[e] = h
+    c.lens[e] = <int32_t> n
+    memcpy(c.text + e * CACHED_BYTES, s, n)
+    c.known[e] = 0
+    return e
 
 
 # --------------------------------------------------------------------------
@@ -797,7 +879,7 @@ cdef int _intern_cells(list X, Py_ssize_t need, const int32_t[::1] columns, rows
 def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not None,
                       const int32_t[::1] slot_col not None,
                       const int32_t[::1] slot_func not None, Py_ssize_t max_offset, rows_of,
-                      int n_jobs=1):
+                      int n_jobs=1, FunctionCache cache=None):
     """:func:`intern_columns` for looking attributes up, not for naming them.
 
     The cells are interned as there (then the padding strings), but the
@@ -805,7 +887,10 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
     ``s`` of the cell string ``w`` gets an id of its own, ``len(values) + s
     * n_words + w``, whose hash is in ``hashes``.  Equal values of different
     strings get different ids with equal hashes, which is all the keys read.
-    The token functions run without the GIL, in ``n_jobs`` threads.
+    The token functions run without the GIL, in ``n_jobs`` threads; on one
+    thread and a short input (fewer than GIL_MIN_CELLS cells), the values
+    ``cache`` (this thread's :class:`FunctionCache`, optional) holds are
+    taken from it and the others put in it.
 
     Returns
     -------
@@ -853,7 +938,8 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
         hashes_np[:base] = vals.hashes()
         if n_tok and n_slots:
             _hash_slots(vals, cells.p, lengths, n_cols, slot_col, slot_func, base, n_jobs,
-                        slot_ids_np, words_np, word_slots_np, hashes_np)
+                        slot_ids_np, words_np, word_slots_np, hashes_np,
+                        &cache.c if cache is not None else NULL)
     finally:
         free(buf.p)
         free(cells.p)
@@ -865,8 +951,10 @@ cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengt
                      Py_ssize_t n_cols, const int32_t[::1] slot_col,
                      const int32_t[::1] slot_func, int64_t base, int n_jobs,
                      int32_t[:, ::1] slot_ids, int32_t[:, ::1] words,
-                     int32_t[:, ::1] word_slots, uint64_t[::1] hashes) except -1:
-    """:func:`_fill_slots` with the function values hashed (ids from ``base``), in threads."""
+                     int32_t[:, ::1] word_slots, uint64_t[::1] hashes,
+                     FCache* cache) except -1:
+    """:func:`_fill_slots` with the function values hashed (ids from ``base``), in threads;
+    a short input on one thread through ``cache`` (NULL: none)."""
     cdef Py_ssize_t c, n_chunks
     cdef int64_t n_words = word_slots.shape[0], n_tok = slot_ids.shape[0]
     cdef uint8_t* present = <uint8_t*> calloc(max(n_words * n_cols, 1), 1)
@@ -880,7 +968,7 @@ cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengt
             # before this one got it back (the convoy effect).
             _mark_words(cells, lengths, n_cols, n_words, present, words)
             _hash_words(vals, present, n_words, slot_col, slot_func, base, 0, n_words,
-                        word_slots, hashes)
+                        word_slots, hashes, cache)
             _slot_rows(words, word_slots, slot_col, 0, n_tok, slot_ids)
             return 0
         with nogil:
@@ -888,7 +976,7 @@ cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengt
         n_chunks = (n_words + chunk - 1) // chunk
         for c in prange(n_chunks, nogil=True, schedule="dynamic", num_threads=n_jobs):
             _hash_words(vals, present, n_words, slot_col, slot_func, base, c * chunk,
-                        min((c + 1) * chunk, n_words), word_slots, hashes)
+                        min((c + 1) * chunk, n_words), word_slots, hashes, NULL)
         n_chunks = (n_tok + chunk - 1) // chunk
         for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_jobs):
             _slot_rows(words, word_slots, slot_col, c * chunk, min((c + 1) * chunk, n_tok),
@@ -901,28 +989,39 @@ cdef int _hash_slots(Values vals, const int32_t* cells, const int64_t[::1] lengt
 cdef int _hash_words(Values vals, const uint8_t* present, int64_t n_words,
                      const int32_t[::1] slot_col, const int32_t[::1] slot_func, int64_t base,
                      int64_t w0, int64_t w1, int32_t[:, ::1] word_slots,
-                     uint64_t[::1] hashes) except -1 nogil:
-    """Slots of the cell strings ``w0 <= w < w1``: each value's id and hash."""
+                     uint64_t[::1] hashes, FCache* cache) except -1 nogil:
+    """Slots of the cell strings ``w0 <= w < w1``: each value's id and hash, the
+    hash from ``cache`` when it has it (NULL: no cache; one thread only)."""
     cdef Py_ssize_t n_slots = slot_col.shape[0], s
-    cdef int64_t w, m, v
+    cdef int64_t w, m, v, e = -1
+    cdef int f
     cdef Buf out
     out.p = NULL
     out.cap = 0
     try:
         for w in range(w0, w1):
+            if cache != NULL:
+                e = _cache_entry(cache, vals, w)
             for s in range(n_slots):
                 if not present[slot_col[s] * n_words + w]:
                     continue
-                if slot_func[s] == -1:
+                f = slot_func[s]
+                if f == -1:
                     word_slots[w, s] = <int32_t> w
                     continue
-                m = _apply(slot_func[s], vals._arena + vals._offs[w],
-                           vals._offs[w + 1] - vals._offs[w], &out)
                 # Slot-major: the values of one slot (e.g. every "lower"),
                 # which the keys of a template read, lie together.
                 v = base + s * n_words + w
                 word_slots[w, s] = <int32_t> v
+                if e >= 0 and (cache.known[e] >> f) & 1:
+                    hashes[v] = cache.vals[e * N_FUNCTIONS + f]
+                    continue
+                m = _apply(f, vals._arena + vals._offs[w], vals._offs[w + 1] - vals._offs[w],
+                           &out)
                 hashes[v] = hash_bytes(out.p, m)
+                if e >= 0:
+                    cache.vals[e * N_FUNCTIONS + f] = hashes[v]
+                    cache.known[e] |= (<uint32_t> 1) << f
     finally:
         free(out.p)
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,25 @@ __all__ = ["MAX_BUCKETS", "TemplateFeaturizer", "TransformChunks"]
 #: bytes) and about 40 bytes at the peak of training, so 2**24 buckets make
 #: a 134 MB file and 0.7 GB of training memory before the first token.
 MAX_BUCKETS = 1 << 24
+
+# This thread's token function values of the cell strings it saw last
+# (_function_cache).
+_thread = threading.local()
+
+
+def _function_cache() -> _tokens.FunctionCache:
+    """This thread's :class:`cseq.features._tokens.FunctionCache`, made on first use.
+
+    One per thread because it is not locked; one for every featurizer and
+    model because a token function's value depends on the string alone
+    (the ``tags`` classes and cluster prefixes, which depend on the fitted
+    state, are not in it).
+    """
+    try:
+        return _thread.function_cache
+    except AttributeError:
+        cache = _thread.function_cache = _tokens.FunctionCache()
+        return cache
 
 
 class TransformChunks:
@@ -457,7 +477,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         (out.values, out.slot_ids, lengths, out.pad_before, out.pad_after, out.words,
          out.word_slots, out.hashes) = _tokens.intern_for_lookup(
             X, self._need, self._col_index, self._slot_col, self._slot_func,
-            self._max_offset, sentence_rows, n_jobs,
+            self._max_offset, sentence_rows, n_jobs, _function_cache() if n_jobs == 1 else None,
         )
         out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
         lengths.cumsum(out=out.seq_ptr[1:])  # the method: np.cumsum's dispatch costs more
