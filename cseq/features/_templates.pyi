@@ -4,13 +4,14 @@ Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from typing_extensions import disjoint_base
 
 __all__ = ["hash_strings", "hash_pieces", "attribute_keys", "extract_keys", "hash_rows", "name_cells",
-           "KeyTable", "WordMemo"]
+           "KeyTable", "TemplatePlan", "WordMemo"]
 
 def hash_strings(strings: Sequence[str]) -> NDArray[np.uint64]: ...
 def hash_pieces(blob: NDArray[np.uint8], offsets: NDArray[np.int64]) -> NDArray[np.uint64]: ...
@@ -29,6 +30,22 @@ def name_cells(
     pad_after: NDArray[np.int32], first_tok: NDArray[np.int64], first_tmpl: NDArray[np.int32],
     n_strings: int,
 ) -> tuple[NDArray[np.int64], NDArray[np.int32]]: ...
+
+@disjoint_base
+class TemplatePlan:
+    """A featurizer's template arrays as :meth:`KeyTable.word_memo` and
+    :meth:`KeyTable.lookup_packed` read them, checked once."""
+
+    def __new__(cls, tmpl_ptr: ArrayLike, cell_row: ArrayLike, cell_slot: ArrayLike,
+                tmpl_seed: ArrayLike, memo_col: ArrayLike, memo_row: ArrayLike | None = None,
+                name: str = "TemplatePlan") -> TemplatePlan: ...
+    @property
+    def n_tmpl(self) -> int: ...
+    @property
+    def n_memo(self) -> int: ...
+    @property
+    def memo_layout(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
 
 @disjoint_base
 class WordMemo:
@@ -73,6 +90,13 @@ class KeyTable:
         word_cells: NDArray[np.int32], memo_col: NDArray[np.int32],
         memo_row: NDArray[np.int32] | None = None, n_jobs: int = 1,
     ) -> WordMemo: ...
+    def plan_word_memo(self, plan: TemplatePlan, hashes: NDArray[np.uint64],
+                       word_cells: NDArray[np.int32], n_jobs: int = 1) -> WordMemo: ...
+    def plan_lookup_packed(
+        self, plan: TemplatePlan, cells: NDArray[np.int32], hashes: NDArray[np.uint64],
+        seq_ptr: NDArray[np.int64], pad_before: NDArray[np.int32], pad_after: NDArray[np.int32],
+        words: NDArray[np.int32], memo: WordMemo, n_jobs: int = 1, without_memo: bool = False,
+    ) -> tuple[NDArray[np.int32], NDArray[np.int64]]: ...
     def lookup_packed(
         self, cells: NDArray[np.int32], hashes: NDArray[np.uint64], seq_ptr: NDArray[np.int64],
         tmpl_ptr: NDArray[np.int32], cell_row: NDArray[np.int32], cell_slot: NDArray[np.int32],

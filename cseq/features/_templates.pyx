@@ -18,7 +18,7 @@ that any two collide is about ``n**2 / 2**65`` (``2.7e-6`` for ten million
 features); see ``docs/templates.md``.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memmove
@@ -34,7 +34,7 @@ import numpy as np
 from cseq.exceptions import InputError
 
 __all__ = ["hash_strings", "hash_pieces", "attribute_keys", "extract_keys", "hash_rows", "name_cells",
-           "KeyTable", "WordMemo"]
+           "KeyTable", "TemplatePlan", "WordMemo"]
 
 
 def hash_strings(strings):
@@ -598,15 +598,156 @@ cdef struct Plan:
     Py_ssize_t n_groups
 
 
-cdef object _frozen(object a):
-    """``a`` as a read-only int32 array of its own: ``a`` itself when it is one already
-    (a featurizer's template arrays, passed call after call), else a read-only copy."""
-    if type(a) is np.ndarray and not a.flags.writeable and a.dtype == np.int32 \
-            and a.flags.c_contiguous and a.base is None:
-        return a
-    out = np.array(a, dtype=np.int32)
+@cython.auto_pickle(False)  # pickled by __reduce__, from its arrays
+cdef class TemplatePlan:
+    """A featurizer's template arrays as :meth:`KeyTable.word_memo` and
+    :meth:`KeyTable.lookup_packed` read them, checked once.
+
+    ``tmpl_ptr``, ``cell_row``, ``cell_slot`` and ``tmpl_seed`` as for
+    :func:`extract_keys`; ``memo_col`` and ``memo_row`` (None: zeros) the
+    memo layout (see :meth:`KeyTable.lookup_tokens`).  Made once per
+    featurizer and given to :meth:`KeyTable.plan_word_memo` and
+    :meth:`KeyTable.plan_lookup_packed` call after call, which then check
+    only what depends on the corpus: checking and reading the template
+    arrays, and deriving the lookup plan from them, cost more than looking a
+    short sentence up.  It keeps copies of its own that nothing can change,
+    so threads share it.
+    """
+
+    cdef readonly Py_ssize_t n_tmpl, n_memo
+    cdef Py_ssize_t n_cells, max_slot, min_row, max_row, max_memo_col
+    cdef const int32_t[::1] tmpl_ptr, cell_row, cell_slot, memo_col, memo_row, tmpl_memo
+    cdef const int32_t[::1] hot, plain, group_col, group_row
+    cdef const uint64_t[::1] seeds
+
+    def __cinit__(self, tmpl_ptr, cell_row, cell_slot, tmpl_seed, memo_col, memo_row=None,
+                  str name="TemplatePlan"):
+        cdef Py_ssize_t t, c
+        self.tmpl_ptr = _own(tmpl_ptr, np.int32)
+        self.cell_row = _own(cell_row, np.int32)
+        self.cell_slot = _own(cell_slot, np.int32)
+        self.seeds = _own(tmpl_seed, np.uint64)
+        self.memo_col = _own(memo_col, np.int32)
+        self.memo_row = _own(np.zeros(len(self.memo_col), dtype=np.int32) if memo_row is None
+                             else memo_row, np.int32)
+        cdef Py_ssize_t n_tmpl = self.seeds.shape[0], n_cells = self.cell_row.shape[0]
+        self.n_tmpl = n_tmpl
+        self.n_cells = n_cells
+        if self.memo_col.shape[0] != n_tmpl:
+            raise ValueError(f"{name}: memo_col does not match the templates")
+        if self.memo_row.shape[0] != n_tmpl:
+            raise ValueError(f"{name}: memo_row does not match the templates")
+        if self.tmpl_ptr.shape[0] != n_tmpl + 1 or self.tmpl_ptr[0] != 0 \
+                or self.tmpl_ptr[n_tmpl] != n_cells:
+            raise ValueError(f"{name}: tmpl_ptr must run from 0 to n_cells")
+        if self.cell_slot.shape[0] != n_cells:
+            raise ValueError(f"{name}: cell_row and cell_slot differ in length")
+        self.max_slot = -1
+        self.min_row = 0
+        self.max_row = 0
+        for c in range(n_cells):
+            if self.cell_slot[c] < 0:
+                raise ValueError(f"{name}: cell_slot out of range")
+            self.max_slot = max(self.max_slot, self.cell_slot[c])
+            self.min_row = min(self.min_row, self.cell_row[c])
+            self.max_row = max(self.max_row, self.cell_row[c])
+        self.n_memo = 0
+        self.max_memo_col = -1
+        for t in range(n_tmpl):
+            if self.tmpl_ptr[t + 1] < self.tmpl_ptr[t]:
+                raise ValueError(f"{name}: tmpl_ptr must be non-decreasing")
+            if self.memo_col[t] < -1:
+                raise ValueError(f"{name}: memo_col out of range")
+            if self.memo_col[t] >= 0:
+                for c in range(self.tmpl_ptr[t], self.tmpl_ptr[t + 1]):
+                    if self.cell_row[c] != self.memo_row[t]:
+                        raise ValueError(f"{name}: a memo template reads another row")
+                self.n_memo += 1
+                self.max_memo_col = max(self.max_memo_col, self.memo_col[t])
+        cols = np.asarray(self.memo_col)
+        rows = np.asarray(self.memo_row)
+        self.tmpl_memo = _own(np.flatnonzero(cols >= 0), np.int32)
+        # The lookup plan (_lookup_tok's Plan): the slots whose strings'
+        # hashes the keys made per token read, the templates without a memo,
+        # and the distinct (column, row) pairs the memo's words are at, sorted.
+        hot = np.zeros(self.max_slot + 1, dtype=np.uint8)
+        for t in range(n_tmpl):
+            if self.memo_col[t] < 0:
+                for c in range(self.tmpl_ptr[t], self.tmpl_ptr[t + 1]):
+                    hot[self.cell_slot[c]] = 1
+        pairs = sorted({(c_, r_) for c_, r_ in zip(cols.tolist(), rows.tolist()) if c_ >= 0})
+        self.hot = _own(np.flatnonzero(hot), np.int32)
+        self.plain = _own(np.flatnonzero(cols < 0), np.int32)
+        self.group_col = _own([p[0] for p in pairs], np.int32)
+        self.group_row = _own([p[1] for p in pairs], np.int32)
+
+    cdef int same_layout(self, TemplatePlan other) except -1:
+        """Whether ``other`` has this plan's memo layout (memo_col and memo_row)."""
+        if other is self:
+            return True
+        return np.array_equal(np.asarray(self.memo_col), np.asarray(other.memo_col)) \
+            and np.array_equal(np.asarray(self.memo_row), np.asarray(other.memo_row))
+
+    @property
+    def memo_layout(self):
+        """``(memo_col, memo_row)``, copies."""
+        return np.array(self.memo_col), np.array(self.memo_row)
+
+    def __reduce__(self):
+        # Pickled as the arrays it is made from (a featurizer that holds it is
+        # pickled with it).
+        return TemplatePlan, (np.array(self.tmpl_ptr), np.array(self.cell_row),
+                              np.array(self.cell_slot), np.array(self.seeds),
+                              np.array(self.memo_col), np.array(self.memo_row))
+
+
+cdef object _own(a, dtype):
+    """A contiguous copy of ``a`` of its own, read-only (a plan's arrays)."""
+    out = np.array(a, dtype=dtype, copy=True, order="C")
     out.flags.writeable = False
     return out
+
+
+cdef Spec _plan_spec(TemplatePlan plan, const int32_t[:, ::1] cells,
+                     const uint64_t[::1] hashes, const int64_t[::1] seq_ptr,
+                     const int32_t[::1] pad_before, const int32_t[::1] pad_after,
+                     str name) except *:
+    """:func:`_spec` with the template arrays of ``plan`` (checked when it was
+    made): what is left to check is the corpus's."""
+    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
+    cdef Py_ssize_t i, n_str = hashes.shape[0]
+    cdef Spec sp
+    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
+        raise ValueError(f"{name}: seq_ptr must run from 0 to n_tokens")
+    for i in range(seq_ptr.shape[0] - 1):
+        if seq_ptr[i + 1] < seq_ptr[i]:
+            raise ValueError(f"{name}: seq_ptr must be non-decreasing")
+    if plan.max_slot >= n_slots:
+        raise ValueError(f"{name}: cell_slot out of range")
+    if plan.min_row < -pad_before.shape[0] or plan.max_row > pad_after.shape[0]:
+        raise ValueError(f"{name}: cell_row beyond the padding")
+    if n_tok and plan.n_cells and not _ids_in_range(cells, n_str):
+        raise ValueError(f"{name}: cells out of range of hashes")
+    for i in range(pad_before.shape[0]):
+        if not (0 <= pad_before[i] < n_str):
+            raise ValueError(f"{name}: pad_before out of range of hashes")
+    for i in range(pad_after.shape[0]):
+        if not (0 <= pad_after[i] < n_str):
+            raise ValueError(f"{name}: pad_after out of range of hashes")
+    sp.cells = &cells[0, 0] if n_tok and n_slots else NULL
+    sp.n_slots = n_slots
+    sp.hashes = &hashes[0] if n_str else NULL
+    sp.hashes_len = n_str
+    sp.seq_ptr = &seq_ptr[0]
+    sp.n_seq = seq_ptr.shape[0] - 1
+    sp.tmpl_ptr = &plan.tmpl_ptr[0]
+    sp.cell_row = &plan.cell_row[0] if plan.n_cells else NULL
+    sp.cell_slot = &plan.cell_slot[0] if plan.n_cells else NULL
+    sp.seeds = &plan.seeds[0] if plan.n_tmpl else NULL
+    sp.n_tmpl = plan.n_tmpl
+    sp.pad_before = &pad_before[0] if pad_before.shape[0] else NULL
+    sp.pad_after = &pad_after[0] if pad_after.shape[0] else NULL
+    return sp
 
 
 cdef class WordMemo:
@@ -619,7 +760,9 @@ cdef class WordMemo:
     cdef object table
     cdef Py_ssize_t table_size
     cdef readonly Py_ssize_t n_words, n_memo
-    cdef object ids, memo_col, memo_row
+    cdef object ids
+    # The templates it was made for (their memo layout is what it answers).
+    cdef TemplatePlan plan
     # pending[w]: 1 when a memo template of string w is looked up per token (-2).
     cdef object pending
 
@@ -660,8 +803,6 @@ cdef class KeyTable:
     cdef int32_t* _first_tmpl
     cdef Table _tab
     cdef Py_ssize_t _size, _limit, _max_ids
-    # The last lookup plan's arrays (_plan_arrays), immutable, replaced whole.
-    cdef tuple _plan_cache
 
     def __cinit__(self, Py_ssize_t capacity=1024, Py_ssize_t max_ids=MAX_IDS):
         if capacity < 0:
@@ -975,39 +1116,30 @@ cdef class KeyTable:
 
         Computed once for a corpus, then used by :meth:`lookup_packed` on any
         range of its tokens, in any thread, while the table is unchanged.
+        :meth:`plan_word_memo` with ``TemplatePlan(tmpl_ptr, cell_row,
+        cell_slot, tmpl_seed, memo_col, memo_row)``.
 
         Returns
         -------
         WordMemo
         """
-        cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
+        plan = TemplatePlan(tmpl_ptr.base, cell_row.base, cell_slot.base, tmpl_seed.base,
+                            memo_col.base, memo_row, "KeyTable.word_memo")
+        return self._word_memo(plan, hashes, word_cells, n_jobs)
+
+    def plan_word_memo(self, TemplatePlan plan not None, const uint64_t[::1] hashes not None,
+                       const int32_t[:, ::1] word_cells not None, int n_jobs=1):
+        """:meth:`word_memo` with the template arrays of ``plan`` (made once)."""
+        return self._word_memo(plan, hashes, word_cells, n_jobs)
+
+    cdef WordMemo _word_memo(self, TemplatePlan plan, const uint64_t[::1] hashes,
+                             const int32_t[:, ::1] word_cells, int n_jobs):
         cdef Py_ssize_t n_words = word_cells.shape[0], n_slots = word_cells.shape[1]
-        cdef Py_ssize_t n_str = hashes.shape[0], t, c, i, j, n_memo = 0
+        cdef Py_ssize_t n_str = hashes.shape[0], i, j, n_memo = plan.n_memo
         if n_jobs < 1:
             raise ValueError("KeyTable.word_memo: n_jobs must be >= 1")
-        if memo_col.shape[0] != n_tmpl:
-            raise ValueError("KeyTable.word_memo: memo_col does not match the templates")
-        rows_np = np.zeros(n_tmpl, dtype=np.int32) if memo_row is None \
-            else np.ascontiguousarray(memo_row, dtype=np.int32)
-        cdef const int32_t[::1] rows = rows_np
-        if rows.shape[0] != n_tmpl:
-            raise ValueError("KeyTable.word_memo: memo_row does not match the templates")
-        if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells \
-                or cell_slot.shape[0] != n_cells:
-            raise ValueError("KeyTable.word_memo: tmpl_ptr, cell_row and cell_slot do not agree")
-        for t in range(n_tmpl):
-            if tmpl_ptr[t + 1] < tmpl_ptr[t]:
-                raise ValueError("KeyTable.word_memo: tmpl_ptr must be non-decreasing")
-            if memo_col[t] < -1:
-                raise ValueError("KeyTable.word_memo: memo_col out of range")
-            if memo_col[t] >= 0:
-                for c in range(tmpl_ptr[t], tmpl_ptr[t + 1]):
-                    if cell_row[c] != rows[t]:
-                        raise ValueError("KeyTable.word_memo: a memo template reads another row")
-                n_memo += 1
-        for c in range(n_cells):
-            if not (0 <= cell_slot[c] < n_slots):
-                raise ValueError("KeyTable.word_memo: cell_slot out of range of word_cells")
+        if plan.max_slot >= n_slots:
+            raise ValueError("KeyTable.word_memo: cell_slot out of range of word_cells")
         for i in range(n_words):
             for j in range(n_slots):
                 if not (-1 <= word_cells[i, j] < n_str):
@@ -1017,8 +1149,7 @@ cdef class KeyTable:
         memo.table_size = self._size
         memo.n_words = n_words
         memo.n_memo = n_memo
-        memo.memo_col = _frozen(memo_col.base)
-        memo.memo_row = _frozen(rows_np)
+        memo.plan = plan
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
         # np.empty and fill, not np.full and np.ones (Python functions that cost
         # more than the few words of a sentence they are made for).
@@ -1035,10 +1166,10 @@ cdef class KeyTable:
         sp.n_slots = n_slots
         sp.hashes = &hashes[0] if n_str else NULL
         sp.hashes_len = n_str
-        sp.tmpl_ptr = &tmpl_ptr[0]
-        sp.cell_slot = &cell_slot[0] if n_cells else NULL
-        sp.seeds = &tmpl_seed[0]
-        sp.n_tmpl = n_tmpl
+        sp.tmpl_ptr = &plan.tmpl_ptr[0]
+        sp.cell_slot = &plan.cell_slot[0] if plan.n_cells else NULL
+        sp.seeds = &plan.seeds[0]
+        sp.n_tmpl = plan.n_tmpl
         cdef Py_ssize_t chunk = 256, n_wchunks = (n_words + chunk - 1) // chunk
         # Scratch in C, not NumPy: for the few words of one sentence, making
         # arrays cost more than the lookups.  Each thread's keys of a chunk
@@ -1046,15 +1177,10 @@ cdef class KeyTable:
         cdef Py_ssize_t per_thread = chunk * n_memo
         cdef uint64_t* bufs = <uint64_t*> malloc(n_jobs * per_thread * sizeof(uint64_t))
         cdef int64_t* where = <int64_t*> malloc(n_jobs * per_thread * sizeof(int64_t))
-        cdef int32_t* tmpl_memo = <int32_t*> malloc(n_memo * sizeof(int32_t))
+        cdef const int32_t* tmpl_memo = &plan.tmpl_memo[0]
         try:
-            if bufs == NULL or where == NULL or tmpl_memo == NULL:
+            if bufs == NULL or where == NULL:
                 raise MemoryError()
-            j = 0
-            for t in range(n_tmpl):
-                if memo_col[t] >= 0:
-                    tmpl_memo[j] = <int32_t> t
-                    j += 1
             if n_jobs == 1 and n_words * n_memo < GIL_MIN_KEYS:
                 for i in range(n_wchunks):  # a few words: the GIL kept (GIL_MIN_KEYS)
                     _memo_words(&sp, self._tab, &word_cells[0, 0], &ids[0, 0],
@@ -1068,7 +1194,6 @@ cdef class KeyTable:
         finally:
             free(bufs)
             free(where)
-            free(tmpl_memo)
         for i in range(n_words):
             pending[i] = 0
             for j in range(n_memo):
@@ -1111,45 +1236,57 @@ cdef class KeyTable:
                  const uint64_t[::1] tmpl_seed, const int32_t[::1] pad_before,
                  const int32_t[::1] pad_after, const int32_t[:, ::1] words, WordMemo memo,
                  int n_jobs, bint packed, bint without_memo):
-        cdef Spec sp = _spec(cells, hashes, seq_ptr, tmpl_ptr, cell_row, cell_slot, tmpl_seed,
-                             pad_before, pad_after, "KeyTable.lookup_tokens")
-        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, i, t, c
+        """:meth:`_plan_lookup` with these template arrays and ``memo``'s layout."""
+        cols, rows = memo.plan.memo_layout
+        plan = TemplatePlan(tmpl_ptr.base, cell_row.base, cell_slot.base, tmpl_seed.base, cols,
+                            rows, "KeyTable.lookup_tokens")
+        return self._plan_lookup(plan, cells, hashes, seq_ptr, pad_before, pad_after, words,
+                                 memo, n_jobs, packed, without_memo)
+
+    def plan_lookup_packed(self, TemplatePlan plan not None,
+                           const int32_t[:, ::1] cells not None,
+                           const uint64_t[::1] hashes not None,
+                           const int64_t[::1] seq_ptr not None,
+                           const int32_t[::1] pad_before not None,
+                           const int32_t[::1] pad_after not None,
+                           const int32_t[:, ::1] words not None, WordMemo memo not None,
+                           int n_jobs=1, bint without_memo=False):
+        """:meth:`lookup_packed` with the template arrays of ``plan`` (made once),
+        which must have the memo layout ``memo`` was made with."""
+        return self._plan_lookup(plan, cells, hashes, seq_ptr, pad_before, pad_after, words,
+                                 memo, n_jobs, True, without_memo)
+
+    cdef _plan_lookup(self, TemplatePlan plan, const int32_t[:, ::1] cells,
+                      const uint64_t[::1] hashes, const int64_t[::1] seq_ptr,
+                      const int32_t[::1] pad_before, const int32_t[::1] pad_after,
+                      const int32_t[:, ::1] words, WordMemo memo, int n_jobs, bint packed,
+                      bint without_memo):
+        cdef Spec sp = _plan_spec(plan, cells, hashes, seq_ptr, pad_before, pad_after,
+                                  "KeyTable.lookup_tokens")
+        cdef Py_ssize_t n_tok = cells.shape[0], n_tmpl = sp.n_tmpl, i
         if n_jobs < 1:
             raise ValueError("KeyTable.lookup_tokens: n_jobs must be >= 1")
         if memo.table is not self or memo.table_size != self._size:
             raise ValueError("KeyTable.lookup_tokens: the word memo is of another table "
                              "or an older state of this one")
-        cdef const int32_t[::1] memo_col = memo.memo_col
-        cdef const int32_t[::1] memo_row = memo.memo_row
-        if memo_col.shape[0] != n_tmpl or words.shape[0] != n_tok:
+        if not plan.same_layout(memo.plan):
+            raise ValueError("KeyTable.lookup_tokens: the word memo was made for other "
+                             "templates")
+        if words.shape[0] != n_tok:
             raise ValueError("KeyTable.lookup_tokens: words or the word memo do not match "
                              "cells and the templates")
-        for t in range(n_tmpl):
-            if memo_col[t] >= 0:
-                if memo_col[t] >= words.shape[1]:
-                    raise ValueError("KeyTable.lookup_tokens: memo_col out of range")
-                for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
-                    if sp.cell_row[c] != memo_row[t]:
-                        raise ValueError("KeyTable.lookup_tokens: the word memo was made "
-                                         "for other templates")
+        if plan.max_memo_col >= words.shape[1]:
+            raise ValueError("KeyTable.lookup_tokens: memo_col out of range")
         if memo.n_memo and n_tok and not _ids_in_range(words, memo.n_words):
             raise ValueError("KeyTable.lookup_tokens: words out of range")
-        # The plan's arrays depend on the templates and the memo layout only,
-        # which are the same call after call: made once and kept (a local
-        # reference holds them for this call whatever another thread caches).
-        arrays = self._plan_arrays(&sp, cell_row.shape[0], memo.memo_col, memo.memo_row)
-        cdef const int32_t[::1] hot = arrays[1]
-        cdef const int32_t[::1] plain = arrays[2]
-        cdef const int32_t[::1] group_col = arrays[3]
-        cdef const int32_t[::1] group_row = arrays[4]
-        cdef Plan plan
-        plan.hot = &hot[0] if hot.shape[0] else NULL
-        plan.n_hot = hot.shape[0]
-        plan.plain = &plain[0] if plain.shape[0] else NULL
-        plan.n_plain = plain.shape[0]
-        plan.group_col = &group_col[0] if group_col.shape[0] else NULL
-        plan.group_row = &group_row[0] if group_row.shape[0] else NULL
-        plan.n_groups = group_col.shape[0]
+        cdef Plan pl
+        pl.hot = &plan.hot[0] if plan.hot.shape[0] else NULL
+        pl.n_hot = plan.hot.shape[0]
+        pl.plain = &plan.plain[0] if plan.plain.shape[0] else NULL
+        pl.n_plain = plan.plain.shape[0]
+        pl.group_col = &plan.group_col[0] if plan.group_col.shape[0] else NULL
+        pl.group_row = &plan.group_row[0] if plan.group_row.shape[0] else NULL
+        pl.n_groups = plan.group_col.shape[0]
         out = np.empty((n_tok, n_tmpl), dtype=np.int32)
         ptr_np = np.zeros(n_tok + 1, dtype=np.int64)
         if n_tok == 0 or n_tmpl == 0:
@@ -1157,6 +1294,8 @@ cdef class KeyTable:
         cdef int32_t[:, ::1] o = out
         cdef int32_t[:, ::1] mids = memo.ids
         cdef const uint8_t[::1] pending = memo.pending
+        cdef const int32_t[::1] memo_col = plan.memo_col
+        cdef const int32_t[::1] memo_row = plan.memo_row
         cdef int64_t[::1] ptr = ptr_np
         cdef Py_ssize_t chunk = 256, n_chunks = (n_tok + chunk - 1) // chunk
         # Scratch in C, not NumPy (for one sentence, making arrays cost more
@@ -1178,7 +1317,7 @@ cdef class KeyTable:
                     self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok), &words[0, 0],
                                      words.shape[1], &mids[0, 0], memo.n_memo, &memo_col[0],
                                      &memo_row[0], &pending[0] if without_memo else NULL,
-                                     &plan, rows if packed else &o[i * chunk, 0], counts, bufs,
+                                     &pl, rows if packed else &o[i * chunk, 0], counts, bufs,
                                      where)
                     if packed:
                         _compact(rows, counts, &o[0, 0], n_tmpl, i * chunk,
@@ -1190,7 +1329,7 @@ cdef class KeyTable:
                     self._lookup_tok(&sp, i * chunk, min((i + 1) * chunk, n_tok),
                                      &words[0, 0], words.shape[1], &mids[0, 0], memo.n_memo,
                                      &memo_col[0], &memo_row[0],
-                                     &pending[0] if without_memo else NULL, &plan,
+                                     &pending[0] if without_memo else NULL, &pl,
                                      rows + threadid() * n_rows if packed else &o[i * chunk, 0],
                                      counts + threadid() * span, bufs + threadid() * n_bufs,
                                      where + threadid() * n_bufs)
@@ -1209,45 +1348,6 @@ cdef class KeyTable:
         if not packed:
             return out
         return out.reshape(-1)[:ptr[n_tok]], ptr_np
-
-    cdef tuple _plan_arrays(self, const Spec* sp, Py_ssize_t n_cells, memo_col, memo_row):
-        """``(key, hot, plain, group_col, group_row)``, the arrays of :c:type:`Plan`.
-
-        ``hot``: the slots whose strings' hashes the keys made per token
-        read; ``plain``: the templates without a memo; ``group_col`` and
-        ``group_row``: the distinct (column, row) pairs the memo's words are
-        at, sorted (np.unique's order).  They depend only on the templates
-        and the memo layout, so the last ones made are kept, under ``key``
-        (those inputs' bytes): making them again costs more numpy calls
-        than looking a short sentence up.  The cached tuple is immutable
-        and replaced whole, so threads sharing this table may read it
-        while another replaces it.
-        """
-        cdef Py_ssize_t n_tmpl = sp.n_tmpl, t, c
-        cdef Py_ssize_t n_slots = sp.n_slots
-        tmpl_bytes = PyBytes_FromStringAndSize(<const char*>sp.tmpl_ptr, 4 * (n_tmpl + 1))
-        slot_bytes = PyBytes_FromStringAndSize(<const char*>sp.cell_slot, 4 * n_cells)
-        key = (n_slots, tmpl_bytes, slot_bytes, memo_col.tobytes(), memo_row.tobytes())
-        cdef tuple cached = self._plan_cache
-        if cached is not None and cached[0] == key:
-            return cached
-        cdef const int32_t[::1] col = memo_col
-        hot_np = np.zeros(max(sp.n_slots, 1), dtype=np.uint8)
-        for t in range(n_tmpl):
-            if col[t] < 0:
-                for c in range(sp.tmpl_ptr[t], sp.tmpl_ptr[t + 1]):
-                    hot_np[sp.cell_slot[c]] = 1
-        # A few templates: Python sets, not np.unique(axis=0).
-        pairs = sorted({(c_, r_) for c_, r_ in zip(memo_col.tolist(), memo_row.tolist())
-                        if c_ >= 0})
-        cached = (key, np.flatnonzero(hot_np).astype(np.int32),
-                  np.flatnonzero(memo_col < 0).astype(np.int32),
-                  np.array([p[0] for p in pairs], dtype=np.int32),
-                  np.array([p[1] for p in pairs], dtype=np.int32))
-        for a in cached[1:]:
-            a.flags.writeable = False
-        self._plan_cache = cached
-        return cached
 
     cdef void _lookup_tok(self, const Spec* sp, Py_ssize_t p0, Py_ssize_t p1,
                           const int32_t* words, Py_ssize_t n_cols, const int32_t* memo,

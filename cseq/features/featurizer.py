@@ -115,12 +115,15 @@ class TransformChunks:
                 raise ValueError("a hashed featurizer has no memo attributes")
             return self._whole
         s0, s1 = self._bounds[k], self._bounds[k + 1]
-        t0, t1 = int(data.seq_ptr[s0]), int(data.seq_ptr[s1])
-        seq_ptr = data.seq_ptr[s0:s1 + 1] - t0 if t0 else data.seq_ptr[s0:s1 + 1]
-        attr, tok_ptr = f._table.lookup_packed(
-            data.slot_ids[t0:t1], data.hashes, seq_ptr, f._tmpl_ptr, f._cell_row,
-            f._cell_slot, f._seeds, data.pad_before, data.pad_after, data.words[t0:t1],
-            self._memo, resolve_n_jobs(n_jobs), without_memo)
+        if len(self._bounds) == 2:  # one chunk, all of X (one sentence): no slices to make
+            seq_ptr, cells, words = data.seq_ptr, data.slot_ids, data.words
+        else:
+            t0, t1 = int(data.seq_ptr[s0]), int(data.seq_ptr[s1])
+            seq_ptr = data.seq_ptr[s0:s1 + 1] - t0 if t0 else data.seq_ptr[s0:s1 + 1]
+            cells, words = data.slot_ids[t0:t1], data.words[t0:t1]
+        attr, tok_ptr = f._table.plan_lookup_packed(
+            f._plan, cells, data.hashes, seq_ptr, data.pad_before, data.pad_after, words,
+            self._memo, n_jobs if n_jobs == 1 else resolve_n_jobs(n_jobs), without_memo)
         values = np.empty(len(attr), dtype=VALUE)
         values.fill(1)  # not np.ones, a Python function dearer than one sentence's fill
         return Sequences.packed(seq_ptr, tok_ptr, attr, values)  # seq_ptr: a contiguous slice
@@ -346,7 +349,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             dtype=np.int32)
         self._memo_row = np.asarray([tc[0].row if ok else 0 for tc, ok in zip(cells, one)],
                                     dtype=np.int32)
-        # Read-only: each word memo then keeps these arrays instead of copies.
+        # Read-only: the featurizer's own, read by every thread that tags with it.
         self._memo_col.flags.writeable = self._memo_row.flags.writeable = False
         # The memo templates grouped by the (column, row) they read, for
         # TransformChunks.memo_attributes: fixed by the templates, so built here
@@ -366,6 +369,11 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         self._tmpl_ptr = np.asarray(ptr, dtype=np.int32)
         self._n_cells = np.diff(self._tmpl_ptr).astype(np.int32)
         self._seeds = _templates.hash_strings([t.skeleton for t in tpl])
+        # The template arrays as the word memo and the lookup read them,
+        # checked once here rather than at every call (a sentence's lookup
+        # costs less than checking them).
+        self._plan = _templates.TemplatePlan(self._tmpl_ptr, self._cell_row, self._cell_slot,
+                                             self._seeds, self._memo_col, self._memo_row)
         self._max_offset = self.templates.max_offset
         self._need = self.templates.n_columns
 
@@ -679,9 +687,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         n_jobs = resolve_n_jobs(n_jobs)
         data = self._intern_lookup(X, n_jobs)  # which checks X
         self._tags_hashed(data)
-        memo = self._table.word_memo(data.hashes, self._tmpl_ptr, self._cell_row,
-                                     self._cell_slot, self._seeds, data.word_slots,
-                                     self._memo_col, self._memo_row, n_jobs)
+        memo = self._table.plan_word_memo(self._plan, data.hashes, data.word_slots, n_jobs)
         return TransformChunks(self, data, memo, max_tokens, min_chunks)
 
     def _check_fitted(self) -> None:

@@ -109,9 +109,9 @@ class Sequences:
         cost more than tagging a short sentence.
         """
         self = object.__new__(cls)
-        for name, value in (("seq_ptr", seq_ptr), ("tok_ptr", tok_ptr), ("attr_ids", attr_ids),
-                            ("values", values), ("labels", labels)):
-            object.__setattr__(self, name, value)
+        # The frozen dataclass's fields, set in its instance dict at once.
+        self.__dict__.update(seq_ptr=seq_ptr, tok_ptr=tok_ptr, attr_ids=attr_ids, values=values,
+                             labels=labels)
         return self
 
     @property
