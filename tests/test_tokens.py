@@ -447,3 +447,28 @@ def test_function_cache_keeps_only_whole_strings():
         got = _lookup_interned(f, [x], cache)
         for a, b in zip(want, got):
             assert np.array_equal(a, b)
+
+
+def test_function_cache_keeps_the_classes_of_one_tag_dictionary():
+    """hash_classes through a FunctionCache equals it without one, across calls
+    that change the dictionary or the unknown class (the kept classes are of
+    one dictionary, the one given last) and a cache too small for the words."""
+    f = TemplateFeaturizer("U0:%x[0,0:lower]\nU1:%x[0,0:suffix3]")
+    X = [["The", "dog", "barks", "the", "DOG", "x" * 30], ["a", "Dog", "ünï"]]
+    f.fit_transform(X)
+    tables = [{"the": "DET", "dog": "NOUN"}, {"the": "PRON", "barks": "VERB", "ünï": "X"}]
+    cache = _tokens.FunctionCache(16)
+
+    def classes(x, table, unknown, cache):
+        vals, _, _, _, _, _, word_slots, hashes = _tokens.intern_for_lookup(
+            [x], f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset,
+            sentence_rows, 1, cache)
+        vals.hash_classes(word_slots, 0, table, unknown, hashes, cache)
+        return hashes[word_slots[:, 0]]
+    for table, unknown in [(tables[0], "?"), (tables[0], "?"), (tables[1], "?"),
+                           (tables[1], "UNK"), (tables[0], "?")]:
+        for x in X:
+            want = classes(x, table, unknown, None)
+            assert np.array_equal(classes(x, table, unknown, cache), want)
+            assert np.array_equal(want, _templates.hash_strings(
+                [table.get(w.lower(), unknown) for w in dict.fromkeys(x)]))

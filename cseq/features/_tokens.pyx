@@ -30,7 +30,7 @@ from cpython.object cimport PyObject
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from cseq.features._hash cimport Table, hash_bytes, slots_for, table_free, table_grow, table_init, table_probe
 
@@ -294,7 +294,8 @@ cdef class Values:
         return out
 
     def hash_classes(self, const int32_t[:, ::1] word_slots not None, Py_ssize_t slot,
-                     dict table not None, str unknown not None, uint64_t[::1] hashes not None):
+                     dict table not None, str unknown not None, uint64_t[::1] hashes not None,
+                     FunctionCache cache=None):
         """Write ``hashes[ids[w]]`` = the hash of ``table.get(string(w).lower(), unknown)``
         for every string ``w`` with ``ids[w] >= 0``, ``ids = word_slots[:, slot]``.
 
@@ -302,20 +303,36 @@ cdef class Values:
         (``TemplateFeaturizer._tags_hashed``), hashed as
         :func:`cseq.features._templates.hash_strings` hashes (UTF-8 with
         surrogates passed), in one pass without the lists and NumPy
-        temporaries that cost more than the lookups for one sentence.
+        temporaries that cost more than the lookups for one sentence.  With
+        ``cache`` (this thread's :class:`FunctionCache`), the hashes of the
+        strings it holds for ``table`` are taken from it and the others put
+        in it: ``table`` must not change afterwards (a fitted tag
+        dictionary's never does).
         """
-        cdef int64_t w, n = word_slots.shape[0]
+        cdef int64_t w, e = -1, n = word_slots.shape[0]
         cdef int32_t i
         cdef bytes b
+        cdef FCache* c = NULL
         if n > self._n or not 0 <= slot < word_slots.shape[1]:
             raise ValueError("Values.hash_classes: word_slots does not fit the strings")
         for w in range(n):
             if word_slots[w, slot] >= hashes.shape[0]:
                 raise ValueError("Values.hash_classes: id out of range of hashes")
+        if cache is not None:
+            c = &cache.c
+            if cache.class_table is not table or cache.class_unknown != unknown:
+                memset(c.has_class, 0, <size_t> c.mask + 1)
+                cache.class_table = table
+                cache.class_unknown = unknown
         for w in range(n):
             i = word_slots[w, slot]
             if i < 0:
                 continue
+            if c != NULL:
+                e = _cache_entry(c, self, w)
+                if e >= 0 and c.has_class[e]:
+                    hashes[i] = c.classes[e]
+                    continue
             word = PyUnicode_DecodeUTF8(<const char*> self._arena + self._offs[w],
                                         self._offs[w + 1] - self._offs[w], "surrogatepass")
             cls = table.get(word.lower(), unknown)
@@ -323,6 +340,9 @@ cdef class Values:
                 raise TypeError(f"Values.hash_classes: the class of {word!r} is not a str")
             b = (<str> cls).encode("utf-8", "surrogatepass")
             hashes[i] = hash_bytes(<const uint8_t*> (<char*> b), len(b))
+            if e >= 0:
+                c.classes[e] = hashes[i]
+                c.has_class[e] = 1
         return None
 
     def strings(self, ids=None):
@@ -354,6 +374,8 @@ cdef struct FCache:
     uint8_t* text       # its bytes, CACHED_BYTES per entry
     uint32_t* known     # bit f: vals[e * N_FUNCTIONS + f] holds function f's hash
     uint64_t* vals
+    uint8_t* has_class  # classes[e] holds the hash of the string's tag class
+    uint64_t* classes
 
 
 cdef class FunctionCache:
@@ -366,8 +388,10 @@ cdef class FunctionCache:
     gives the very hashes a miss computes.  A token function's value depends
     on the string alone, so one cache serves every featurizer and every
     fitted model; it is not locked, so each thread has its own
-    (``TemplateFeaturizer`` keeps one per thread).  About ``216 * capacity``
-    bytes.
+    (``TemplateFeaturizer`` keeps one per thread).  It also keeps the hash
+    of each string's class in one tag dictionary (:meth:`Values.hash_classes`),
+    the dictionary it was last given: another one empties those.  About
+    ``225 * capacity`` bytes.
 
     Parameters
     ----------
@@ -376,6 +400,10 @@ cdef class FunctionCache:
     """
 
     cdef FCache c
+    # The tag dictionary (a dict, never changed once made: a fitted
+    # TagDictionary's) and unknown class that c.classes are of; held, so
+    # that no other dict can take its id.
+    cdef object class_table, class_unknown
 
     def __cinit__(self, Py_ssize_t capacity=2048):
         cdef Py_ssize_t n = 16, i
@@ -387,9 +415,14 @@ cdef class FunctionCache:
         self.c.text = <uint8_t*> malloc(n * CACHED_BYTES)
         self.c.known = <uint32_t*> calloc(n, sizeof(uint32_t))
         self.c.vals = <uint64_t*> malloc(n * N_FUNCTIONS * sizeof(uint64_t))
+        self.c.has_class = <uint8_t*> calloc(n, 1)
+        self.c.classes = <uint64_t*> malloc(n * sizeof(uint64_t))
         if self.c.keys == NULL or self.c.lens == NULL or self.c.text == NULL \
-                or self.c.known == NULL or self.c.vals == NULL:
+                or self.c.known == NULL or self.c.vals == NULL or self.c.has_class == NULL \
+                or self.c.classes == NULL:
             raise MemoryError()
+        self.class_table = None
+        self.class_unknown = None
         for i in range(n):
             self.c.lens[i] = -1
 
@@ -399,6 +432,8 @@ cdef class FunctionCache:
         free(self.c.text)
         free(self.c.known)
         free(self.c.vals)
+        free(self.c.has_class)
+        free(self.c.classes)
 
     def __len__(self):
         """The number of entries (strings it can hold)."""
@@ -420,6 +455,7 @@ cdef inline int64_t _cache_entry(FCache* c, Values vals, int64_t w) noexcept nog
     c.lens[e] = <int32_t> n
     memcpy(c.text + e * CACHED_BYTES, s, n)
     c.known[e] = 0
+    c.has_class[e] = 0
     return e
 
 
@@ -894,7 +930,12 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
 
     Returns
     -------
-    values, slot_ids, lengths, pad_before, pad_after, words, word_slots
+    values, slot_ids
+        As :func:`intern_columns` returns them, with the ids above.
+    seq_ptr : ndarray of int64, shape (n_sentences + 1,)
+        Sentence ``s`` is tokens ``seq_ptr[s]:seq_ptr[s + 1]`` (the lengths
+        :func:`intern_columns` returns, summed here rather than by NumPy).
+    pad_before, pad_after, words, word_slots
         As :func:`intern_columns` returns them, with the ids above.
     hashes : ndarray of uint64
         The hash of every id: ``values.hashes()``, then the function values.
@@ -943,7 +984,12 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
     finally:
         free(buf.p)
         free(cells.p)
-    return (vals, slot_ids_np, lengths_np, pad_before_np, pad_after_np, words_np, word_slots_np,
+    seq_ptr_np = np.empty(n_seq + 1, dtype=np.int64)
+    cdef int64_t[::1] seq_ptr = seq_ptr_np
+    seq_ptr[0] = 0
+    for s in range(n_seq):
+        seq_ptr[s + 1] = seq_ptr[s] + lengths[s]
+    return (vals, slot_ids_np, seq_ptr_np, pad_before_np, pad_after_np, words_np, word_slots_np,
             hashes_np)
 
 

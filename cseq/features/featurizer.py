@@ -432,13 +432,15 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
             self._tags = TagDictionary(tables, self._tag_columns)
         data.hashes = data.values.hashes()
 
-    def _tags_hashed(self, data: Interned) -> None:
+    def _tags_hashed(self, data: Interned, n_jobs: int = 1) -> None:
         """:meth:`_tags_interned` for :meth:`_intern_lookup`'s hashed values: the
-        hash of each cell string's class, by the fitted dictionary."""
+        hash of each cell string's class, by the fitted dictionary (through
+        this thread's cache of them when ``n_jobs`` is 1)."""
+        cache = _function_cache() if n_jobs == 1 and self._tag_slots else None
         for k, s in enumerate(self._tag_slots):
             data.values.hash_classes(data.word_slots, s,
                                      self._tags.tables[k],  # type: ignore[union-attr]
-                                     UNKNOWN_CLASS, data.hashes)
+                                     UNKNOWN_CLASS, data.hashes, cache)
 
     # -- interning ---------------------------------------------------------------
 
@@ -482,13 +484,11 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         hashed, not interned (``_tokens.intern_for_lookup``)."""
         X = check_corpus(X)
         out = Interned()
-        (out.values, out.slot_ids, lengths, out.pad_before, out.pad_after, out.words,
+        (out.values, out.slot_ids, out.seq_ptr, out.pad_before, out.pad_after, out.words,
          out.word_slots, out.hashes) = _tokens.intern_for_lookup(
             X, self._need, self._col_index, self._slot_col, self._slot_func,
             self._max_offset, sentence_rows, n_jobs, _function_cache() if n_jobs == 1 else None,
         )
-        out.seq_ptr = np.zeros(len(X) + 1, dtype=INDEX)
-        lengths.cumsum(out=out.seq_ptr[1:])  # the method: np.cumsum's dispatch costs more
         self._clusters_hashed(out)
         return out
 
@@ -686,7 +686,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
         self._check_fitted()
         n_jobs = resolve_n_jobs(n_jobs)
         data = self._intern_lookup(X, n_jobs)  # which checks X
-        self._tags_hashed(data)
+        self._tags_hashed(data, n_jobs)
         memo = self._table.plan_word_memo(self._plan, data.hashes, data.word_slots, n_jobs)
         return TransformChunks(self, data, memo, max_tokens, min_chunks)
 
