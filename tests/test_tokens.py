@@ -472,3 +472,47 @@ def test_function_cache_keeps_the_classes_of_one_tag_dictionary():
             assert np.array_equal(classes(x, table, unknown, cache), want)
             assert np.array_equal(want, _templates.hash_strings(
                 [table.get(w.lower(), unknown) for w in dict.fromkeys(x)]))
+
+
+def test_a_template_plan_gives_the_lookups_of_the_arrays_it_was_made_from():
+    """plan_word_memo and plan_lookup_packed with a featurizer's TemplatePlan
+    are word_memo and lookup_packed with its arrays; a memo serves a plan of
+    its own memo layout only; the plan copies its arrays, checks them when
+    made, and pickles."""
+    import pickle
+    X = [["a", "b", "a", "c"], ["b", "a"]]
+    f, data, args = _fitted("U0:%x[0,0]\nU1:%x[-1,0:lower]\nU2:%x[0,0]/%x[1,0]\n"
+                            "U3:%x[1,0:lower]", X)
+    t, plan = f._table, f._plan
+    assert (plan.n_tmpl, plan.n_memo) == (4, int((f._memo_col >= 0).sum()))
+    wm = t.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                     data.word_slots, f._memo_col, f._memo_row)
+    pm = t.plan_word_memo(plan, data.hashes, data.word_slots)
+    assert np.array_equal(wm.memo_ids, pm.memo_ids)
+    corpus = (data.slot_ids, data.hashes, data.seq_ptr, data.pad_before, data.pad_after,
+              data.words)
+    for without in (False, True):
+        want = t.lookup_packed(*args, data.words, wm, 1, without)
+        for memo in (wm, pm):
+            got = t.plan_lookup_packed(plan, *corpus, memo, 1, without)
+            assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    copied = pickle.loads(pickle.dumps(plan))
+    assert all(np.array_equal(a, b) for a, b in zip(copied.memo_layout, plan.memo_layout))
+    got = t.plan_lookup_packed(copied, *corpus, pm, 1, True)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    other = _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                                    np.full(4, -1, np.int32))
+    with pytest.raises(ValueError, match="other templates"):
+        t.plan_lookup_packed(other, *corpus, pm)
+    with pytest.raises(ValueError, match="another row"):
+        _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+                                np.zeros(4, np.int32))
+    with pytest.raises(ValueError, match="cell_slot out of range"):
+        t.plan_word_memo(plan, data.hashes, np.ascontiguousarray(data.word_slots[:, :1]))
+    with pytest.raises(ValueError, match="beyond the padding"):
+        t.plan_lookup_packed(plan, *corpus[:3], corpus[3][:0], *corpus[4:], pm)
+    layout = f._memo_col.copy()
+    kept = _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds, layout,
+                                   f._memo_row)
+    layout[:] = -1
+    assert np.array_equal(kept.memo_layout[0], f._memo_col)
