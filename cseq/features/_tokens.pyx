@@ -391,7 +391,7 @@ cdef class FunctionCache:
     (``TemplateFeaturizer`` keeps one per thread).  It also keeps the hash
     of each string's class in one tag dictionary (:meth:`Values.hash_classes`),
     the dictionary it was last given: another one empties those.  About
-    ``225 * capacity`` bytes.
+    ``225 * capacity`` bytes (900 kB by default).
 
     Parameters
     ----------
@@ -405,7 +405,7 @@ cdef class FunctionCache:
     # that no other dict can take its id.
     cdef object class_table, class_unknown
 
-    def __cinit__(self, Py_ssize_t capacity=2048):
+    def __cinit__(self, Py_ssize_t capacity=4096):
         cdef Py_ssize_t n = 16, i
         while n * 2 <= capacity:
             n *= 2
@@ -942,10 +942,14 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
     """
     cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
     cdef Py_ssize_t s, k
-    cdef Values vals = Values()
+    # Sized for a few sentences (it grows as needed; the ids do not depend on
+    # its size): a table for a thousand strings costs more to clear than
+    # interning one sentence.
+    cdef Values vals = Values(min(1024, 64 * n_seq))
     cdef Buf buf
     cdef Ids cells
     cdef int64_t n_tok
+    cdef uint64_t[::1] hv
     if n_jobs < 1:
         raise ValueError("intern_for_lookup: n_jobs must be >= 1")
     for s in range(n_slots):
@@ -976,7 +980,9 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
         word_slots_np = np.empty((n_words, max(n_slots, 1)), dtype=np.int32)
         word_slots_np.fill(-1)  # not np.full, a Python function dearer than one sentence's fill
         hashes_np = np.empty(base + n_words * n_slots, dtype=np.uint64)
-        hashes_np[:base] = vals.hashes()
+        hv = hashes_np
+        if base:  # vals.hashes(), without the array it makes
+            memcpy(&hv[0], vals._hash, base * sizeof(uint64_t))
         if n_tok and n_slots:
             _hash_slots(vals, cells.p, lengths, n_cols, slot_col, slot_func, base, n_jobs,
                         slot_ids_np, words_np, word_slots_np, hashes_np,
