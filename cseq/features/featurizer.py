@@ -48,8 +48,8 @@ __all__ = ["MAX_BUCKETS", "TemplateFeaturizer", "TransformChunks"]
 #: a 134 MB file and 0.7 GB of training memory before the first token.
 MAX_BUCKETS = 1 << 24
 
-# This thread's token function values of the cell strings it saw last
-# (_function_cache).
+# This thread's token function values (and tag classes) of the cell strings
+# it saw last (_function_cache).
 _thread = threading.local()
 
 
@@ -57,9 +57,10 @@ def _function_cache() -> _tokens.FunctionCache:
     """This thread's :class:`cseq.features._tokens.FunctionCache`, made on first use.
 
     One per thread because it is not locked; one for every featurizer and
-    model because a token function's value depends on the string alone
-    (the ``tags`` classes and cluster prefixes, which depend on the fitted
-    state, are not in it).
+    model because a token function's value depends on the string alone.
+    The ``tags`` classes it keeps are those of the one tag dictionary it was
+    given last (a fitted dictionary never changes; another empties them);
+    cluster prefixes are not in it.
     """
     try:
         return _thread.function_cache
