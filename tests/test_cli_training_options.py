@@ -26,11 +26,16 @@ def test_crf_defaults_are_resolved_per_preset(argv, template, c1, c2, max_iter):
     assert isinstance(est, cseq.CRF) and (est.c1, est.c2, est.max_iter) == (c1, c2, max_iter)
 
 
-def test_the_perceptron_keeps_its_defaults_with_the_pos_preset():
-    args = cli._parser().parse_args(["train", "x.txt", "--template", "pos", "--algorithm",
-                                     "perceptron"])
-    est = _make_estimator(args, _templates("pos"))
-    assert est.max_iter == 10 and est.random_state == 0
+@pytest.mark.parametrize("template, argv, order", [
+    ("pos", [], 2),                   # issue 31: second order on the pos preset (docs/templates.md)
+    ("pos", ["--order", "1"], 1),     # an option always wins
+    ("ner", [], 1),                   # other presets: the class default
+])
+def test_the_perceptron_defaults_per_preset(template, argv, order):
+    args = cli._parser().parse_args(["train", "x.txt", "--template", template, "--algorithm",
+                                     "perceptron", *argv])
+    est = _make_estimator(args, _templates(template))
+    assert (est.max_iter, est.random_state, est.order) == (10, 0, order)
 
 
 @pytest.mark.parametrize("argv, template, max_iter", [

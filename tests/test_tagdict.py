@@ -43,7 +43,7 @@ def reference_class(X, y, column, exclude_fold, word):
     total = sum(counts.values())
     if not total:
         return "_UNK_"
-    return "|".join(sorted(k for k, v in counts.items() if v >= 0.05 * total))
+    return "|".join(sorted(k for k, v in counts.items() if v >= tagdict.MIN_SHARE * total))
 
 
 def names_of(f, seqs):
@@ -113,13 +113,14 @@ def test_a_word_seen_once_does_not_see_its_own_label_in_training():
     assert f.features_python([["rare"]]) == [[["U1:N"]]]
 
 
-def test_minor_labels_under_five_percent_are_left_out():
+def test_minor_labels_under_ten_percent_are_left_out():
+    # 10 %, not 5 % (issue 31): +0.06 to +0.08 on EWT dev, every seed (docs/templates.md).
     X = [["w"]] * 40
-    y = [["A"]] * 38 + [["B"]] * 2  # B: exactly 5 % -> kept
+    y = [["A"]] * 36 + [["B"]] * 4  # B: exactly 10 % -> kept
     f = TemplateFeaturizer("U1:%x[0,0:tags]")
     f.fit_transform(X, y)
     assert f.features_python([["w"]]) == [[["U1:A|B"]]]
-    f.fit_transform(X + [["w"]], y + [["A"]])  # B: 2/41 < 5 % -> dropped
+    f.fit_transform(X + [["w"]], y + [["A"]])  # B: 4/41 < 10 % -> dropped
     assert f.features_python([["w"]]) == [[["U1:A"]]]
 
 
@@ -267,7 +268,7 @@ def counter_class(names, labels, keep):
     total = sum(counts.values())
     if not total:
         return "_UNK_"
-    return "|".join(sorted(k for k, v in counts.items() if v >= 0.05 * total))
+    return "|".join(sorted(k for k, v in counts.items() if v >= tagdict.MIN_SHARE * total))
 
 
 @pytest.mark.parametrize("block", [None, 7])
@@ -324,13 +325,15 @@ def test_hashing_mode_buckets_are_the_table_keys_of_the_same_attributes():
         assert set(keys[c.tok_ptr[t]:c.tok_ptr[t + 1]].tolist()) <= got, t
 
 
-def test_jackknife_keeps_a_label_at_exactly_five_percent_of_the_other_folds():
-    # Word 0: folds 1-4 hold 38 A and 2 B (B at exactly 5 %); fold 0 one more A.
-    label = np.array([0] * 38 + [1] * 2 + [0])
+def test_jackknife_keeps_a_label_at_exactly_ten_percent_of_the_other_folds():
+    # Word 0: folds 1-4 hold 36 A and 4 B (B at exactly 10 %, none in fold 1); fold 0
+    # one more A.
+    label = np.zeros(41, dtype=np.int64)
+    label[[33, 37, 38, 39]] = 1
     fold = np.array([1 + i % 4 for i in range(40)] + [0])
     word = np.zeros(41, dtype=np.int64)
     whole, per_fold, classes = tagdict.jackknife(word, 1, label, ["A", "B"], fold)
     jack = per_fold[word, fold]
-    assert classes[jack[40]] == "A|B"  # counted on folds 1-4: 2 / 40
-    assert classes[whole[0]] == "A"  # counted on all: 2 / 41 < 5 %
-    assert classes[jack[0]] == "A|B"  # fold 1's ten A left out: B is 2 of 31
+    assert classes[jack[40]] == "A|B"  # counted on folds 1-4: 4 / 40
+    assert classes[whole[0]] == "A"  # counted on all: 4 / 41 < 10 %
+    assert classes[jack[0]] == "A|B"  # fold 1's ten A left out: B is 4 of 31
