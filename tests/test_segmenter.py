@@ -79,9 +79,20 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
             start[p], end[p] = i, j
         chunks.append((i, j))
         i = j
-    previous = {}
+    previous, following = {}, {}
     for (a, b), (c, d) in zip(chunks, chunks[1:]):
         previous[c] = (a, b)
+        following[b - 1] = (c, d)
+
+    def shape(chunk):  # last character, length, first class; None for no chunk
+        return None if chunk is None else (ch[chunk[1] - 1], min(chunk[1] - chunk[0], 8),
+                                           cls[chunk[0] + 3])
+
+    def quote(p):  # an odd number of '"' before p, and a '(' not closed before p
+        depth = 0
+        for c in ch[:p]:
+            depth = depth + 1 if c == "(" else max(depth - 1, 0) if c == ")" else depth
+        return ch[:p].count('"') % 2, depth > 0
     out = []
     for p in range(n):
         i = p + 3
@@ -104,6 +115,9 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("previous-class", prev, cls[i]))
                 f.append(("previous-shape", ch[b - 1], min(b - a, 8), cls[a + 3], cls[i]))
                 f.append(("chunk-start", chunk, cls[i], cls[b - 1 + 3]))
+                f.append(("pair", prev, chunk))
+                f.append(("previous2", shape(previous.get(a)), shape((a, b)), cls[i]))
+                f.append(("quote", quote(p), cls[i], cls[b - 1 + 3]))
             stop = min(end[p], p + 6)
             f.append(("rest", tuple(low[p + 3:stop + 3]), stop == end[p]))
             stop = max(start[p], p - 6)
@@ -116,6 +130,9 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("next-class", chunk, cls[q + 3]))
                 f.append(("next-shape", ch[p], min(end[p] - start[p], 8), cls[start[p] + 3],
                           cls[q + 3]))
+                nxt = following.get(p)
+                f.append(("next-chunk", ch[p], None if nxt is None
+                          else tuple(low[nxt[0] + 3:nxt[1] + 3])))
         out.append(f)
     return out
 
