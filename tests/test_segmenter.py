@@ -118,6 +118,9 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("pair", prev, chunk))
                 f.append(("previous2", shape(previous.get(a)), shape((a, b)), cls[i]))
                 f.append(("quote", quote(p), cls[i], cls[b - 1 + 3]))
+                k = chunks.index((p, end[p]))  # chunks before this one, in 8 buckets
+                f.append(("position", k if k < 4 else 4 if k < 6 else 5 if k < 10
+                          else 6 if k < 20 else 7, cls[i], cls[b - 1 + 3]))
             stop = min(end[p], p + 6)
             f.append(("rest", tuple(low[p + 3:stop + 3]), stop == end[p]))
             stop = max(start[p], p - 6)

@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 32      # room for the features of one character (alphabetic: 30, nospace: 23)
+    MAX_KEYS = 32      # room for the features of one character (alphabetic: 31, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
@@ -73,6 +73,7 @@ cdef enum:
     T_PREVIOUS2 = 35
     T_QUOTE = 36
     T_NEXT_CHUNK = 37
+    T_POSITION = 38
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -233,10 +234,24 @@ cdef inline uint64_t _key3(uint64_t t, uint64_t a, uint64_t b, uint64_t c) noexc
     return combine(combine(combine(combine(SEED, t), a), b), c)
 
 
+cdef inline uint64_t _bucket(int64_t x) noexcept nogil:
+    """``x`` (a count of chunks) in one of 8 buckets: 0, 1, 2, 3, 4-5, 6-9, 10-19, 20 on."""
+    if x < 4:
+        return x
+    if x < 6:
+        return 4
+    if x < 10:
+        return 5
+    if x < 20:
+        return 6
+    return 7
+
+
 cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
                   const uint8_t* cat, const int64_t* chunk_start, const int64_t* chunk_end,
                   const uint64_t* chunk_hash, const uint64_t* prev_hash,
-                  const uint64_t* prev_shape, const uint8_t* quote, Py_ssize_t n, Py_ssize_t i,
+                  const uint64_t* prev_shape, const uint8_t* quote, const int64_t* position,
+                  Py_ssize_t n, Py_ssize_t i,
                   int preset, uint64_t* out) noexcept nogil:
     """The feature keys of the character at padded position ``i``; their number.
 
@@ -293,6 +308,9 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         # its first class and the previous chunk's last: '." He' ends a
         # quoted sentence, ', "The' opens a quote inside one.
         out[k] = _key3(T_QUOTE, quote[p], cls[i], (prev_shape[p] >> 8) & 7); k += 1
+        # How many chunks into the string (the paragraph) this one is: a
+        # letter's greeting and head, with no final punctuation, come first.
+        out[k] = _key3(T_POSITION, _bucket(position[p]), cls[i], (prev_shape[p] >> 8) & 7); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -403,6 +421,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef uint64_t* prev_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint8_t* quote = <uint8_t*> malloc(n)
+    cdef int64_t* position = <int64_t*> malloc(n * sizeof(int64_t))
+    cdef int64_t n_chunks = 0
     cdef int quotes = 0, depth = 0
     cdef uint64_t keys[BLOCK * MAX_KEYS]
     cdef int counts[BLOCK]
@@ -413,7 +433,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     try:
         if (ch == NULL or low == NULL or cls == NULL or cat == NULL or chunk_start == NULL
                 or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL
-                or prev_shape == NULL or quote == NULL):
+                or prev_shape == NULL or quote == NULL or position == NULL):
             raise MemoryError()
         for i in range(PAD):
             ch[i] = low[i] = BOS
@@ -434,7 +454,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         with nogil:
             # The chunks: maximal runs of non-space characters, each with the
             # hash of its lower-cased characters and of the chunk before it,
-            # and whether an odd number of '"' and an unclosed '(' come before it.
+            # whether an odd number of '"' and an unclosed '(' come before it,
+            # and how many chunks do.
             prev = shape = 0
             i = 0
             while i < n:
@@ -443,6 +464,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_end[i] = i + 1
                     chunk_hash[i] = prev_hash[i] = prev_shape[i] = 0
                     quote[i] = 0
+                    position[i] = 0
                     i += 1
                     continue
                 start = i
@@ -457,6 +479,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     prev_hash[p] = prev
                     prev_shape[p] = shape
                     quote[p] = (quotes & 1) | (depth > 0) << 1
+                    position[p] = n_chunks
+                n_chunks += 1
                 for p in range(start, i):
                     c = ch[p + PAD]
                     if c == 0x22:
@@ -477,7 +501,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                 k = 0
                 for i in range(block, stop):
                     counts[i - block] = _keys_of(ch, low, cls, cat, chunk_start, chunk_end,
-                                                 chunk_hash, prev_hash, prev_shape, quote, n,
+                                                 chunk_hash, prev_hash, prev_shape, quote,
+                                                 position, n,
                                                  i + PAD,
                                                  preset, &keys[k])
                     k += counts[i - block]
@@ -505,6 +530,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         free(prev_hash)
         free(prev_shape)
         free(quote)
+        free(position)
 
 
 cdef enum:
