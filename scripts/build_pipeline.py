@@ -13,7 +13,7 @@ model file holds cseq's version, so a new version means a rebuild, which
 ``--check`` and ``tests/test_rawtext_pipeline.py`` catch).
 
 The settings keep the wheel small: the segmenter's L1 penalty keeps one
-feature in eighteen; the tagger drops the attributes seen fewer than
+feature in nineteen; the tagger drops the attributes seen fewer than
 ``TAGGER_MIN_FREQ`` times in training (a third of the size of the unpruned
 model, for the same accuracy on EWT dev).
 """
@@ -39,7 +39,7 @@ TAGGER_FILE = "en_ewt.upos"
 
 #: Training settings (changing one changes the shipped bytes: rebuild and commit).
 #: The segmenter: an L1-regularized CRF (L-BFGS, one thread, so the same bytes on
-#: every run), whose L1 keeps one feature in eighteen (docs/segmentation.md).
+#: every run), whose L1 keeps one feature in nineteen (docs/segmentation.md).
 SEGMENTER_LEARNER = "crf"
 SEGMENTER_C1 = 0.1
 #: A lighter L2 than the CRF's default 1.0: on raw EWT dev, c2 = 0.25 gave tokens,

@@ -121,6 +121,11 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 k = chunks.index((p, end[p]))  # chunks before this one, in 8 buckets
                 f.append(("position", k if k < 4 else 4 if k < 6 else 5 if k < 10
                           else 6 if k < 20 else 7, cls[i], cls[b - 1 + 3]))
+            text_of = "".join(ch[start[p]:end[p]])
+            kind = (("://" in text_of or text_of.lower().startswith("www."))
+                    | 2 * ("@" in text_of))
+            if kind:
+                f.append(("kind", kind, ch[p], cls[i + 1]))
             stop = min(end[p], p + 6)
             f.append(("rest", tuple(low[p + 3:stop + 3]), stop == end[p]))
             stop = max(start[p], p - 6)
@@ -175,6 +180,19 @@ def test_featurizer_ids_match_the_reference(preset, texts, more):
     _, ref_ptr, ref_attrs = reference_ids(more, preset, known)
     assert (tok_ptr.tolist(), attrs.tolist()) == (ref_ptr, ref_attrs)
     assert len(ids) == len(known)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_featurizer_matches_the_reference_on_addresses_quotes_and_brackets(preset):
+    # What random strings seldom hold: web and e-mail addresses (and near
+    # misses), quotes and brackets open and closed, many chunks.
+    texts = ['See http://a.b/c-d, <x@y.org> and WWW.site.com/p. "Hi (there)." He said',
+             'www. ww.x :// a:/b ")) ((" x@ @ "' + " w" * 30,
+             "(a (b) c) d."]
+    ids = _chars.KeyIds()
+    _, tok_ptr, attrs = _chars.featurize(texts, ids, True, PRESETS[preset])
+    _, ref_ptr, ref_attrs = reference_ids(texts, preset)
+    assert (tok_ptr.tolist(), attrs.tolist()) == (ref_ptr, ref_attrs)
 
 
 def test_keys_round_trip_and_refuse_repeats():

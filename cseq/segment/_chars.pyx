@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 32      # room for the features of one character (alphabetic: 31, nospace: 23)
+    MAX_KEYS = 32      # room for the features of one character (alphabetic: 32, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
@@ -74,6 +74,7 @@ cdef enum:
     T_QUOTE = 36
     T_NEXT_CHUNK = 37
     T_POSITION = 38
+    T_ADDRESS = 39
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -251,6 +252,7 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
                   const uint8_t* cat, const int64_t* chunk_start, const int64_t* chunk_end,
                   const uint64_t* chunk_hash, const uint64_t* prev_hash,
                   const uint64_t* prev_shape, const uint8_t* quote, const int64_t* position,
+                  const uint8_t* address,
                   Py_ssize_t n, Py_ssize_t i,
                   int preset, uint64_t* out) noexcept nogil:
     """The feature keys of the character at padded position ``i``; their number.
@@ -311,6 +313,10 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         # How many chunks into the string (the paragraph) this one is: a
         # letter's greeting and head, with no final punctuation, come first.
         out[k] = _key3(T_POSITION, _bucket(position[p]), cls[i], (prev_shape[p] >> 8) & 7); k += 1
+    if address[p] != 0:
+        # A web address or an e-mail address: kept whole, whatever its "/"
+        # or "-", but for the brackets around it.
+        out[k] = _key3(T_ADDRESS, address[p], ch[i], cls[i + 1]); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -422,6 +428,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint8_t* quote = <uint8_t*> malloc(n)
     cdef int64_t* position = <int64_t*> malloc(n * sizeof(int64_t))
+    cdef uint8_t* address = <uint8_t*> malloc(n)
+    cdef uint8_t chunk_kind
     cdef int64_t n_chunks = 0
     cdef int quotes = 0, depth = 0
     cdef uint64_t keys[BLOCK * MAX_KEYS]
@@ -433,7 +441,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     try:
         if (ch == NULL or low == NULL or cls == NULL or cat == NULL or chunk_start == NULL
                 or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL
-                or prev_shape == NULL or quote == NULL or position == NULL):
+                or prev_shape == NULL or quote == NULL or position == NULL
+                or address == NULL):
             raise MemoryError()
         for i in range(PAD):
             ch[i] = low[i] = BOS
@@ -465,6 +474,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_hash[i] = prev_hash[i] = prev_shape[i] = 0
                     quote[i] = 0
                     position[i] = 0
+                    address[i] = 0
                     i += 1
                     continue
                 start = i
@@ -481,6 +491,19 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     quote[p] = (quotes & 1) | (depth > 0) << 1
                     position[p] = n_chunks
                 n_chunks += 1
+                # 1: a web address ("://" in it, or "www." first), 2: an "@" in it
+                chunk_kind = 0
+                if (i - start >= 4 and low[start + PAD] == 0x77 and low[start + 1 + PAD] == 0x77
+                        and low[start + 2 + PAD] == 0x77 and ch[start + 3 + PAD] == 0x2E):
+                    chunk_kind = 1
+                for p in range(start, i):
+                    if ch[p + PAD] == 0x40:
+                        chunk_kind |= 2
+                    elif (ch[p + PAD] == 0x3A and p + 2 < i and ch[p + 1 + PAD] == 0x2F
+                          and ch[p + 2 + PAD] == 0x2F):
+                        chunk_kind |= 1
+                for p in range(start, i):
+                    address[p] = chunk_kind
                 for p in range(start, i):
                     c = ch[p + PAD]
                     if c == 0x22:
@@ -502,7 +525,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                 for i in range(block, stop):
                     counts[i - block] = _keys_of(ch, low, cls, cat, chunk_start, chunk_end,
                                                  chunk_hash, prev_hash, prev_shape, quote,
-                                                 position, n,
+                                                 position, address, n,
                                                  i + PAD,
                                                  preset, &keys[k])
                     k += counts[i - block]
@@ -531,6 +554,7 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         free(prev_shape)
         free(quote)
         free(position)
+        free(address)
 
 
 cdef enum:
