@@ -471,5 +471,5 @@ def test_shipped_pipeline_on_raw_ewt_dev_aligns_and_scores_as_documented(english
     text = "\n\n".join(conllu_raw_text(dev)) + "\n"
     out = "".join(format_tagged(english.process(paragraphs_of(text))))
     s = {k: round(100 * v.f1, 2) for k, v in ud_scores(dev, io.StringIO(out)).items()}
-    assert s["tokens"] >= 99.0 and s["words"] >= 98.7 and s["sentences"] >= 86.5, s
-    assert s["upos"] >= 94.2, s
+    assert s["tokens"] >= 99.28 and s["words"] >= 99.0 and s["sentences"] >= 87.9, s
+    assert s["upos"] >= 94.45, s

@@ -79,9 +79,20 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
             start[p], end[p] = i, j
         chunks.append((i, j))
         i = j
-    previous = {}
+    previous, following = {}, {}
     for (a, b), (c, d) in zip(chunks, chunks[1:]):
         previous[c] = (a, b)
+        following[b - 1] = (c, d)
+
+    def shape(chunk):  # last character, length, first class; None for no chunk
+        return None if chunk is None else (ch[chunk[1] - 1], min(chunk[1] - chunk[0], 8),
+                                           cls[chunk[0] + 3])
+
+    def quote(p):  # an odd number of '"' before p, and a '(' not closed before p
+        depth = 0
+        for c in ch[:p]:
+            depth = depth + 1 if c == "(" else max(depth - 1, 0) if c == ")" else depth
+        return ch[:p].count('"') % 2, depth > 0
     out = []
     for p in range(n):
         i = p + 3
@@ -104,6 +115,17 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("previous-class", prev, cls[i]))
                 f.append(("previous-shape", ch[b - 1], min(b - a, 8), cls[a + 3], cls[i]))
                 f.append(("chunk-start", chunk, cls[i], cls[b - 1 + 3]))
+                f.append(("pair", prev, chunk))
+                f.append(("previous2", shape(previous.get(a)), shape((a, b)), cls[i]))
+                f.append(("quote", quote(p), cls[i], cls[b - 1 + 3]))
+                k = chunks.index((p, end[p]))  # chunks before this one, in 8 buckets
+                f.append(("position", k if k < 4 else 4 if k < 6 else 5 if k < 10
+                          else 6 if k < 20 else 7, cls[i], cls[b - 1 + 3]))
+            text_of = "".join(ch[start[p]:end[p]])
+            kind = (("://" in text_of or text_of.lower().startswith("www."))
+                    | 2 * ("@" in text_of))
+            if kind:
+                f.append(("kind", kind, ch[p], cls[i + 1]))
             stop = min(end[p], p + 6)
             f.append(("rest", tuple(low[p + 3:stop + 3]), stop == end[p]))
             stop = max(start[p], p - 6)
@@ -116,6 +138,9 @@ def reference_features(text: str, preset: str) -> list[list[tuple]]:
                 f.append(("next-class", chunk, cls[q + 3]))
                 f.append(("next-shape", ch[p], min(end[p] - start[p], 8), cls[start[p] + 3],
                           cls[q + 3]))
+                nxt = following.get(p)
+                f.append(("next-chunk", ch[p], None if nxt is None
+                          else tuple(low[nxt[0] + 3:nxt[1] + 3])))
         out.append(f)
     return out
 
@@ -155,6 +180,19 @@ def test_featurizer_ids_match_the_reference(preset, texts, more):
     _, ref_ptr, ref_attrs = reference_ids(more, preset, known)
     assert (tok_ptr.tolist(), attrs.tolist()) == (ref_ptr, ref_attrs)
     assert len(ids) == len(known)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_featurizer_matches_the_reference_on_addresses_quotes_and_brackets(preset):
+    # What random strings seldom hold: web and e-mail addresses (and near
+    # misses), quotes and brackets open and closed, many chunks.
+    texts = ['See http://a.b/c-d, <x@y.org> and WWW.site.com/p. "Hi (there)." He said',
+             'www. ww.x :// a:/b ")) ((" x@ @ "' + " w" * 30,
+             "(a (b) c) d."]
+    ids = _chars.KeyIds()
+    _, tok_ptr, attrs = _chars.featurize(texts, ids, True, PRESETS[preset])
+    _, ref_ptr, ref_attrs = reference_ids(texts, preset)
+    assert (tok_ptr.tolist(), attrs.tolist()) == (ref_ptr, ref_attrs)
 
 
 def test_keys_round_trip_and_refuse_repeats():

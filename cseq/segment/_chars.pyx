@@ -47,7 +47,7 @@ cdef enum:
     BOS = 0x110001     # the code point values of the padding: outside Unicode
     EOS = 0x110002
     SPACE = 0x20       # every whitespace character reads as this one
-    MAX_KEYS = 28      # room for the features of one character (alphabetic: 26, nospace: 23)
+    MAX_KEYS = 32      # room for the features of one character (alphabetic: 32, nospace: 23)
     AFFIX = 6          # most characters of the chunk affix features
     MAX_OFFSET = 15    # the chunk-offset feature caps the offset here
     BLOCK = 32         # characters whose keys are looked up together
@@ -69,6 +69,12 @@ cdef enum:
     T_FOURGRAM = 28    # + first offset + 3: the quadruples at -3 .. 0
     T_NEXT_CLASS = 32
     T_NEXT_SHAPE = 33
+    T_PAIR = 34
+    T_PREVIOUS2 = 35
+    T_QUOTE = 36
+    T_NEXT_CHUNK = 37
+    T_POSITION = 38
+    T_ADDRESS = 39
 
     # Coarse character classes (3 bits each in the class-window feature).
     C_PAD = 0
@@ -229,10 +235,25 @@ cdef inline uint64_t _key3(uint64_t t, uint64_t a, uint64_t b, uint64_t c) noexc
     return combine(combine(combine(combine(SEED, t), a), b), c)
 
 
+cdef inline uint64_t _bucket(int64_t x) noexcept nogil:
+    """``x`` (a count of chunks) in one of 8 buckets: 0, 1, 2, 3, 4-5, 6-9, 10-19, 20 on."""
+    if x < 4:
+        return x
+    if x < 6:
+        return 4
+    if x < 10:
+        return 5
+    if x < 20:
+        return 6
+    return 7
+
+
 cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
                   const uint8_t* cat, const int64_t* chunk_start, const int64_t* chunk_end,
                   const uint64_t* chunk_hash, const uint64_t* prev_hash,
-                  const uint64_t* prev_shape, Py_ssize_t i,
+                  const uint64_t* prev_shape, const uint8_t* quote, const int64_t* position,
+                  const uint8_t* address,
+                  Py_ssize_t n, Py_ssize_t i,
                   int preset, uint64_t* out) noexcept nogil:
     """The feature keys of the character at padded position ``i``; their number.
 
@@ -276,6 +297,26 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         # previous chunk's last character: a capitalized sentence opener
         # after a word with no final punctuation.
         out[k] = _key3(T_CHUNK_START, chunk_hash[p], cls[i], (prev_shape[p] >> 8) & 7); k += 1
+        # The chunk before it with this one (a pair seen in training:
+        # "Thanks, Sean" ends a signature, "Thanks for" does not), and the
+        # shapes of the two chunks before it (a run of capitalized names in a
+        # signature or a list, "W. Graae").
+        out[k] = _key2(T_PAIR, prev_hash[p], chunk_hash[p]); k += 1
+        j = p - 1
+        while ch[j + PAD] == SPACE:
+            j -= 1
+        out[k] = _key3(T_PREVIOUS2, prev_shape[j], prev_shape[p], cls[i]); k += 1
+        # Whether a double quote or a bracket is open before this chunk, with
+        # its first class and the previous chunk's last: '." He' ends a
+        # quoted sentence, ', "The' opens a quote inside one.
+        out[k] = _key3(T_QUOTE, quote[p], cls[i], (prev_shape[p] >> 8) & 7); k += 1
+        # How many chunks into the string (the paragraph) this one is: a
+        # letter's greeting and head, with no final punctuation, come first.
+        out[k] = _key3(T_POSITION, _bucket(position[p]), cls[i], (prev_shape[p] >> 8) & 7); k += 1
+    if address[p] != 0:
+        # A web address or an e-mail address: kept whole, whatever its "/"
+        # or "-", but for the brackets around it.
+        out[k] = _key3(T_ADDRESS, address[p], ch[i], cls[i + 1]); k += 1
     # Up to AFFIX characters of the chunk from this one on, and before it; the
     # last word says whether the affix reached the chunk's end (start).
     stop = min(chunk_end[p], p + AFFIX)
@@ -297,12 +338,15 @@ cdef int _keys_of(const uint32_t* ch, const uint32_t* low, const uint8_t* cls,
         # nothing of the next word back; the chunk itself, and its shape (last
         # character, length, first class) for chunks not seen in training.
         j = chunk_end[p]
-        while ch[j + PAD] == SPACE:
+        while j < n and ch[j + PAD] == SPACE:
             j += 1
         out[k] = _key2(T_NEXT_CLASS, chunk_hash[p], cls[j + PAD]); k += 1
         out[k] = _key2(T_NEXT_SHAPE, (<uint64_t> ch[i]) << 11
                        | <uint64_t> min(p + 1 - chunk_start[p], <int64_t> 8) << 3
                        | cls[chunk_start[p] + PAD], cls[j + PAD]); k += 1
+        # The chunk's last character with the next chunk itself (0 at the
+        # end): "." before "and" ends an abbreviation, before "the" a sentence.
+        out[k] = _key2(T_NEXT_CHUNK, ch[i], chunk_hash[j] if j < n else 0); k += 1
     return k
 
 
@@ -382,6 +426,12 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     cdef uint64_t* chunk_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_hash = <uint64_t*> malloc(n * sizeof(uint64_t))
     cdef uint64_t* prev_shape = <uint64_t*> malloc(n * sizeof(uint64_t))
+    cdef uint8_t* quote = <uint8_t*> malloc(n)
+    cdef int64_t* position = <int64_t*> malloc(n * sizeof(int64_t))
+    cdef uint8_t* address = <uint8_t*> malloc(n)
+    cdef uint8_t chunk_kind
+    cdef int64_t n_chunks = 0
+    cdef int quotes = 0, depth = 0
     cdef uint64_t keys[BLOCK * MAX_KEYS]
     cdef int counts[BLOCK]
     cdef Py_ssize_t block, stop
@@ -391,7 +441,8 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
     try:
         if (ch == NULL or low == NULL or cls == NULL or cat == NULL or chunk_start == NULL
                 or chunk_end == NULL or chunk_hash == NULL or prev_hash == NULL
-                or prev_shape == NULL):
+                or prev_shape == NULL or quote == NULL or position == NULL
+                or address == NULL):
             raise MemoryError()
         for i in range(PAD):
             ch[i] = low[i] = BOS
@@ -411,7 +462,9 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
             cls[i + PAD] = _class_of(c, category - 1)
         with nogil:
             # The chunks: maximal runs of non-space characters, each with the
-            # hash of its lower-cased characters and of the chunk before it.
+            # hash of its lower-cased characters and of the chunk before it,
+            # whether an odd number of '"' and an unclosed '(' come before it,
+            # and how many chunks do.
             prev = shape = 0
             i = 0
             while i < n:
@@ -419,6 +472,9 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_start[i] = i
                     chunk_end[i] = i + 1
                     chunk_hash[i] = prev_hash[i] = prev_shape[i] = 0
+                    quote[i] = 0
+                    position[i] = 0
+                    address[i] = 0
                     i += 1
                     continue
                 start = i
@@ -432,6 +488,30 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                     chunk_hash[p] = h
                     prev_hash[p] = prev
                     prev_shape[p] = shape
+                    quote[p] = (quotes & 1) | (depth > 0) << 1
+                    position[p] = n_chunks
+                n_chunks += 1
+                # 1: a web address ("://" in it, or "www." first), 2: an "@" in it
+                chunk_kind = 0
+                if (i - start >= 4 and low[start + PAD] == 0x77 and low[start + 1 + PAD] == 0x77
+                        and low[start + 2 + PAD] == 0x77 and ch[start + 3 + PAD] == 0x2E):
+                    chunk_kind = 1
+                for p in range(start, i):
+                    if ch[p + PAD] == 0x40:
+                        chunk_kind |= 2
+                    elif (ch[p + PAD] == 0x3A and p + 2 < i and ch[p + 1 + PAD] == 0x2F
+                          and ch[p + 2 + PAD] == 0x2F):
+                        chunk_kind |= 1
+                for p in range(start, i):
+                    address[p] = chunk_kind
+                for p in range(start, i):
+                    c = ch[p + PAD]
+                    if c == 0x22:
+                        quotes += 1
+                    elif c == 0x28:
+                        depth += 1
+                    elif c == 0x29 and depth > 0:
+                        depth -= 1
                 prev = h
                 shape = ((<uint64_t> ch[i - 1 + PAD]) << 11 | <uint64_t> cls[i - 1 + PAD] << 8
                          | <uint64_t> min(i - start, 8) << 3 | cls[start + PAD])
@@ -444,7 +524,9 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
                 k = 0
                 for i in range(block, stop):
                     counts[i - block] = _keys_of(ch, low, cls, cat, chunk_start, chunk_end,
-                                                 chunk_hash, prev_hash, prev_shape, i + PAD,
+                                                 chunk_hash, prev_hash, prev_shape, quote,
+                                                 position, address, n,
+                                                 i + PAD,
                                                  preset, &keys[k])
                     k += counts[i - block]
                 for j in range(k):
@@ -470,6 +552,9 @@ cdef Py_ssize_t _featurize_one(int kind, const void* data, Py_ssize_t n, KeyIds 
         free(chunk_hash)
         free(prev_hash)
         free(prev_shape)
+        free(quote)
+        free(position)
+        free(address)
 
 
 cdef enum:
