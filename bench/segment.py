@@ -148,7 +148,7 @@ def run_cseq(args, train: Path, text: str) -> Result:
     tag_s, conllu = _best(lambda: through(full), args.repeat)
     return Result("cseq (segmenter + UPOS tagger)", _score(conllu), seg_s, tag_s,
                   f"scripts/build_pipeline.py: segmenter {build.SEGMENTER_LEARNER} c1 "
-                  f"{build.SEGMENTER_C1} c2 {build.SEGMENTER_C2}, tagger perceptron {build.TAGGER_EPOCHS} epochs "
+                  f"{build.SEGMENTER_C1} c2 {build.SEGMENTER_C2}, tagger perceptron order {build.TAGGER_ORDER}, {build.TAGGER_EPOCHS} epochs "
                   f"min_freq {build.TAGGER_MIN_FREQ}")
 
 

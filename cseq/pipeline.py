@@ -62,7 +62,8 @@ class Pipeline:
     Parameters
     ----------
     segmenter : cseq.segment.Segmenter
-        A fitted segmenter.
+        A fitted segmenter (or an object with its ``segment(text)``; its
+        ``segment_many(texts)`` is used where it has one).
     tagger : fitted cseq estimator, optional
         A tagger that reads one column (the word); its labels go to the
         words of the segmented sentences.
@@ -110,18 +111,23 @@ class Pipeline:
     def process(self, paragraphs: Iterable[Paragraph], *, n_jobs: int = 1
                 ) -> Iterator[TaggedSentence]:
         """Segment and tag paragraphs, streaming, in batches of about ``batch_chars``."""
-        batch: list[tuple[Paragraph, list[Any]]] = []
+        batch: list[Paragraph] = []
         n_chars = 0
         for para in paragraphs:
-            batch.append((para, self.segmenter.segment(para.text)))
+            batch.append(para)
             n_chars += len(para.text)
             if n_chars >= self.batch_chars:
                 yield from self._tag(batch, n_jobs)
                 batch, n_chars = [], 0
         yield from self._tag(batch, n_jobs)
 
-    def _tag(self, batch: list[tuple[Paragraph, list[Any]]], n_jobs: int
-             ) -> Iterator[TaggedSentence]:
+    def _tag(self, paragraphs: list[Paragraph], n_jobs: int) -> Iterator[TaggedSentence]:
+        # the paragraphs of a batch segmented together: one featurizing and decoding
+        # call per window of text rather than per paragraph (Segmenter.segment_many)
+        texts = [para.text for para in paragraphs]
+        many = getattr(self.segmenter, "segment_many", None)
+        segmented = many(texts) if many is not None else [self.segmenter.segment(t) for t in texts]
+        batch = list(zip(paragraphs, segmented))
         sentences = [s for _, sents in batch for s in sents]
         if self.tagger is not None and sentences:
             X = [[(w,) for w in s.words()] for s in sentences]

@@ -51,6 +51,10 @@ SEGMENTER_C2 = 0.1
 SEGMENTER_MAX_ITER = 100
 TAGGER_EPOCHS = 10
 TAGGER_MIN_FREQ = 5
+#: A second-order chain, as `cseq train --template pos` trains (issue 31): on raw EWT
+#: dev, UPOS F1 94.64 / 94.64 / 94.54 over seeds 0-2 against 94.50 / 94.53 / 94.47
+#: for order 1, the same size, twice the training time (6 s).
+TAGGER_ORDER = 2
 SEED = 0
 
 
@@ -76,7 +80,7 @@ def build(train: Path, out: Path, *, verbose: bool = True) -> dict[str, Path]:
     t0 = time.perf_counter()
     sents, tags = read_conllu(train)[:2]
     tagger = cseq.StructuredPerceptron(
-        max_iter=TAGGER_EPOCHS, random_state=SEED,
+        max_iter=TAGGER_EPOCHS, random_state=SEED, order=TAGGER_ORDER,
         features=cseq.TemplateFeaturizer("pos", min_freq=TAGGER_MIN_FREQ))
     tagger.fit([[(row[0],) for row in s] for s in sents], tags).save(paths["tagger"])
     if verbose:

@@ -418,6 +418,32 @@ def test_long_strings_are_decoded_in_windows_with_the_same_labels(small, monkeyp
     _check_offsets(text, windowed)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.sampled_from(["", "  \n", "The cat sat. It did n't move!",
+                                        "Il parle du chat.", "x" * 300, "a.b.c.d",
+                                        "Hi there. Hi there."]) | st.text(max_size=40),
+                      max_size=12),
+       window=st.sampled_from([50, 400, 1 << 16]))
+def test_segment_many_gives_what_segment_gives(small, monkeypatch, texts, window):
+    """Strings decoded together (grouped up to _WINDOW characters, longer ones alone,
+    in windows) give each string's own sentences."""
+    seg, _ = small
+    monkeypatch.setattr(segmenter_module, "_WINDOW", window)
+    assert seg.segment_many(texts) == [seg.segment(t) for t in texts]
+    assert seg.segment_many(iter(texts)) == [seg.segment(t) for t in texts]
+
+
+def test_segment_many_refusals(small):
+    seg, _ = small
+    with pytest.raises(cseq.InputTypeError, match="not one string"):
+        seg.segment_many("The cat.")
+    with pytest.raises(cseq.InputTypeError, match="takes strings"):
+        seg.segment_many(["ok", 3])
+    with pytest.raises(NotFittedError):
+        Segmenter().segment_many(["text"])
+    assert seg.segment_many([]) == []
+
+
 def test_training_without_sentence_final_punctuation():
     sents = [[("the", None, True), ("cat", None, True), ("sat", None, True)],
              [("a", None, True), ("dog", None, True), ("ran", None, True)]] * 10

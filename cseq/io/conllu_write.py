@@ -125,21 +125,26 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
     # the columns between FORM and MISC, "_" but for the labels' column
     before, after = "\t_" * (k - 2), "\t_" * (8 - k)
     blank = "\t_" * 7
-    last = len(tokens) - 1
+    append = lines.append
+    last = tokens[-1]
     n = 1
-    for i, tok in enumerate(tokens):
-        misc = "_" if tok.space_after or (i == last and paragraph_end) else "SpaceAfter=No"
-        form = _field(tok.form)
+    for tok in tokens:
+        misc = ("_" if tok.space_after or (paragraph_end and tok is last)
+                else "SpaceAfter=No")
         words = tok.words
         if len(words) > 1:
-            lines.append(f"{n}-{n + len(words) - 1}\t{form}{blank}\t{misc}")
-            misc = "_"
-        for w in words:
-            if len(words) > 1:
-                form = _field(w)
-            middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
-            lines.append(f"{n}\t{form}{middle}\t{misc}")
-            n += 1
+            append(f"{n}-{n + len(words) - 1}\t{_field(tok.form)}{blank}\t{misc}")
+            for w in words:
+                middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
+                append(f"{n}\t{_field(w)}{middle}\t_")
+                n += 1
+            continue
+        form = tok.form
+        if not (form and form.isprintable()):
+            form = _field(form)
+        middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
+        append(f"{n}\t{form}{middle}\t{misc}")
+        n += 1
     return "\n".join(lines) + "\n\n"
 
 

@@ -19,7 +19,7 @@ segmenter's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -239,8 +239,58 @@ class Segmenter:
         fitted, roles = self._fitted()
         if not text or text.isspace():
             return []
-        starts, ends, flags, split_ptr, splits = _chars.spans(text, self._labels(fitted, text),
-                                                              roles)
+        return self._sentences(text, self._labels(fitted, text), fitted, roles)
+
+    def segment_many(self, texts: Sequence[str]) -> list[list[Sentence]]:
+        """``segment()`` of each string, the short ones featurized and decoded together.
+
+        The same sentences as one ``segment()`` call per string (the labels
+        of a string do not depend on the strings beside it: each is its own
+        sequence); for many short strings (paragraphs) it saves the fixed
+        cost of a featurizing and a decoding call per string.  Strings are
+        grouped up to :data:`_WINDOW` characters, so the features' memory is
+        that of one window, as for one long string.
+        """
+        if isinstance(texts, str):
+            raise InputTypeError("segment_many() takes a list of strings, not one string")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise InputTypeError(f"segment_many() takes strings, got {type(text).__name__}")
+        fitted, roles = self._fitted()
+        out: list[list[Sentence]] = [[] for _ in texts]
+        group: list[int] = []
+        n_group = 0
+        for i, text in enumerate(texts):
+            if not text or text.isspace():
+                continue
+            if len(text) > _WINDOW:
+                out[i] = self._sentences(text, self._labels(fitted, text), fitted, roles)
+                continue
+            if n_group + len(text) > _WINDOW:
+                self._segment_group(texts, group, out, fitted, roles)
+                group, n_group = [], 0
+            group.append(i)
+            n_group += len(text)
+        self._segment_group(texts, group, out, fitted, roles)
+        return out
+
+    def _segment_group(self, texts: list[str], group: list[int], out: list[list[Sentence]],
+                       fitted: Any, roles: np.ndarray) -> None:
+        """Fill ``out[i]`` for the strings ``texts[i]``, ``i`` in ``group``, in one decoding."""
+        if not group:
+            return
+        labels = fitted.model.decode(fitted.featurizer.transform([texts[i] for i in group]))
+        at = 0
+        for i in group:
+            n = len(texts[i])
+            out[i] = self._sentences(texts[i], labels[at:at + n], fitted, roles)
+            at += n
+
+    def _sentences(self, text: str, labels: np.ndarray, fitted: Any, roles: np.ndarray
+                   ) -> list[Sentence]:
+        """The sentences of ``text`` from the label id of each of its characters."""
+        starts, ends, flags, split_ptr, splits = _chars.spans(text, labels, roles)
         table = fitted.featurizer.multiword
         a_list, b_list, f_list = starts.tolist(), ends.tolist(), flags.tolist()
         forms = [text[a:b] for a, b in zip(a_list, b_list)]
