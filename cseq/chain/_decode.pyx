@@ -19,7 +19,7 @@ from cython.parallel cimport prange
 from libc.math cimport INFINITY, isfinite
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
@@ -757,10 +757,16 @@ def word_rows(ChainIndex ix, const weight_t[::1] params, const int[:, ::1] attrs
             if attrs[w, j] >= ix.index.n_attrs:
                 raise ValueError(f"word_rows: attribute id {attrs[w, j]} but the model has "
                                  f"{ix.index.n_attrs} attributes")
-    out_np = np.zeros((n_words, n_groups, L), dtype=np.float64)
-    if n_words == 0 or n_groups == 0 or L == 0 or n_cols == 0:
+    # np.empty and memset, not np.zeros: NumPy's calloc of 1 KiB or more releases
+    # the GIL, which on one sentence hands it to any busy thread (the convoy
+    # effect, see decode_corpus); memset keeps it
+    out_np = np.empty((n_words, n_groups, L), dtype=np.float64)
+    if n_words == 0 or n_groups == 0 or L == 0:
         return out_np
     cdef weight_t[:, :, ::1] out = out_np
+    memset(&out[0, 0, 0], 0, n_words * n_groups * L * sizeof(weight_t))
+    if n_cols == 0:
+        return out_np
     cdef const weight_t* wt = &params[0] if params.shape[0] else NULL
     if cache is not None:
         cache.check(ix, wt, params.shape[0], group, n_groups, L)

@@ -21,7 +21,7 @@ features); see ``docs/templates.md``.
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memmove
+from libc.string cimport memcpy, memmove, memset
 
 from cython.parallel cimport prange, threadid
 
@@ -772,8 +772,14 @@ cdef class WordMemo:
     @property
     def memo_ids(self):
         """int32 (n_words, n_memo): the id of each memo template for each string
-        (-1 absent, -2 looked up per token), a copy."""
-        return self.ids.copy()
+        (-1 absent, -2 looked up per token), a copy (by memcpy: ndarray.copy
+        releases the GIL over 500 items, handing it to any busy thread)."""
+        out = np.empty_like(self.ids)
+        cdef const int32_t[:, ::1] src = self.ids
+        cdef int32_t[:, ::1] dst = out
+        if src.shape[0] and src.shape[1]:
+            memcpy(&dst[0, 0], &src[0, 0], src.shape[0] * src.shape[1] * sizeof(int32_t))
+        return out
 
 
 cdef class KeyTable:
@@ -1151,17 +1157,21 @@ cdef class KeyTable:
         memo.n_memo = n_memo
         memo.plan = plan
         # ids[w, j]: id of the j-th memo template for string w; -2: per token.
-        # np.empty and fill, not np.full and np.ones (Python functions that cost
-        # more than the few words of a sentence they are made for).
+        # np.empty and a loop, not np.full and np.ones (Python functions that cost
+        # more than the few words of a sentence they are made for) nor
+        # ndarray.fill, which releases the GIL over 500 items and so hands it to
+        # any busy thread on one sentence (the convoy effect: GIL_MIN_KEYS).
         memo.ids = np.empty((max(n_words, 1), max(n_memo, 1)), dtype=np.int32)
-        memo.ids.fill(-2)
         pending_np = np.empty(max(n_words, 1), dtype=np.uint8)
-        pending_np.fill(1)
+        cdef int32_t[:, ::1] ids = memo.ids
+        cdef uint8_t[::1] pending = pending_np
+        cdef int32_t* idp = &ids[0, 0]
+        for i in range(ids.shape[0] * ids.shape[1]):
+            idp[i] = -2
+        memset(&pending[0], 1, pending.shape[0])
         memo.pending = pending_np
         if n_memo == 0 or n_words == 0:
             return memo
-        cdef int32_t[:, ::1] ids = memo.ids
-        cdef uint8_t[::1] pending = pending_np
         cdef Spec sp
         sp.n_slots = n_slots
         sp.hashes = &hashes[0] if n_str else NULL

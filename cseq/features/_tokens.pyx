@@ -912,6 +912,15 @@ cdef int _intern_cells(list X, Py_ssize_t need, const int32_t[::1] columns, rows
     return 0
 
 
+cdef object _int32_filled(Py_ssize_t rows, Py_ssize_t cols, int byte):
+    """An int32 array (rows, cols) with every byte ``byte``, made holding the GIL."""
+    out = np.empty((rows, cols), dtype=np.int32)
+    cdef int32_t[:, ::1] v = out
+    if rows and cols:
+        memset(&v[0, 0], byte, rows * cols * sizeof(int32_t))
+    return out
+
+
 def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not None,
                       const int32_t[::1] slot_col not None,
                       const int32_t[::1] slot_func not None, Py_ssize_t max_offset, rows_of,
@@ -975,10 +984,13 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
         base = len(vals)
         if base + n_words * max(n_slots, 1) > MAX_ID:
             raise OverflowError("more than 2**31 - 1 distinct cell strings and values")
-        slot_ids_np = np.zeros((n_tok, max(n_slots, 1)), dtype=np.int32)
-        words_np = np.zeros((n_tok, max(n_cols, 1)), dtype=np.int32)
-        word_slots_np = np.empty((n_words, max(n_slots, 1)), dtype=np.int32)
-        word_slots_np.fill(-1)  # not np.full, a Python function dearer than one sentence's fill
+        # np.empty and memset, not np.zeros and fill (nor np.full, a Python function
+        # dearer than one sentence's fill): NumPy releases the GIL to zero 1 KiB or to
+        # fill over 500 items, which on one sentence hands it to any busy thread (the
+        # convoy effect: GIL_MIN_CELLS); memset keeps it
+        slot_ids_np = _int32_filled(n_tok, max(n_slots, 1), 0)
+        words_np = _int32_filled(n_tok, max(n_cols, 1), 0)
+        word_slots_np = _int32_filled(n_words, max(n_slots, 1), 0xFF)  # -1 in every item
         hashes_np = np.empty(base + n_words * n_slots, dtype=np.uint64)
         hv = hashes_np
         if base:  # vals.hashes(), without the array it makes
