@@ -182,15 +182,8 @@ cdef Spec _spec(
     str name,
 ) except *:
     """Check everything the unchecked kernels index with; the pointers to read."""
-    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
     cdef Py_ssize_t n_tmpl = tmpl_seed.shape[0], n_cells = cell_row.shape[0]
-    cdef Py_ssize_t i, n_str = hashes.shape[0]
-    cdef Spec sp
-    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
-        raise ValueError(f"{name}: seq_ptr must run from 0 to n_tokens")
-    for i in range(seq_ptr.shape[0] - 1):
-        if seq_ptr[i + 1] < seq_ptr[i]:
-            raise ValueError(f"{name}: seq_ptr must be non-decreasing")
+    cdef Py_ssize_t i, max_slot = -1, min_row = 0, max_row = 0
     if tmpl_ptr.shape[0] != n_tmpl + 1 or tmpl_ptr[0] != 0 or tmpl_ptr[n_tmpl] != n_cells:
         raise ValueError(f"{name}: tmpl_ptr must run from 0 to n_cells")
     for i in range(n_tmpl):
@@ -199,10 +192,39 @@ cdef Spec _spec(
     if cell_slot.shape[0] != n_cells:
         raise ValueError(f"{name}: cell_row and cell_slot differ in length")
     for i in range(n_cells):
-        if cell_slot[i] < 0 or cell_slot[i] >= n_slots:
+        if cell_slot[i] < 0:
             raise ValueError(f"{name}: cell_slot out of range")
-        if cell_row[i] < -pad_before.shape[0] or cell_row[i] > pad_after.shape[0]:
-            raise ValueError(f"{name}: cell_row beyond the padding")
+        max_slot = max(max_slot, cell_slot[i])
+        min_row = min(min_row, cell_row[i])
+        max_row = max(max_row, cell_row[i])
+    return _corpus_spec(cells, hashes, seq_ptr, pad_before, pad_after, name, &tmpl_ptr[0],
+                        &cell_row[0] if n_cells else NULL, &cell_slot[0] if n_cells else NULL,
+                        &tmpl_seed[0] if n_tmpl else NULL, n_tmpl, n_cells, max_slot, min_row,
+                        max_row)
+
+
+cdef Spec _corpus_spec(const int32_t[:, ::1] cells, const uint64_t[::1] hashes,
+                       const int64_t[::1] seq_ptr, const int32_t[::1] pad_before,
+                       const int32_t[::1] pad_after, str name, const int32_t* tmpl_ptr,
+                       const int32_t* cell_row, const int32_t* cell_slot, const uint64_t* seeds,
+                       Py_ssize_t n_tmpl, Py_ssize_t n_cells, Py_ssize_t max_slot,
+                       Py_ssize_t min_row, Py_ssize_t max_row) except *:
+    """The Spec of a corpus read by checked template arrays (``max_slot``,
+    ``min_row`` and ``max_row``: the largest slot and the row offsets they
+    name), after checking the corpus against them: :func:`_spec` (template
+    arrays checked per call) and :func:`_plan_spec` (checked in the plan)."""
+    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
+    cdef Py_ssize_t i, n_str = hashes.shape[0]
+    cdef Spec sp
+    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
+        raise ValueError(f"{name}: seq_ptr must run from 0 to n_tokens")
+    for i in range(seq_ptr.shape[0] - 1):
+        if seq_ptr[i + 1] < seq_ptr[i]:
+            raise ValueError(f"{name}: seq_ptr must be non-decreasing")
+    if max_slot >= n_slots:
+        raise ValueError(f"{name}: cell_slot out of range")
+    if min_row < -pad_before.shape[0] or max_row > pad_after.shape[0]:
+        raise ValueError(f"{name}: cell_row beyond the padding")
     if n_tok and n_cells and not _ids_in_range(cells, n_str):
         raise ValueError(f"{name}: cells out of range of hashes")
     for i in range(pad_before.shape[0]):
@@ -217,10 +239,10 @@ cdef Spec _spec(
     sp.hashes_len = n_str
     sp.seq_ptr = &seq_ptr[0]
     sp.n_seq = seq_ptr.shape[0] - 1
-    sp.tmpl_ptr = &tmpl_ptr[0]
-    sp.cell_row = &cell_row[0] if n_cells else NULL
-    sp.cell_slot = &cell_slot[0] if n_cells else NULL
-    sp.seeds = &tmpl_seed[0] if n_tmpl else NULL
+    sp.tmpl_ptr = tmpl_ptr
+    sp.cell_row = cell_row
+    sp.cell_slot = cell_slot
+    sp.seeds = seeds
     sp.n_tmpl = n_tmpl
     sp.pad_before = &pad_before[0] if pad_before.shape[0] else NULL
     sp.pad_after = &pad_after[0] if pad_after.shape[0] else NULL
@@ -714,40 +736,11 @@ cdef Spec _plan_spec(TemplatePlan plan, const int32_t[:, ::1] cells,
                      str name) except *:
     """:func:`_spec` with the template arrays of ``plan`` (checked when it was
     made): what is left to check is the corpus's."""
-    cdef Py_ssize_t n_tok = cells.shape[0], n_slots = cells.shape[1]
-    cdef Py_ssize_t i, n_str = hashes.shape[0]
-    cdef Spec sp
-    if seq_ptr.shape[0] < 1 or seq_ptr[0] != 0 or seq_ptr[seq_ptr.shape[0] - 1] != n_tok:
-        raise ValueError(f"{name}: seq_ptr must run from 0 to n_tokens")
-    for i in range(seq_ptr.shape[0] - 1):
-        if seq_ptr[i + 1] < seq_ptr[i]:
-            raise ValueError(f"{name}: seq_ptr must be non-decreasing")
-    if plan.max_slot >= n_slots:
-        raise ValueError(f"{name}: cell_slot out of range")
-    if plan.min_row < -pad_before.shape[0] or plan.max_row > pad_after.shape[0]:
-        raise ValueError(f"{name}: cell_row beyond the padding")
-    if n_tok and plan.n_cells and not _ids_in_range(cells, n_str):
-        raise ValueError(f"{name}: cells out of range of hashes")
-    for i in range(pad_before.shape[0]):
-        if not (0 <= pad_before[i] < n_str):
-            raise ValueError(f"{name}: pad_before out of range of hashes")
-    for i in range(pad_after.shape[0]):
-        if not (0 <= pad_after[i] < n_str):
-            raise ValueError(f"{name}: pad_after out of range of hashes")
-    sp.cells = &cells[0, 0] if n_tok and n_slots else NULL
-    sp.n_slots = n_slots
-    sp.hashes = &hashes[0] if n_str else NULL
-    sp.hashes_len = n_str
-    sp.seq_ptr = &seq_ptr[0]
-    sp.n_seq = seq_ptr.shape[0] - 1
-    sp.tmpl_ptr = &plan.tmpl_ptr[0]
-    sp.cell_row = &plan.cell_row[0] if plan.n_cells else NULL
-    sp.cell_slot = &plan.cell_slot[0] if plan.n_cells else NULL
-    sp.seeds = &plan.seeds[0] if plan.n_tmpl else NULL
-    sp.n_tmpl = plan.n_tmpl
-    sp.pad_before = &pad_before[0] if pad_before.shape[0] else NULL
-    sp.pad_after = &pad_after[0] if pad_after.shape[0] else NULL
-    return sp
+    return _corpus_spec(cells, hashes, seq_ptr, pad_before, pad_after, name,
+                        &plan.tmpl_ptr[0], &plan.cell_row[0] if plan.n_cells else NULL,
+                        &plan.cell_slot[0] if plan.n_cells else NULL,
+                        &plan.seeds[0] if plan.n_tmpl else NULL, plan.n_tmpl, plan.n_cells,
+                        plan.max_slot, plan.min_row, plan.max_row)
 
 
 cdef class WordMemo:
