@@ -4,6 +4,8 @@
     python scripts/build_pipeline.py --check          # rebuilds in a temporary directory and
                                                       # compares bytes with cseq/data's files
     python scripts/build_pipeline.py --evaluate       # also scores both on raw EWT dev
+    python scripts/build_pipeline.py --tagger-orders  # UPOS from raw of taggers of order 1
+                                                      # and 2, seeds 0-2 (the TAGGER_ORDER choice)
 
 The training file is ``en_ewt-ud-train.conllu`` of UD English EWT (the shared
 data beside the checkout, ``--train`` otherwise); ``cseq.load_pipeline("en")``
@@ -53,7 +55,7 @@ TAGGER_EPOCHS = 10
 TAGGER_MIN_FREQ = 5
 #: A second-order chain, as `cseq train --template pos` trains (issue 31): on raw EWT
 #: dev, UPOS F1 94.64 / 94.64 / 94.54 over seeds 0-2 against 94.50 / 94.53 / 94.47
-#: for order 1, the same size, twice the training time (6 s).
+#: for order 1, the same size, twice the training time (6 s) (--tagger-orders).
 TAGGER_ORDER = 2
 SEED = 0
 
@@ -61,7 +63,6 @@ SEED = 0
 def build(train: Path, out: Path, *, verbose: bool = True) -> dict[str, Path]:
     """Train both models on ``train`` and save them in ``out``; return their paths."""
     import cseq
-    from cseq.conll import read_conllu
     from cseq.segment import Segmenter
 
     out.mkdir(parents=True, exist_ok=True)
@@ -78,14 +79,22 @@ def build(train: Path, out: Path, *, verbose: bool = True) -> dict[str, Path]:
     if verbose:
         print(f"segmenter: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     t0 = time.perf_counter()
-    sents, tags = read_conllu(train)[:2]
-    tagger = cseq.StructuredPerceptron(
-        max_iter=TAGGER_EPOCHS, random_state=SEED, order=TAGGER_ORDER,
-        features=cseq.TemplateFeaturizer("pos", min_freq=TAGGER_MIN_FREQ))
-    tagger.fit([[(row[0],) for row in s] for s in sents], tags).save(paths["tagger"])
+    train_tagger(train, paths["tagger"], order=TAGGER_ORDER, seed=SEED)
     if verbose:
         print(f"tagger: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     return paths
+
+
+def train_tagger(train: Path, path: Path, *, order: int, seed: int) -> None:
+    """Train the pipeline's UPOS tagger (its settings, ``order`` and ``seed``) and save it."""
+    import cseq
+    from cseq.conll import read_conllu
+
+    sents, tags = read_conllu(train)[:2]
+    tagger = cseq.StructuredPerceptron(
+        max_iter=TAGGER_EPOCHS, random_state=seed, order=order,
+        features=cseq.TemplateFeaturizer("pos", min_freq=TAGGER_MIN_FREQ))
+    tagger.fit([[(row[0],) for row in s] for s in sents], tags).save(path)
 
 
 def digest(path: Path) -> str:
@@ -112,9 +121,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true",
                    help="rebuild in a temporary directory and compare with --out's files")
     p.add_argument("--evaluate", action="store_true", help="score the pipeline on raw --dev")
+    p.add_argument("--tagger-orders", action="store_true",
+                   help="score taggers of order 1 and 2, seeds 0-2, behind --out's segmenter "
+                        "on raw --dev (writes nothing to --out)")
     args = p.parse_args(argv)
     if not args.train.exists():
         p.error(f"no training file {args.train} (UD English EWT train; give --train)")
+    if args.tagger_orders:
+        with tempfile.TemporaryDirectory() as tmp:
+            for order in (1, 2):
+                for seed in (0, 1, 2):
+                    tagger = Path(tmp) / f"order{order}-seed{seed}.upos"
+                    train_tagger(args.train, tagger, order=order, seed=seed)
+                    upos = evaluate({"segmenter": args.out / SEGMENTER_FILE, "tagger": tagger},
+                                    args.dev)["upos"]
+                    print(f"tagger order {order}, seed {seed}: UPOS F1 {100 * upos.f1:.2f}",
+                          flush=True)
+        return 0
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             built = build(args.train, Path(tmp))
