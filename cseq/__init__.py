@@ -23,7 +23,7 @@ from cseq.learners.memm import MEMM
 from cseq.learners.hmm import HMM
 from cseq.learners.greedy import GreedyTagger
 from cseq import conll, decoding, explain, metrics, probability, templates
-from cseq.chain._decode import openmp_enabled
+from cseq._core._parallel import openmp_enabled
 from cseq._version import __version__
 from cseq.compat.crfpp_model import from_crfpp
 from cseq.compat.crfsuite_model import from_crfsuite

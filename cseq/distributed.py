@@ -83,7 +83,7 @@ from cseq.chain.model import LinearChain
 from cseq.learners.objectives import CRFObjective, l2_penalty
 from cseq.features.sequences import Sequences
 from cseq.io.serialize import ESTIMATORS
-from cseq.features._vectors import dot
+from cseq._core.vectors import dot
 
 __all__ = ["fit", "predict", "read_conll", "read_conllu", "tag_files", "check_workers",
            "ClusterError"]

@@ -2,7 +2,7 @@
 
 Item 5: an ``n_jobs`` far above the machine's CPUs reached OpenMP unchecked
 (segfaults, libgomp ending the interpreter); every count now goes through
-``cseq.chain.model.resolve_n_jobs``, which clamps it to the usable CPUs.
+``cseq._core.threads.resolve_n_jobs``, which clamps it to the usable CPUs.
 
 Item 6: NumPy-scalar hyperparameters trained but could not be saved or
 pickled; flags took any object's truth (``average="False"`` trained as True)
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import cseq
-from cseq.chain.model import resolve_n_jobs, usable_cpus
+from cseq._core.threads import resolve_n_jobs, usable_cpus
 
 from cli_run import TRAIN, run
 from registered import estimators, reads_words

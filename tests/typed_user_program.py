@@ -80,7 +80,7 @@ def kernels() -> None:
     assert triples.shape == (1, 2, 2, 2)
     best, _ = cseq.loss_augmented_viterbi(emissions, transitions, path, 1.0 - np.eye(2))
     assert best.shape == path.shape
-    assert_type(cseq.openmp_enabled(), bool)     # from the stub of cseq.chain._decode
+    assert_type(cseq.openmp_enabled(), bool)     # from the stub of cseq._core._parallel
 
 
 def errors() -> str:

@@ -24,7 +24,6 @@ from libc.string cimport memcmp, memcpy, memset
 import numpy as np
 
 from cseq.chain._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
-from cseq._core._openmp cimport CSEQ_OPENMP_ENABLED
 from cseq._core._prefetch cimport cseq_prefetch
 from cseq.chain._masks import NoAllowedPath
 from cseq._core._types cimport index_t, label_t, weight_t
@@ -897,8 +896,3 @@ def raise_bad_sequence(const index_t[:, ::1] bad):
         raise ValueError("raise_bad_sequence: bad must have 3 columns")
     if bad.shape[0]:
         _raise_bad(&bad[0, 0], bad.shape[0])
-
-
-def openmp_enabled():
-    """True when the compiled modules were built with OpenMP."""
-    return bool(CSEQ_OPENMP_ENABLED)

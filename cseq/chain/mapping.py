@@ -22,7 +22,7 @@ import numpy as np
 from cseq.features import _pack
 from cseq.exceptions import CSeqError
 from cseq.fitted import Fitted
-from cseq.chain.model import resolve_n_jobs
+from cseq._core.threads import resolve_n_jobs
 from cseq.features.sequences import Sequences
 
 __all__ = ["gold_ids", "map_blocks", "map_decoded", "split"]

@@ -15,59 +15,26 @@ mirrors them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from cseq.chain import _decode, _forward_backward, _weights
-from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.chain._masks import NoAllowedPath
+from cseq._core.threads import resolve_n_jobs
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.chain.inference import mask_set
 from cseq.features.sequences import Sequences
 
-__all__ = ["LinearChain", "check_order", "not_finite", "per_sequence", "resolve_n_jobs",
-           "usable_cpus", "work_chunks"]
+__all__ = ["LinearChain", "check_order", "not_finite", "per_sequence", "work_chunks"]
 
 
 def check_order(order) -> None:
     """Raise InputError unless ``order`` is 1 (label bigrams) or 2 (bigrams and trigrams)."""
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order not in (1, 2):
         raise InputError(f"order must be 1 or 2 (first- or second-order chain), got {order!r}")
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on: its affinity mask where the OS has one, else all."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # macOS and Windows have no affinity call in os
-        return os.cpu_count() or 1
-
-
-def resolve_n_jobs(n_jobs) -> int:
-    """Number of threads for ``n_jobs``: the one place every thread count is checked.
-
-    ``-1`` or ``None`` means every usable CPU (:func:`usable_cpus`: the
-    process's affinity mask, so a container or ``taskset`` limit counts).  A
-    positive count above that is clamped to it, as OpenMP libraries do
-    (XGBoost's ``nthread``): more threads than CPUs cannot run at once, each
-    OpenMP thread of a kernel keeps scratch (a CRF or MEMM fit: a gradient
-    buffer as large as the model), and tens of thousands of threads exhaust
-    the process (libgomp aborts, thread stacks run out).  So the kernels
-    never see more threads than CPUs.  Results depend on the count only
-    through float rounding (the chunks of a training pass).  Raises
-    InputError for anything but a positive int or -1.
-    """
-    if n_jobs is None:
-        return usable_cpus()
-    if type(n_jobs) is int and n_jobs == 1:
-        return 1  # the common case, without the affinity system call (per predict call)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (
-            n_jobs < 1 and n_jobs != -1):
-        raise InputError(f"n_jobs must be a positive int or -1, got {n_jobs!r}")
-    return usable_cpus() if n_jobs == -1 else min(int(n_jobs), usable_cpus())
 
 
 def work_chunks(seq_ptr: np.ndarray, n_chunks: int) -> np.ndarray:

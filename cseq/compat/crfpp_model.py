@@ -53,7 +53,7 @@ import numpy as np
 
 from cseq.features import _templates
 from cseq.chain import _weights
-from cseq._dtypes import WEIGHT
+from cseq._core.dtypes import WEIGHT
 from cseq.compat.crfsuite_model import check_label_pairs, fitted_crf
 from cseq.learners.crf import CRF
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError

@@ -38,7 +38,7 @@ from typing import Any
 from cseq.features import _pack
 from cseq.exceptions import InputTypeError
 from cseq.features import FeatureVocabulary, register_featurizer
-from cseq.chain.model import resolve_n_jobs
+from cseq._core.threads import resolve_n_jobs
 from cseq.features.sequences import Sequences
 
 __all__ = ["item_attributes", "convert", "CRFsuiteVocabulary"]

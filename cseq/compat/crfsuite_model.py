@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from cseq.chain import _weights
-from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary
 from cseq.learners.crf import CRF
 from cseq.exceptions import ModelFormatError

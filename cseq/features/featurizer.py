@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from cseq.features import _pack, _templates, _tokens
-from cseq._dtypes import ATTR, INDEX, VALUE
+from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features.corpus import Interned, check_corpus, dense_ids, sentence_rows, token_columns
 from cseq.features.featurizer_parts import FitByParts
@@ -35,7 +35,7 @@ from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
 from cseq.features.clusters import Clusters, read_clusters
 from cseq.features.vocabulary import decode_strings, register_featurizer
-from cseq.chain.model import resolve_n_jobs
+from cseq._core.threads import resolve_n_jobs
 from cseq.features.sequences import Sequences
 from cseq.features.tagdict import UNKNOWN as UNKNOWN_CLASS
 from cseq.features.tagdict import FOLDS, TagDictionary, jackknife

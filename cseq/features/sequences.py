@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cseq._dtypes import ATTR, INDEX, LABEL, VALUE
+from cseq._core.dtypes import ATTR, INDEX, LABEL, VALUE
 from cseq.chain._weights import CorpusView
 from cseq.exceptions import InputError
 

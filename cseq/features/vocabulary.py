@@ -21,7 +21,7 @@ import numpy as np
 
 from cseq.features import _pack
 from cseq.exceptions import ModelFormatError
-from cseq.chain.model import resolve_n_jobs
+from cseq._core.threads import resolve_n_jobs
 from cseq.features.sequences import Sequences
 
 __all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",

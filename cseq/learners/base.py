@@ -279,7 +279,7 @@ class ChainEstimator(Parameters, ModelFile):
         ----------
         X : list of sequences, in the form given to :meth:`fit`.
         n_jobs : threads to use (``-1``: all usable CPUs; a larger count is
-            clamped to them, see ``cseq.chain.model.resolve_n_jobs``).  Attribute lookup and
+            clamped to them, see ``cseq._core.threads.resolve_n_jobs``).  Attribute lookup and
             decoding run without the GIL; with several threads, reading one
             block of ``X`` overlaps decoding the others.
         constraints : {"bio", "iob2", "iob1", "bioes"} or bool array (L, L), optional

@@ -18,7 +18,7 @@ from cseq.learners.objectives import CRFObjective
 from cseq.learners.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.registry import EARLY_STOPPING, Command, register
 from cseq.io.serialize import MAX_COUNT, header_field
-from cseq.features._vectors import dot
+from cseq._core.vectors import dot
 
 __all__ = ["CRF"]
 
@@ -117,7 +117,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     patience : int, default 5
     n_jobs : int, default 1
         Threads for the L-BFGS objective (``-1``: all usable CPUs; a larger
-        count is clamped to them, see ``cseq.chain.model.resolve_n_jobs``).
+        count is clamped to them, see ``cseq._core.threads.resolve_n_jobs``).
         Results depend on ``n_jobs`` only through float rounding.  SGD runs on
         one thread.
     all_states : bool, default False

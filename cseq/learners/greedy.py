@@ -8,11 +8,12 @@ import numpy as np
 
 from cseq.learners import _greedy
 from cseq.chain import _weights
-from cseq._dtypes import LABEL
+from cseq._core.dtypes import LABEL
 from cseq.learners.base import ChainEstimator, Number
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.learners.loops import mistake_driven_epochs
-from cseq.chain.model import LinearChain, resolve_n_jobs, work_chunks
+from cseq._core.threads import resolve_n_jobs
+from cseq.chain.model import LinearChain, work_chunks
 from cseq.registry import EARLY_STOPPING, Command, register
 
 __all__ = ["GreedyChain", "GreedyTagger"]

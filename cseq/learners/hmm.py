@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq._dtypes import ATTR, INDEX, VALUE
+from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.learners.base import ChainEstimator, Number, check_number
 from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError

@@ -12,7 +12,8 @@ from cseq.learners.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.chain.normalized import Posterior, local_posterior
 from cseq.chain.inference import forward_backward, viterbi
 from cseq.learners.loops import train_lbfgs
-from cseq.chain.model import LinearChain, not_finite, per_sequence, resolve_n_jobs, work_chunks
+from cseq._core.threads import resolve_n_jobs
+from cseq.chain.model import LinearChain, not_finite, per_sequence, work_chunks
 from cseq.learners.objectives import MEMMObjective
 from cseq.features.sequences import Sequences
 from cseq.registry import EARLY_STOPPING, Command, register
@@ -176,7 +177,7 @@ class MEMM(ChainEstimator):
     n_jobs : int, default 1
         Threads for the objective, decoding and marginals (``-1``: all usable
         CPUs; a larger count is clamped to them, see
-        ``cseq.chain.model.resolve_n_jobs``).
+        ``cseq._core.threads.resolve_n_jobs``).
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
     features : featurizer or None

@@ -11,9 +11,10 @@ import numpy as np
 
 from cseq.chain import _clamped, _crf
 from cseq.exceptions import InputError
-from cseq.chain.model import LinearChain, resolve_n_jobs, work_chunks
+from cseq._core.threads import resolve_n_jobs
+from cseq.chain.model import LinearChain, work_chunks
 from cseq.features.sequences import Sequences
-from cseq.features._vectors import dot
+from cseq._core.vectors import dot
 
 __all__ = ["CRFObjective", "MEMMObjective", "l2_penalty"]
 

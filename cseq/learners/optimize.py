@@ -45,7 +45,7 @@ from typing import Callable
 
 import numpy as np
 from cseq.learners._lbfgs import correction, moved, two_loop
-from cseq.features._vectors import dot, norm
+from cseq._core.vectors import dot, norm
 
 __all__ = ["LBFGSResult", "lbfgs", "pseudo_gradient", "MAX_ITER_MESSAGE"]
 

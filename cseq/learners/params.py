@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError
-from cseq.chain.model import check_order, resolve_n_jobs
+from cseq._core.threads import resolve_n_jobs
+from cseq.chain.model import check_order
 
 __all__ = ["COMMON_CONSTRAINTS", "Constraint", "MAX_REGULARIZATION", "Number", "OneOf",
            "Parameters", "check_flag", "check_keywords", "check_number", "param_names",

@@ -28,7 +28,7 @@ import numpy as np
 
 from cseq.features import _pack
 from cseq.chain import _weights
-from cseq._dtypes import INDEX, LABEL, WEIGHT
+from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
 from cseq.fitted import Fitted

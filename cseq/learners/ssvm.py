@@ -19,7 +19,7 @@ from cseq.learners.loops import epochs
 from cseq.learners.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
 from cseq.registry import EARLY_STOPPING, Command, register
 from cseq.io.serialize import MAX_COUNT
-from cseq.features._vectors import dot
+from cseq._core.vectors import dot
 
 __all__ = ["StructuredSVM"]
 
