@@ -31,7 +31,7 @@ import numpy as np
 
 import cseq
 from cseq.conll import read_conllu
-from cseq.features.sequences import label_lists
+from cseq.chain.sequences import label_lists
 from cseq.templates import TransformChunks
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"

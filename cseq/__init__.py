@@ -41,7 +41,7 @@ from cseq.features import FeatureVocabulary
 from cseq.chain.inference import forward_backward, loss_augmented_viterbi, viterbi, viterbi_nbest
 from cseq.io.serialize import load
 from cseq.pipeline import Pipeline, load_pipeline
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 from cseq.features.clusters import Clusters, brown_clusters, read_clusters
 from cseq import serialize  # the public path, as before issue 28's relayout

@@ -37,7 +37,7 @@ from cseq.fitted import Fitted
 from cseq.chain.inference import as_mask_array, forward_backward, viterbi_nbest
 from cseq.metrics import SCHEMES, _split_label, detect_scheme
 from cseq.chain.model import LinearChain, per_sequence
-from cseq.features.sequences import Sequences, label_lists
+from cseq.chain.sequences import Sequences, label_lists
 
 __all__ = ["scheme_constraints", "NBest", "predict", "predict_marginals", "predict_nbest",
            "score"]

@@ -18,7 +18,7 @@ How a fit runs (``docs/scaling.md``):
    those a single-machine ``fit`` gives) and broadcasts the fitted
    featurizer once.
 2. Each partition is packed once, on its worker, into the CSR corpus the
-   single-machine code uses (:class:`~cseq.features.sequences.Sequences`), and stays
+   single-machine code uses (:class:`~cseq.chain.sequences.Sequences`), and stays
    there for the whole fit.  The (attribute, label) pairs each shard has
    are merged into the model's state index, broadcast once.
 3. CRF: the project's L-BFGS (OWL-QN with ``c1``) runs on the driver; each
@@ -67,7 +67,7 @@ except ImportError as _exc:  # pragma: no cover - tested in a subprocess
         "pip install 'cseq-labeling[dask]' (or pip install 'dask[distributed]')"
     ) from _exc
 
-from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.learners import _ssvm, _perceptron
 from cseq.chain import _weights
 from cseq import conll
@@ -81,7 +81,7 @@ from cseq.learners import frame
 from cseq.learners.loops import passes, train_lbfgs
 from cseq.chain.model import LinearChain
 from cseq.learners.objectives import CRFObjective, l2_penalty
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.io.serialize import ESTIMATORS
 from cseq._core.vectors import dot
 
@@ -178,7 +178,7 @@ def _pack_part(pair, state, classes, unknown: bool, tags=None, first: int = 0) -
     corpus = featurizer.transform_part(X_part, tags[1], first) if tags is not None else \
         featurizer.transform(X_part)
     label_ids = {name: i for i, name in enumerate(classes)}
-    labels = _pack.pack_labels(y_part, corpus.seq_ptr, label_ids, False, unknown)
+    labels = _labels.pack_labels(y_part, corpus.seq_ptr, label_ids, False, unknown)
     return _Shard(Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values,
                             labels))
 

@@ -55,7 +55,7 @@ from cseq.fitted import Fitted
 from cseq.chain.inference import _chain_arrays, _constrain, _gold_array, forward_backward, viterbi
 from cseq.metrics import chunks, detect_scheme
 from cseq.chain.model import per_sequence
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["path_log_prob", "chain_entropy", "span_probability", "Tagged", "annotate",
            "sequence_log_prob", "predict_confidence", "sequence_entropy", "span_marginals",

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from cseq.chain import _decode
-from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.features import FeatureVocabulary
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 
 def pack(X, y, all_states=False, order=1, chain=LinearChain):
@@ -20,7 +20,7 @@ def pack(X, y, all_states=False, order=1, chain=LinearChain):
     fv = FeatureVocabulary()
     c = fv.fit_transform(X)
     label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, c.seq_ptr, label_ids, True)
+    labels = _labels.pack_labels(y, c.seq_ptr, label_ids, True)
     corpus = Sequences(c.seq_ptr, c.tok_ptr, c.attr_ids, c.values, labels)
     extra = {} if order == 1 else {"order": order}
     model = chain.from_corpus(corpus, fv.n_attributes, len(label_ids), all_states, **extra)

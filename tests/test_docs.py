@@ -118,7 +118,7 @@ DOCTEST_MODULES = ["cseq.metrics", "cseq.chain.inference", "cseq.conll", "cseq.t
                    "cseq.io.conll_read", "cseq.io.formats",
                    "cseq.data", "cseq.learners.base", "cseq.learners.crf", "cseq.learners.perceptron", "cseq.learners.memm",
                    "cseq.learners.hmm", "cseq.learners.greedy", "cseq.learners.ssvm", "cseq.learners.pa", "cseq.learners.arow", "cseq.features.vocabulary",
-                   "cseq.features.sequences",
+                   "cseq.chain.sequences",
                    "cseq.io.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
                    "cseq.pipeline", "cseq.ud_metrics",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",

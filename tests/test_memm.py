@@ -19,7 +19,7 @@ from cseq.fitted import Fitted
 from cseq.learners.memm import LocalChain
 from cseq.chain.model import LinearChain, work_chunks
 from cseq.learners.objectives import MEMMObjective
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 from budget import examples
 from oracle import (brute_memm, memm_path_log_prob, naive_local_distributions, path_score,

@@ -30,7 +30,7 @@ from cseq.conll import read_conllu
 from cseq.features import FeatureVocabulary
 from cseq.chain.model import LinearChain
 from cseq.learners.partial import grow
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.templates import TemplateFeaturizer
 
 from budget import examples

@@ -26,7 +26,7 @@ from cseq.exceptions import InputError, InputTypeError
 from cseq.features import FeatureVocabulary
 from cseq.chain.model import LinearChain
 from cseq.learners.objectives import CRFObjective
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 from budget import examples
 from registered import commands, estimators, quick

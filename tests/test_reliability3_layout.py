@@ -12,6 +12,7 @@ import pickle
 import struct
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cseq
@@ -60,3 +61,17 @@ def test_a_pickle_naming_cseq_serialize_loads_still_loads():
             + b"\x85R.")
     est = pickle.loads(blob)
     assert est.to_bytes() == cseq.load(DATA / "model_v1.cseq").to_bytes()
+
+
+def test_a_pickled_sequences_naming_its_old_module_still_loads():
+    # Sequences lived in cseq.features.sequences; a corpus pickled then names it.
+    from cseq.chain.sequences import Sequences
+
+    corpus = cseq.FeatureVocabulary().fit_transform([[["a", "b"], ["c"]]])
+    blob = pickle.dumps(corpus, protocol=2)
+    assert b"ccseq.chain.sequences\nSequences\n" in blob
+    old = blob.replace(b"ccseq.chain.sequences\n", b"ccseq.features.sequences\n")
+    back = pickle.loads(old)
+    assert type(back) is Sequences
+    assert all(np.array_equal(getattr(back, f), getattr(corpus, f))
+               for f in ("seq_ptr", "tok_ptr", "attr_ids"))

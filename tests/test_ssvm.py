@@ -15,7 +15,7 @@ from cseq.learners import _ssvm
 from cseq.chain import _weights
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import InputError, InputTypeError
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 from budget import examples
 from oracle import (NaivePegasos, brute_hinge, brute_loss_augmented, kernel_tie_break,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cseq.features import _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.conll import read_conll
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.templates import (
     PRESETS,
     TOKEN_FUNCTIONS,

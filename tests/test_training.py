@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 import cseq
 from cseq.chain import _crf, _weights
 from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.learners import _perceptron
 from cseq.exceptions import InputError
 from cseq.features import FeatureVocabulary
 from cseq.chain.model import LinearChain, work_chunks
 from cseq.learners.objectives import CRFObjective
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 from budget import examples
 from oracle import (
@@ -516,7 +517,7 @@ def test_crf_objective_on_a_million_token_sequence_stays_finite_and_consistent()
     features = FeatureVocabulary()
     corpus = features.fit_transform(X)
     label_ids: dict[str, int] = {}
-    labels = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True)
+    labels = _labels.pack_labels(y, corpus.seq_ptr, label_ids, True)
     corpus = Sequences(corpus.seq_ptr, corpus.tok_ptr, corpus.attr_ids, corpus.values, labels)
     model = LinearChain.from_corpus(corpus, features.n_attributes, L)
     for scale in (1.0, 1e6):

@@ -20,7 +20,7 @@ import cseq.chain._decode
 from cseq.chain import mapping
 from cseq.exceptions import InputError
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 from budget import examples
 from oracle import brute_viterbi, path_score, sequence_emissions, split_params

@@ -20,7 +20,7 @@ import numpy as np
 import cseq
 from cseq.data import sample_path
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.templates import TemplateFeaturizer
 
 if sys.version_info >= (3, 11):

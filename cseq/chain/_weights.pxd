@@ -27,7 +27,7 @@ cdef struct StateIndex:
 
 
 cdef struct Corpus:
-    # A packed corpus (see cseq.features.sequences.Sequences); labels may be NULL.
+    # A packed corpus (see cseq.chain.sequences.Sequences); labels may be NULL.
     const index_t* seq_ptr
     const index_t* tok_ptr
     const attr_t* attr_ids

@@ -7,7 +7,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 MAX_LABELS: int
 MIN_SCALE: float

@@ -212,7 +212,7 @@ cdef class ChainIndex:
 
 
 cdef class CorpusView:
-    """A packed corpus (:class:`cseq.features.sequences.Sequences`, already validated) as kernels read it.
+    """A packed corpus (:class:`cseq.chain.sequences.Sequences`, already validated) as kernels read it.
 
     ``labels`` is the gold label array or None.  ``max_len`` is the longest
     sequence, which sizes every per-sequence scratch buffer.  Labels -1

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.exceptions import CSeqError
 from cseq.fitted import Fitted
 from cseq._core.threads import resolve_n_jobs
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["gold_ids", "map_blocks", "map_decoded", "split"]
 
@@ -182,6 +182,6 @@ def split(flat: np.ndarray, corpus: Sequences) -> list[np.ndarray]:
 def gold_ids(y: Any, corpus: Sequences, label_ids: dict[str, int]) -> np.ndarray:
     """The label ids of ``y`` for the tokens of ``corpus``, -1 for labels the model does not know."""
     extended = dict(label_ids)
-    ids = _pack.pack_labels(y, corpus.seq_ptr, extended, True)
+    ids = _labels.pack_labels(y, corpus.seq_ptr, extended, True)
     ids[ids >= len(label_ids)] = -1
     return ids

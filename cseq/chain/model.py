@@ -26,7 +26,7 @@ from cseq.chain._masks import NoAllowedPath
 from cseq._core.threads import resolve_n_jobs
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.chain.inference import mask_set
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["LinearChain", "check_order", "not_finite", "per_sequence", "work_chunks"]
 

@@ -29,7 +29,7 @@ import numpy as np
 from cseq.chain import _forward_backward
 from cseq.exceptions import InputError
 from cseq.chain.model import LinearChain, not_finite
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["GlobalChain", "Posterior", "global_posterior", "local_posterior", "log_softmax_rows",
            "path_score"]

@@ -39,7 +39,7 @@ from cseq.features import _pack
 from cseq.exceptions import InputTypeError
 from cseq.features import FeatureVocabulary, register_featurizer
 from cseq._core.threads import resolve_n_jobs
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["item_attributes", "convert", "CRFsuiteVocabulary"]
 

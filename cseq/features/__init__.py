@@ -14,7 +14,7 @@
   :mod:`cseq.templates` is their public path.
 
 This ``__init__`` imports no module of the package: importing one module of
-it (``cseq.features.sequences`` from the chain, say) must not import the
+it (``cseq.chain.sequences`` from the chain, say) must not import the
 others, which import the chain in turn.  The names of
 :mod:`cseq.features.vocabulary` stay reachable as ``cseq.features.X`` (the
 path they had when this package was the module ``cseq/features.py``),

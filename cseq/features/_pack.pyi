@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["StringTable", "count_features", "pack_features", "pack_labels"]
+__all__ = ["StringTable", "count_features", "pack_features"]
 
 @disjoint_base
 class StringTable:
@@ -40,6 +40,3 @@ def pack_features(
 def pack_features(
     X: Any, vocab: StringTable, grow: bool, n_jobs: int = 1, *, crfsuite: bool,
 ) -> _Packed | None: ...
-def pack_labels(y: Sequence[Sequence[str | None]], seq_ptr: NDArray[np.int64],
-                label_index: dict[str, int], grow: bool,
-                unknown: bool = False) -> NDArray[np.int32]: ...

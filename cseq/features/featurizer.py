@@ -1,6 +1,6 @@
 """The compiled template featurizer: raw tokens to packed attribute ids.
 
-:class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.features.sequences.Sequences`
+:class:`TemplateFeaturizer` turns a corpus into a :class:`cseq.chain.sequences.Sequences`
 through the compiled path: :mod:`cseq.features._tokens` interns cell strings in a C
 table and runs the token functions in C once per distinct cell, then (in
 :mod:`cseq.features._templates`) each attribute becomes a 64-bit key combined in C and
@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from cseq.features import _pack, _templates, _tokens
+from cseq.chain import _labels
+from cseq.features import _templates, _tokens
 from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features.corpus import Interned, check_corpus, dense_ids, sentence_rows, token_columns
@@ -36,7 +37,7 @@ from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
 from cseq.features.clusters import Clusters, read_clusters
 from cseq.features.vocabulary import decode_strings, register_featurizer
 from cseq._core.threads import resolve_n_jobs
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.features.tagdict import UNKNOWN as UNKNOWN_CLASS
 from cseq.features.tagdict import FOLDS, TagDictionary, jackknife
 
@@ -404,7 +405,7 @@ class TemplateFeaturizer(FitByParts, FeaturizerState):
                          lengths)
         if y is not None:
             label_ids: dict[str, int] = {}
-            labels = _pack.pack_labels(y, data.seq_ptr, label_ids, True, True)
+            labels = _labels.pack_labels(y, data.seq_ptr, label_ids, True, True)
             names = [""] * len(label_ids)
             for name, i in label_ids.items():
                 names[i] = name

@@ -16,10 +16,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cseq.features import _pack, _templates
+from cseq.chain import _labels
+from cseq.features import _templates
 from cseq.exceptions import InputError
 from cseq.features.corpus import check_corpus, dense_ids, token_columns
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.features.tagdict import FOLDS, TagDictionary, jackknife
 
 __all__ = ["FitByParts"]
@@ -85,7 +86,7 @@ class FitByParts:
         X = check_corpus(X)
         data = self._intern(X)
         label_ids: dict[str, int] = {}
-        labels = _pack.pack_labels(y, data.seq_ptr, label_ids, True, True)
+        labels = _labels.pack_labels(y, data.seq_ptr, label_ids, True, True)
         lengths = np.diff(data.seq_ptr)
         fold = np.repeat((first_sequence + np.arange(len(lengths), dtype=np.int64)) % FOLDS,
                          lengths)

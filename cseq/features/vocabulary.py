@@ -1,6 +1,6 @@
 """Attribute vocabularies: user-made feature lists and dicts to packed corpora.
 
-A *featurizer* turns the user's ``X`` into a :class:`~cseq.features.sequences.Sequences`
+A *featurizer* turns the user's ``X`` into a :class:`~cseq.chain.sequences.Sequences`
 and can be stored in a model file.  :class:`FeatureVocabulary` handles the
 python-crfsuite style of input (one list of feature strings, or one dict, per
 token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
@@ -22,7 +22,7 @@ import numpy as np
 from cseq.features import _pack
 from cseq.exceptions import ModelFormatError
 from cseq._core.threads import resolve_n_jobs
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
            "featurizer_from_config", "featurizer_from_state"]

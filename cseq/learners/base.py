@@ -34,7 +34,7 @@ from cseq.learners.params import (COMMON_CONSTRAINTS, MAX_REGULARIZATION, Constr
                                   param_names, plain_params)
 from cseq.chain.model import LinearChain
 from cseq.learners.persist import ModelFile
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["ChainEstimator", "EarlyStopping", "COMMON_CONSTRAINTS", "Constraint", "Number",
            "OneOf", "check_flag", "check_keywords", "check_number", "param_names",

@@ -35,7 +35,7 @@ from typing import Any, ContextManager
 
 import numpy as np
 
-from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, TrainingInterrupted
 from cseq.learners.loops import (MAX_ITER_REASON, Callback, DevScorer, EarlyStopping,
@@ -43,7 +43,7 @@ from cseq.learners.loops import (MAX_ITER_REASON, Callback, DevScorer, EarlyStop
 from cseq.learners.protocol import Learner
 from cseq.metrics import chunk_f1, detect_scheme
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences, label_lists, relabel
+from cseq.chain.sequences import Sequences, label_lists, relabel
 
 
 __all__ = ["Fit", "check_record", "complete", "dev_scorer", "format_record", "pack", "run",
@@ -100,7 +100,7 @@ def pack(est: Learner, X: Sequence[Any], y: Sequence[Sequence[str | None]]
     if corpus.n_tokens == 0:
         raise InputError("cannot fit on a corpus without tokens (every sequence is empty)")
     label_ids: dict[str, int] = {}
-    raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, est._partial_labels)
+    raw = _labels.pack_labels(y, corpus.seq_ptr, label_ids, True, est._partial_labels)
     if not label_ids:
         raise InputError("cannot fit without a single known label (every label is None)")
     classes = sorted(label_ids)

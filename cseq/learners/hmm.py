@@ -27,7 +27,7 @@ from cseq.learners.base import ChainEstimator, Number, check_number
 from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import decode_strings, encode_strings, register_featurizer
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.registry import Command, register
 from cseq.io.serialize import header_field
 

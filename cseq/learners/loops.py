@@ -28,7 +28,7 @@ from cseq.exceptions import ConvergenceError
 from cseq.learners.protocol import Learner
 from cseq.chain.model import LinearChain
 from cseq.learners.optimize import MAX_ITER_MESSAGE, lbfgs
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 
 __all__ = ["EarlyStopping", "MAX_ITER_REASON", "SETTLED", "epochs", "mistake_driven_epochs",

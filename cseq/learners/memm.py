@@ -15,7 +15,7 @@ from cseq.learners.loops import train_lbfgs
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.model import LinearChain, not_finite, per_sequence, work_chunks
 from cseq.learners.objectives import MEMMObjective
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.registry import EARLY_STOPPING, Command, register
 from cseq.io.serialize import header_field
 

@@ -13,7 +13,7 @@ from cseq.chain import _clamped, _crf
 from cseq.exceptions import InputError
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.model import LinearChain, work_chunks
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq._core.vectors import dot
 
 __all__ = ["CRFObjective", "MEMMObjective", "l2_penalty"]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cseq.features import _pack
+from cseq.chain import _labels
 from cseq.chain import _weights
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
@@ -36,7 +36,7 @@ from cseq.learners.frame import check_record, format_record, training
 # Defined with the protocol whose _partial_pass receives it; cseq.learners.partial.TrainingState stays.
 from cseq.learners.protocol import TrainingState
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences, relabel
+from cseq.chain.sequences import Sequences, relabel
 from cseq.io.serialize import header_field
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ class PartialFitMixin:
             raise InputError(f"the featurizer {type(featurizer).__name__} cannot learn in "
                              "batches (it needs partial_fit_transform and copy)")
         if fitted:
-            _pack.pack_labels(y, seq_ptr, dict(label_ids), True, self._partial_labels)
+            _labels.pack_labels(y, seq_ptr, dict(label_ids), True, self._partial_labels)
             # Copy-on-write: readers of the published snapshot keep using its
             # featurizer while this batch grows the copy.
             featurizer = featurizer.copy()
@@ -240,7 +240,7 @@ class PartialFitMixin:
             corpus = featurizer.partial_fit_transform(X)
         if corpus.n_sequences == 0 or corpus.n_tokens == 0:
             raise InputError("cannot train on a batch without tokens")
-        raw = _pack.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)
+        raw = _labels.pack_labels(y, corpus.seq_ptr, label_ids, True, self._partial_labels)
         if not label_ids:
             raise InputError("cannot train without a single known label (every label is None)")
         names = sorted(label_ids)

@@ -27,7 +27,7 @@ import numpy as np
 
 from cseq.fitted import Fitted
 from cseq.chain.model import LinearChain
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 
 __all__ = ["Learner", "PartialLearner", "TrainingState", "protocol_hooks"]
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.features import register_featurizer
-from cseq.features.sequences import Sequences
+from cseq.chain.sequences import Sequences
 from cseq.segment import _chars
 
 __all__ = ["PRESETS", "CharFeatures"]
