@@ -35,7 +35,7 @@ from cseq.chain.mapping import gold_ids, map_blocks, map_decoded, split
 from cseq.exceptions import InputError, InputTypeError
 from cseq.fitted import Fitted
 from cseq.chain.inference import as_mask_array, forward_backward, viterbi_nbest
-from cseq.metrics import SCHEMES, _split_label, detect_scheme
+from cseq.evaluation.metrics import SCHEMES, _split_label, detect_scheme
 from cseq.chain.model import LinearChain, per_sequence
 from cseq.chain.sequences import Sequences, label_lists
 

@@ -53,7 +53,7 @@ from cseq.chain.normalized import Posterior, global_posterior, path_score
 from cseq.exceptions import InputError
 from cseq.fitted import Fitted
 from cseq.chain.inference import _chain_arrays, _constrain, _gold_array, forward_backward, viterbi
-from cseq.metrics import chunks, detect_scheme
+from cseq.evaluation.metrics import chunks, detect_scheme
 from cseq.chain.model import per_sequence
 from cseq.chain.sequences import Sequences
 

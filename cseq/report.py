@@ -57,7 +57,7 @@ import numpy as np
 from cseq.io._files import replacing
 from cseq.exceptions import InputError
 from cseq.explain import top_features, transition_table
-from cseq.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme
+from cseq.evaluation.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme
 from cseq.probability import annotate
 
 __all__ = ["write_report", "report_html", "reliability", "SECTIONS"]

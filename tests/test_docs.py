@@ -113,14 +113,14 @@ def test_fence_parser():
                                                ("text", "out\n")]
 
 
-DOCTEST_MODULES = ["cseq.metrics", "cseq.chain.inference", "cseq.conll", "cseq.templates",
+DOCTEST_MODULES = ["cseq.evaluation.metrics", "cseq.chain.inference", "cseq.conll", "cseq.templates",
                    "cseq.features.template_language", "cseq.features.featurizer",
                    "cseq.io.conll_read", "cseq.io.formats",
                    "cseq.data", "cseq.learners.base", "cseq.learners.crf", "cseq.learners.perceptron", "cseq.learners.memm",
                    "cseq.learners.hmm", "cseq.learners.greedy", "cseq.learners.ssvm", "cseq.learners.pa", "cseq.learners.arow", "cseq.features.vocabulary",
                    "cseq.chain.sequences",
                    "cseq.io.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
-                   "cseq.pipeline", "cseq.ud_metrics",
+                   "cseq.pipeline", "cseq.evaluation.ud_metrics",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
@@ -143,7 +143,7 @@ def test_doctest_modules_cover_the_api():
     import cseq
     documented = {getattr(cseq, n).__module__ for n in cseq.__all__
                   if hasattr(getattr(cseq, n), "__module__") and n != "__version__"}
-    documented |= {"cseq.conll", "cseq.metrics", "cseq.templates", "cseq.data"}
+    documented |= {"cseq.conll", "cseq.evaluation.metrics", "cseq.templates", "cseq.data"}
     compiled = {m for m in documented if m.split(".")[-1].startswith("_")}
     assert documented - compiled <= set(DOCTEST_MODULES), documented - set(DOCTEST_MODULES)
 

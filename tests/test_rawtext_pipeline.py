@@ -99,7 +99,7 @@ def test_raw_text_without_marks_has_a_paragraph_per_n_sentences():
 
 @pytest.mark.skipif(not (DATA / "en_ewt-ud-dev.conllu").exists(), reason="EWT not available")
 def test_raw_ewt_dev_spells_the_treebank():
-    from cseq.ud_metrics import _Treebank
+    from cseq.evaluation.ud_metrics import _Treebank
     paras = list(conllu_raw_text(DATA / "en_ewt-ud-dev.conllu"))
     assert len(paras) == 750            # the # newpar and # newdoc marks of EWT dev
     assert all(p and "\n" not in p and p == p.strip() for p in paras)

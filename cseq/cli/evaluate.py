@@ -12,7 +12,7 @@ from cseq.exceptions import CSeqError
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from cseq.metrics import chunk_scores, classification_report, detect_scheme
+    from cseq.evaluation.metrics import chunk_scores, classification_report, detect_scheme
     if args.report:
         _check_output_path(args.report, "the report", [args.model, args.test])
     est = load_fitted(args.model)

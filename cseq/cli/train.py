@@ -52,7 +52,7 @@ def _partial_labels(command: Command) -> bool:
 def _template_choice(args: argparse.Namespace, X: list[Any], y: list[Any], fmt: str
                      ) -> str:
     """The preset for data of this shape, with a message saying why."""
-    from cseq.metrics import detect_scheme
+    from cseq.evaluation.metrics import detect_scheme
     width = len(X[0][0])
     labels = {lab for seq in y[:2000] for lab in seq if lab is not None}
     if fmt == "conllu" or width == 1:
@@ -295,7 +295,7 @@ def _train_in_passes(args: argparse.Namespace, templates: Any, X: list[Any], y: 
                 est.partial_fit(X, y)
                 record: dict[str, Any] = {"iteration": k + 1}
                 if X_dev is not None:
-                    from cseq.metrics import accuracy
+                    from cseq.evaluation.metrics import accuracy
                     record["dev_accuracy"] = accuracy(y_dev, est.predict(X_dev))
                 progress(record)
     except KeyboardInterrupt:
@@ -363,7 +363,7 @@ def _interrupted(exc: TrainingInterrupted, args: argparse.Namespace) -> int:
 
 
 def _summary(est: Any, X: list[Any], y: list[Any], n_jobs: int) -> str:
-    from cseq.metrics import accuracy, chunk_f1, detect_scheme
+    from cseq.evaluation.metrics import accuracy, chunk_f1, detect_scheme
     pred = est.predict(X, n_jobs=n_jobs)
     acc = f"accuracy {100 * accuracy(y, pred):.2f}%"
     scheme = detect_scheme({lab for seq in y for lab in seq})

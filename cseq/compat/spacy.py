@@ -29,7 +29,7 @@ from typing import Any, List, Optional
 
 from cseq.compat._tagger import fitted_estimator
 from cseq.exceptions import InputError, InputTypeError
-from cseq.metrics import SCHEMES, chunks, detect_scheme
+from cseq.evaluation.metrics import SCHEMES, chunks, detect_scheme
 
 try:
     from spacy.language import Language

@@ -41,7 +41,7 @@ from cseq.exceptions import ConvergenceError, ConvergenceWarning, InputError, Tr
 from cseq.learners.loops import (MAX_ITER_REASON, Callback, DevScorer, EarlyStopping,
                                  still_improving)
 from cseq.learners.protocol import Learner
-from cseq.metrics import chunk_f1, detect_scheme
+from cseq.evaluation.metrics import chunk_f1, detect_scheme
 from cseq.chain.model import LinearChain
 from cseq.chain.sequences import Sequences, label_lists, relabel
 
