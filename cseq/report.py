@@ -56,9 +56,9 @@ import numpy as np
 
 from cseq.io._files import replacing
 from cseq.exceptions import InputError
-from cseq.explain import top_features, transition_table
+from cseq.chain.explain import top_features, transition_table
 from cseq.evaluation.metrics import _token_scores, chunk_scores, confusion_matrix, detect_scheme
-from cseq.probability import annotate
+from cseq.chain.probability import annotate
 
 __all__ = ["write_report", "report_html", "reliability", "SECTIONS"]
 

@@ -336,7 +336,7 @@ def _tag(est: Any, key: tuple[bool, int | None, str | None],
     from cseq.io._streams import json_record, nbest_record
     marginals, nbest, constraints = key
     if marginals:
-        from cseq.probability import annotate
+        from cseq.chain.probability import annotate
         out = []
         for x, t in zip(X, annotate(est, X, spans=True, constraints=constraints)):
             record = json_record([row[0] for row in x], t.labels, t.confidence, t)

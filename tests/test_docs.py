@@ -119,7 +119,7 @@ DOCTEST_MODULES = ["cseq.evaluation.metrics", "cseq.chain.inference", "cseq.conl
                    "cseq.data", "cseq.learners.base", "cseq.learners.crf", "cseq.learners.perceptron", "cseq.learners.memm",
                    "cseq.learners.hmm", "cseq.learners.greedy", "cseq.learners.ssvm", "cseq.learners.pa", "cseq.learners.arow", "cseq.features.vocabulary",
                    "cseq.chain.sequences",
-                   "cseq.io.serialize", "cseq.exceptions", "cseq.probability", "cseq.report",
+                   "cseq.io.serialize", "cseq.exceptions", "cseq.chain.probability", "cseq.chain.decoding", "cseq.report",
                    "cseq.pipeline", "cseq.evaluation.ud_metrics",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",

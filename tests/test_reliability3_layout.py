@@ -31,6 +31,12 @@ PUBLIC = {
                    "ConlluBlock", "text_lines"],
     "cseq.serialize": ["MAGIC", "FORMAT_VERSION", "MAX_COUNT", "dumps", "header_field", "loads",
                        "save"],
+    "cseq.decoding": ['scheme_constraints', 'NBest', 'predict', 'predict_marginals', 'predict_nbest', 'score'],
+    "cseq.probability": ['path_log_prob', 'chain_entropy', 'span_probability', 'Tagged', 'annotate', 'sequence_log_prob', 'predict_confidence', 'sequence_entropy', 'span_marginals', 'predict_spans', 'SPAN_SCHEMES'],
+    "cseq.explain": ['FeatureContribution', 'TokenExplanation', 'Explanation', 'explain', 'feature_names', 'max_marginals', 'top_features', 'transition_table'],
+    "cseq.fitted": ['Fitted'],
+    "cseq.metrics": ['SCHEMES', 'UDScore', 'ud_scores', 'accuracy', 'sequence_accuracy', 'chunks', 'chunk_scores', 'chunk_f1', 'classification_report', 'confusion_matrix', 'detect_scheme'],
+    "cseq.ud_metrics": ['UDScore', 'ud_scores'],
 }
 
 
@@ -50,6 +56,9 @@ def test_facade_names_are_the_real_objects():
 
     assert cseq.templates.TemplateFeaturizer is TemplateFeaturizer
     assert cseq.conll.read_conll is read_conll
+    assert cseq.decoding.NBest is importlib.import_module("cseq.chain.decoding").NBest
+    assert cseq.fitted.Fitted is importlib.import_module("cseq.chain.fitted").Fitted
+    assert cseq.metrics.chunk_f1 is importlib.import_module("cseq.evaluation.metrics").chunk_f1
 
 
 def test_a_pickle_naming_cseq_serialize_loads_still_loads():

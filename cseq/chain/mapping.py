@@ -21,7 +21,7 @@ import numpy as np
 
 from cseq.chain import _labels
 from cseq.exceptions import CSeqError
-from cseq.fitted import Fitted
+from cseq.chain.fitted import Fitted
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.sequences import Sequences
 

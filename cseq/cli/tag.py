@@ -117,7 +117,7 @@ def _tag_stream(est: Any, items: Any, out: IO[str], args: argparse.Namespace, fm
                 ) -> None:
     """Read, tag and write batches of about ``--batch-tokens`` tokens."""
     from cseq.io._streams import write_items
-    from cseq.probability import annotate
+    from cseq.chain.probability import annotate
     batch: list[Any] = []
     n_tok = 0
     checked = False

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
 import numpy as np
 
-from cseq import decoding
-from cseq import explain as _explain
-from cseq import probability as _probability
-from cseq.explain import Explanation
+from cseq.chain import decoding
+from cseq.chain import explain as _explain
+from cseq.chain import probability as _probability
+from cseq.chain.explain import Explanation
 from cseq.exceptions import InputError, NotFittedError
-from cseq.fitted import Fitted
+from cseq.chain.fitted import Fitted
 from cseq.features import FeatureVocabulary
 from cseq.learners import frame
 # Re-exported: their public paths were cseq.learners.base's before the loops moved.

@@ -31,7 +31,7 @@ from cseq.chain import _weights
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features import FeatureVocabulary
-from cseq.fitted import Fitted
+from cseq.chain.fitted import Fitted
 from cseq.learners.frame import check_record, format_record, training
 # Defined with the protocol whose _partial_pass receives it; cseq.learners.partial.TrainingState stays.
 from cseq.learners.protocol import TrainingState

@@ -25,7 +25,7 @@ from cseq.learners.params import plain_params
 from cseq.io.serialize import dumps, header_field, loads, write_atomic
 
 if TYPE_CHECKING:
-    from cseq.fitted import Fitted
+    from cseq.chain.fitted import Fitted
 
 __all__ = ["ModelFile"]
 

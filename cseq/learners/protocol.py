@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, Protocol
 
 import numpy as np
 
-from cseq.fitted import Fitted
+from cseq.chain.fitted import Fitted
 from cseq.chain.model import LinearChain
 from cseq.chain.sequences import Sequences
 
