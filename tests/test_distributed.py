@@ -25,8 +25,10 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 import dask.bag as db  # noqa: E402
 
-import cseq._cluster as cluster  # noqa: E402
+import cseq.distributed.cluster as cluster  # noqa: E402
 import cseq.distributed as cd  # noqa: E402
+import cseq.distributed.crf  # noqa: E402
+import cseq.distributed.shards  # noqa: E402
 
 
 def _corpus(n: int, seed: int = 0):
@@ -232,10 +234,10 @@ def _objective(est, X, y):
 
 @pytest.mark.parametrize("k, tree", [(2, False), (3, False), (3, True)])
 def test_more_partitions_reach_the_same_objective(client, k, tree, monkeypatch):
-    # Up to cd._DIRECT_SHARDS shards the results are gathered on the driver;
+    # Up to cseq.distributed.crf._DIRECT_SHARDS shards the results are gathered on the driver;
     # the tree reduction (broadcast weights, pairwise sums) is forced here too.
     if tree:
-        monkeypatch.setattr(cd, "_DIRECT_SHARDS", 1)
+        monkeypatch.setattr(cseq.distributed.crf, "_DIRECT_SHARDS", 1)
     X, y = _corpus(150, seed=1)
     Xte, _ = _corpus(100, seed=2)
     ref = cseq.CRF(c2=0.5, max_iter=200, tol=1e-7, period=5).fit(X, y)
@@ -298,7 +300,7 @@ def test_shards_spread_over_the_workers(client):
     # data terms run at the same time.
     X, y = _corpus(200, seed=14)
     for _ in range(3):
-        setup = cd._Setup(cseq.CRF(), client, X, y, 2)
+        setup = cseq.distributed.shards._Setup(cseq.CRF(), client, X, y, 2)
         holders = client.who_has(setup.shards)
         assert len({w for ws in holders.values() for w in ws}) == 2, holders
     shard = setup.shards[0].result()

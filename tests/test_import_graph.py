@@ -1,4 +1,4 @@
-"""The package's import graph has no cycle (issue 28).
+"""The package's import graph has no cycle and no import that runs up a layer.
 
 Every import counts: Python ``import`` and ``from ... import`` statements
 anywhere in a module (inside functions and ``TYPE_CHECKING`` blocks too: an
@@ -6,7 +6,10 @@ import moved into a function to dodge a cycle is still the cycle), and the
 Cython ``cimport`` / ``from ... cimport`` (and ``import``) lines of the
 ``.pyx`` and ``.pxd`` files, a ``.pyx`` and its ``.pxd`` being one module.
 A cycle means no module of it can be understood, tested or replaced without
-the others; the layers of ``docs/architecture.md`` only point down.
+the others.  The layers are written once, in the table of
+``docs/architecture.md`` ("Layers and what each may import"), which these
+tests read: an import from a lower layer to a higher one fails, and so does a
+module the table does not place.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # A Cython import line: ``from a.b cimport x``, ``from a.b import x``,
@@ -171,8 +176,7 @@ def _cycle_in(graph: dict[str, set[str]], members: set[str], start: str) -> list
 def test_the_package_has_no_import_cycle():
     # The sources beside the tests (a checkout or an unpacked sdist): an
     # installed wheel holds no .pyx/.pxd, so its cimports could not be read.
-    root = Path(__file__).resolve().parents[1] / "cseq"
-    graph = import_graph(root, "cseq")
+    graph = import_graph(ROOT / "cseq", "cseq")
     assert "cseq.learners.base" in graph and graph["cseq.learners.base"], "the walker found no imports"
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
@@ -198,3 +202,66 @@ def test_the_walker_finds_cycles_through_functions_and_cimports(tmp_path):
     assert ("pkg.a", "pkg.b", "pkg.a") in found
     assert ("pkg._m", "pkg.sub._k", "pkg._m") in found
     assert len(found) == 2
+
+
+_LAYER_ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<modules>[^|]*)\|")
+
+
+def layers(text: str) -> list[tuple[str, list[str]]]:
+    """The layer table between ``<!-- layers`` and ``<!-- /layers -->``: (name, module prefixes), bottom first."""
+    start = text.index("<!-- layers")
+    block = text[start:text.index("<!-- /layers -->", start)].splitlines()[1:]
+    out = []
+    for line in block[2:]:  # the header row and its rule
+        m = _LAYER_ROW.match(line)
+        assert m, f"not a layer row: {line!r}"
+        out.append((m.group("name"), re.findall(r"`([\w.]+)`", m.group("modules"))))
+    return out
+
+
+def layer_of(module: str, table: list[tuple[str, list[str]]]) -> int | None:
+    """The index of the layer whose entry is the longest prefix of ``module`` (None: unplaced).
+
+    The root package's name (an entry without a dot) stands for its
+    ``__init__`` alone, not for everything under it.
+    """
+    best, length = None, -1
+    for i, (_, prefixes) in enumerate(table):
+        for prefix in prefixes:
+            inside = "." in prefix and module.startswith(prefix + ".")
+            if (module == prefix or inside) and len(prefix) > length:
+                best, length = i, len(prefix)
+    return best
+
+
+def upward_imports(graph: dict[str, set[str]], table) -> tuple[list[str], list[str]]:
+    """(modules no row places, ``a -> b`` imports from a lower layer to a higher one)."""
+    unplaced = sorted(m for m in graph if layer_of(m, table) is None)
+    up = sorted(f"{a} ({table[layer_of(a, table)][0]}) -> {b} ({table[layer_of(b, table)][0]})"
+                for a, targets in graph.items() for b in targets
+                if None not in (layer_of(a, table), layer_of(b, table))
+                and layer_of(b, table) > layer_of(a, table))
+    return unplaced, up
+
+
+def test_no_import_runs_up_a_layer():
+    table = layers((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert [name for name, _ in table][:2] == ["leaves", "io"], table
+    graph = import_graph(ROOT / "cseq", "cseq")
+    unplaced, up = upward_imports(graph, table)
+    assert not unplaced, f"modules that no row of the layer table places: {unplaced}"
+    assert not up, "imports that run up a layer:\n" + "\n".join(up)
+
+
+def test_the_layer_check_finds_an_upward_import():
+    text = ("<!-- layers -->\n| layer | modules | what |\n|---|---|---|\n"
+            "| low | `pkg.low` | x |\n| high | `pkg.api` `pkg` | y |\n<!-- /layers -->\n")
+    table = layers(text)
+    assert table == [("low", ["pkg.low"]), ("high", ["pkg.api", "pkg"])]
+    assert layer_of("pkg.low.deep", table) == 0 and layer_of("pkg.api", table) == 1
+    assert layer_of("other", table) is None
+    assert layer_of("pkg", table) == 1 and layer_of("pkg.other", table) is None
+    graph = {"pkg.api": {"pkg.low"}, "pkg.low": {"pkg.api"}, "other": set()}
+    unplaced, up = upward_imports(graph, table)
+    assert unplaced == ["other"]
+    assert up == ["pkg.low (low) -> pkg.api (high)"]

@@ -59,7 +59,8 @@ from cseq.learners.crf import CRF
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features import encode_strings
 from cseq.io.serialize import read_file_bytes
-from cseq.templates import HASH_SCHEME, STATE_FORMAT, TemplateFeaturizer
+from cseq.features.featurizer import TemplateFeaturizer
+from cseq.features.featurizer_state import HASH_SCHEME, STATE_FORMAT
 
 __all__ = ["from_crfpp", "crfpp_from_bytes"]
 

@@ -191,7 +191,7 @@ class CRF(PartialFitMixin, ChainEstimator):
                                      f"step sizes must be finite and positive), got {value!r}")
 
     #: On Dask: distributed L-BFGS of the CRF objective (cseq.distributed).
-    _distributed = "lbfgs"
+    _distributed = "cseq.distributed.crf"
 
     def _check_distributed(self, warm_start: str | None) -> None:
         if self.algorithm != "lbfgs":

@@ -104,7 +104,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
         return model if self.all_states else self._pruned(model)
 
     #: On Dask: iterative parameter mixing of perceptron epochs (cseq.distributed).
-    _distributed = "perceptron-mixing"
+    _distributed = "cseq.distributed.perceptron"
 
     def _train(self, corpus, model, dev, callback):
         params = _weights.AveragedParams(model.params.copy())

@@ -73,9 +73,13 @@ class Learner(Protocol):
     #: ``model_``, ``classes_`` and ``featurizer_`` (base's plus the learner's).
     _fitted_names: ClassVar[tuple[str, ...]]
     #: How :mod:`cseq.distributed` trains this learner on a Dask cluster: the
-    #: name of one of its strategies (``"lbfgs"``: distributed L-BFGS of the
-    #: CRF objective; ``"perceptron-mixing"``, ``"pegasos-mixing"``: iterative
-    #: parameter mixing of perceptron or Pegasos epochs), or None (it cannot).
+    #: dotted name of the module of its strategy, which offers
+    #: ``train(est, client, setup, dev, callback, warm_start)`` and
+    #: ``WARM_STARTS`` (``"cseq.distributed.crf"``: distributed L-BFGS of the
+    #: CRF objective; ``"cseq.distributed.perceptron"``,
+    #: ``"cseq.distributed.ssvm"``: iterative parameter mixing of perceptron or
+    #: Pegasos epochs), or None (it cannot).  A name, not an import: the
+    #: learners stand below the Dask layer and never import it.
     _distributed: ClassVar[str | None]
 
     # What the frame and the loops read besides the hooks: two hyperparameters
@@ -119,7 +123,7 @@ class Learner(Protocol):
         """Raise InputError if this configuration cannot train on Dask.
 
         Called by :func:`cseq.distributed.fit` after ``_validate_params``,
-        only when ``_distributed`` names a strategy (e.g. the CRF refuses
+        only when ``_distributed`` names a strategy module (e.g. the CRF refuses
         ``algorithm="sgd"``).
         """
 

@@ -232,7 +232,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
         return params.averaged() if self.average else params.weights()
 
     #: On Dask: iterative parameter mixing of Pegasos epochs (cseq.distributed).
-    _distributed = "pegasos-mixing"
+    _distributed = "cseq.distributed.ssvm"
 
     def _train(self, corpus, model, dev, callback):
         cost = self.cost_matrix(self.classes_)

@@ -34,10 +34,13 @@ from typing import Any
 
 import numpy as np
 
-import cseq
+from cseq.learners.arow import AROW
 from cseq.learners.base import ChainEstimator, check_keywords, check_number, param_names
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
-from cseq.exceptions import ConvergenceWarning, InputError
+from cseq.exceptions import ConvergenceWarning, InputError, NotFittedError
+from cseq.learners.crf import CRF as _ChainCRF
+from cseq.learners.pa import PassiveAggressive
+from cseq.learners.perceptron import StructuredPerceptron
 
 __all__ = ["CRF", "TrainingLog"]
 
@@ -351,24 +354,24 @@ class CRF:
         if algorithm == "ap":
             # CRFsuite shuffles the sequences every epoch with an unseeded rand(),
             # the same order on every run: a fixed seed keeps fit reproducible too.
-            return cseq.StructuredPerceptron(max_iter=s["max_iterations"], average=True,
+            return StructuredPerceptron(max_iter=s["max_iterations"], average=True,
                                              shuffle=True, random_state=0,
                                              all_states=all_states, verbose=verbose)
         # pa and arow: CRFsuite's shuffle is seeded the same way as ap's.
         if algorithm == "pa":
-            return cseq.PassiveAggressive(
+            return PassiveAggressive(
                 pa_type=s["pa_type"], C=s["c"], error_sensitive=bool(s["error_sensitive"]),
                 average=bool(s["averaging"]), max_iter=s["max_iterations"], tol=s["epsilon"],
                 random_state=0, all_states=all_states, verbose=verbose)
         if algorithm == "arow":
-            return cseq.AROW(variance=s["variance"], gamma=s["gamma"],
+            return AROW(variance=s["variance"], gamma=s["gamma"],
                              max_iter=s["max_iterations"], tol=s["epsilon"], random_state=0,
                              all_states=all_states, verbose=verbose)
         common = dict(c2=s["c2"], max_iter=s["max_iterations"], tol=s["delta"],
                       period=s["period"], all_states=all_states, verbose=verbose)
         if algorithm == "l2sgd":
-            return cseq.CRF(algorithm="sgd", random_state=0, **common)
-        return cseq.CRF(algorithm="lbfgs", c1=s["c1"], **common)
+            return _ChainCRF(algorithm="sgd", random_state=0, **common)
+        return _ChainCRF(algorithm="lbfgs", c1=s["c1"], **common)
 
     # -- training and prediction -----------------------------------------------
     def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], X_dev: Sequence[Any] | None = None,
@@ -406,7 +409,7 @@ class CRF:
     def _fitted(self) -> ChainEstimator:
         estimator = getattr(self, "estimator_", None)
         if estimator is None:
-            raise cseq.NotFittedError("this CRF is not fitted yet: call fit first")
+            raise NotFittedError("this CRF is not fitted yet: call fit first")
         return estimator
 
     @staticmethod
