@@ -18,7 +18,8 @@ from cseq.chain.model import LinearChain
 from cseq.chain.sequences import Sequences
 from cseq.distributed.cluster import _gather, _partitions, _placement, _share, check_workers
 from cseq.exceptions import InputError
-from cseq.features import featurizer_from_config, featurizer_from_state
+from cseq.features.protocol import (PartsFeaturizer, featurizer_from_config, featurizer_from_state,
+                                    implements)
 from cseq.learners.base import ChainEstimator
 from cseq.learners.objectives import CRFObjective
 
@@ -145,7 +146,7 @@ class _Setup:
     def __init__(self, est: ChainEstimator, client: Client, X, y, npartitions) -> None:
         check_workers(client)
         featurizer = est._new_featurizer()
-        if not (hasattr(featurizer, "fit_part") and hasattr(featurizer, "merge")):
+        if not implements(featurizer, PartsFeaturizer):
             raise InputError(f"{type(featurizer).__name__} has no fit_part and merge: "
                              "cseq.distributed needs them to learn the attributes by parts")
         pairs = _partitions(client, X, y, npartitions)

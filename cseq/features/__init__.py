@@ -1,6 +1,9 @@
 """From tokens to attribute ids: the featurizers.
 
-- :mod:`cseq.features.vocabulary`: the featurizer interface and registry,
+- :mod:`cseq.features.protocol`: the featurizer interface
+  (:class:`~cseq.features.protocol.Featurizer` and its optional
+  capabilities) and the registry of featurizer kinds model files name;
+- :mod:`cseq.features.vocabulary`:
   :class:`~cseq.features.vocabulary.FeatureVocabulary` (user-made feature
   lists and dicts), and the string-table encoding model files use;
 - the template featurizer, from the language to the compiled path:
@@ -25,32 +28,35 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ loads them when asked for
-    from cseq.features.vocabulary import FEATURIZERS as FEATURIZERS
+    from cseq.features.protocol import FEATURIZERS as FEATURIZERS
+    from cseq.features.protocol import Featurizer as Featurizer
+    from cseq.features.protocol import featurizer_from_config as featurizer_from_config
+    from cseq.features.protocol import featurizer_from_state as featurizer_from_state
+    from cseq.features.protocol import featurizer_state_arrays as featurizer_state_arrays
+    from cseq.features.protocol import register_featurizer as register_featurizer
     from cseq.features.vocabulary import FeatureVocabulary as FeatureVocabulary
     from cseq.features.vocabulary import check_strings as check_strings
     from cseq.features.vocabulary import decode_strings as decode_strings
     from cseq.features.vocabulary import encode_strings as encode_strings
-    from cseq.features.vocabulary import featurizer_from_config as featurizer_from_config
-    from cseq.features.vocabulary import featurizer_from_state as featurizer_from_state
-    from cseq.features.vocabulary import featurizer_state_arrays as featurizer_state_arrays
-    from cseq.features.vocabulary import register_featurizer as register_featurizer
 
-#: Names of :mod:`cseq.features.vocabulary` that ``cseq.features`` offers.
-_VOCABULARY = frozenset({
-    "FEATURIZERS", "FeatureVocabulary", "check_strings", "decode_strings", "encode_strings",
-    "featurizer_from_config", "featurizer_from_state", "featurizer_state_arrays",
-    "register_featurizer",
-})
+#: The names ``cseq.features`` offers, by the module that defines them.
+_NAMES = {
+    **dict.fromkeys(("FeatureVocabulary", "check_strings", "decode_strings", "encode_strings"),
+                    "cseq.features.vocabulary"),
+    **dict.fromkeys(("FEATURIZERS", "Featurizer", "featurizer_from_config",
+                     "featurizer_from_state", "featurizer_state_arrays", "register_featurizer"),
+                    "cseq.features.protocol"),
+}
 
-__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
-           "featurizer_from_config", "featurizer_from_state"]
+__all__ = ["Featurizer", "FeatureVocabulary", "encode_strings", "decode_strings",
+           "register_featurizer", "featurizer_from_config", "featurizer_from_state"]
 
 
 def __getattr__(name: str):
-    if name in _VOCABULARY:
-        return getattr(importlib.import_module("cseq.features.vocabulary"), name)
+    if name in _NAMES:
+        return getattr(importlib.import_module(_NAMES[name]), name)
     raise AttributeError(f"module 'cseq.features' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_VOCABULARY})
+    return sorted({*globals(), *_NAMES})

@@ -35,7 +35,8 @@ from cseq.features.token_functions import TAGS
 from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
 from cseq.features.clusters import Clusters, read_clusters
-from cseq.features.vocabulary import decode_strings, register_featurizer
+from cseq.features.protocol import GrowingFeaturizer, PartsFeaturizer, register_featurizer
+from cseq.features.vocabulary import decode_strings
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.sequences import Sequences
 from cseq.features.tagdict import UNKNOWN as UNKNOWN_CLASS
@@ -156,7 +157,7 @@ class TransformChunks:
 
 
 @register_featurizer
-class TemplateFeaturizer(FitByParts, FeaturizerState):
+class TemplateFeaturizer(FitByParts, FeaturizerState, GrowingFeaturizer, PartsFeaturizer):
     """Turn token columns into packed attribute ids through feature templates.
 
     Parameters

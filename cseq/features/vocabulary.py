@@ -1,15 +1,11 @@
 """Attribute vocabularies: user-made feature lists and dicts to packed corpora.
 
-A *featurizer* turns the user's ``X`` into a :class:`~cseq.chain.sequences.Sequences`
-and can be stored in a model file.  :class:`FeatureVocabulary` handles the
-python-crfsuite style of input (one list of feature strings, or one dict, per
-token); :class:`cseq.templates.TemplateFeaturizer` handles raw tokens.
-Every featurizer has the same small interface: ``get_config``/``from_config``
-(the configuration), ``fresh``, ``fit_transform``,
-``transform``, ``n_attributes``, ``attribute_names``, ``get_state`` and
-``from_state``; ``fit_part`` and ``merge`` (learning the attributes of a
-corpus by parts, e.g. on the workers of a cluster: :mod:`cseq.distributed`)
-are optional.
+:class:`FeatureVocabulary` is the featurizer (:mod:`cseq.features.protocol`)
+of the python-crfsuite style of input: one list of feature strings, or one
+dict, per token; :class:`cseq.templates.TemplateFeaturizer` handles raw
+tokens.  The string-table encoding here (:func:`encode_strings`,
+:func:`decode_strings`, :func:`check_strings`) is how every featurizer
+stores strings in a model file.
 """
 
 from __future__ import annotations
@@ -23,48 +19,9 @@ from cseq.features import _pack
 from cseq.exceptions import ModelFormatError
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.sequences import Sequences
+from cseq.features.protocol import GrowingFeaturizer, PartsFeaturizer, register_featurizer
 
-__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "register_featurizer",
-           "featurizer_from_config", "featurizer_from_state"]
-
-#: Featurizer classes by their ``kind``, as stored in model files.
-FEATURIZERS: dict[str, type] = {}
-
-
-def register_featurizer(cls: type) -> type:
-    """Class decorator: model files naming ``cls.kind`` restore featurizers through ``cls``.
-
-    ``cls.STATE_ARRAYS`` names every array its ``get_state`` may return: the
-    loader refuses any other name before it copies an array.
-    """
-    if not isinstance(getattr(cls, "STATE_ARRAYS", None), frozenset):
-        raise TypeError(f"featurizer {cls.__name__} must name its STATE_ARRAYS")
-    FEATURIZERS[cls.kind] = cls
-    return cls
-
-
-def _featurizer_class(desc, what: str) -> type:
-    kind = desc.get("kind") if isinstance(desc, dict) else None
-    cls = FEATURIZERS.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ModelFormatError(f"model header has a bad {what} (unknown kind {kind!r})")
-    return cls
-
-
-def featurizer_from_config(config) -> object:
-    """An unfitted featurizer from the configuration stored in a model header."""
-    return _featurizer_class(config, "features parameter").from_config(config)
-
-
-def featurizer_state_arrays(meta) -> frozenset:
-    """Names of the arrays a featurizer described by ``meta`` may store."""
-    return _featurizer_class(meta, "featurizer description").STATE_ARRAYS
-
-
-def featurizer_from_state(meta, arrays: dict[str, np.ndarray]) -> object:
-    """A fitted featurizer from the metadata and arrays stored in a model file."""
-    return _featurizer_class(meta, "featurizer description").from_state(meta, arrays)
-
+__all__ = ["FeatureVocabulary", "encode_strings", "decode_strings", "check_strings"]
 
 def encode_strings(strings: list[str]) -> dict[str, np.ndarray]:
     """Pack strings into a UTF-8 blob and offsets (any code point, lone surrogates included)."""
@@ -110,7 +67,7 @@ def decode_strings(blob: np.ndarray, offsets: np.ndarray, what: str) -> list[str
 
 
 @register_featurizer
-class FeatureVocabulary:
+class FeatureVocabulary(GrowingFeaturizer, PartsFeaturizer):
     """Featurizer for per-token feature lists or dicts (python-crfsuite style).
 
     Each token of ``X`` is a list of feature strings (``["w=The", "pos=DT"]``)

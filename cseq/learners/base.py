@@ -24,7 +24,8 @@ from cseq.chain import probability as _probability
 from cseq.chain.explain import Explanation
 from cseq.exceptions import InputError, NotFittedError
 from cseq.chain.fitted import Fitted
-from cseq.features import FeatureVocabulary
+from cseq.features.protocol import Featurizer, implements
+from cseq.features.vocabulary import FeatureVocabulary
 from cseq.learners import frame
 # Re-exported: their public paths were cseq.learners.base's before the loops moved.
 from cseq.learners.loops import MAX_ITER_REASON, EarlyStopping
@@ -164,9 +165,9 @@ class ChainEstimator(Parameters, ModelFile):
         features = self.get_params(deep=False).get("features")
         if features is None:
             return FeatureVocabulary()
-        if not all(hasattr(features, m) for m in ("fresh", "fit_transform", "transform",
-                                                   "get_state", "get_config")):
-            raise InputError("features must be None or a featurizer (e.g. TemplateFeaturizer)")
+        if not implements(features, Featurizer):
+            raise InputError("features must be None or a featurizer (e.g. TemplateFeaturizer): "
+                             "an object with the members of cseq.features.protocol.Featurizer")
         # A fresh copy: the object the user passed is never fitted or mutated.
         return features.fresh()
 

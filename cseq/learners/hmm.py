@@ -26,7 +26,8 @@ from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.learners.base import ChainEstimator, Number, check_number
 from cseq.chain.normalized import GlobalChain
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
-from cseq.features import decode_strings, encode_strings, register_featurizer
+from cseq.features.protocol import Featurizer, register_featurizer
+from cseq.features.vocabulary import decode_strings, encode_strings
 from cseq.chain.sequences import Sequences
 from cseq.registry import Command, register
 from cseq.io.serialize import header_field
@@ -97,7 +98,7 @@ def _case(word: str) -> str:
 
 
 @register_featurizer
-class WordLexicon:
+class WordLexicon(Featurizer):
     """The HMM's featurizer: one attribute per token, its word or its longest known suffix.
 
     Fitting keeps every training word (attribute ids ``0 .. n_words - 1`` in

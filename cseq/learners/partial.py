@@ -30,7 +30,8 @@ from cseq.chain import _labels
 from cseq.chain import _weights
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
-from cseq.features import FeatureVocabulary
+from cseq.features.protocol import GrowingFeaturizer, implements
+from cseq.features.vocabulary import FeatureVocabulary
 from cseq.chain.fitted import Fitted
 from cseq.learners.frame import check_record, format_record, training
 # Defined with the protocol whose _partial_pass receives it; cseq.learners.partial.TrainingState stays.
@@ -222,7 +223,7 @@ class PartialFitMixin:
             featurizer, old_model = self._new_featurizer(), None
             label_ids = {}
             state = None
-        if not (hasattr(featurizer, "partial_fit_transform") and hasattr(featurizer, "copy")):
+        if not implements(featurizer, GrowingFeaturizer):
             raise InputError(f"the featurizer {type(featurizer).__name__} cannot learn in "
                              "batches (it needs partial_fit_transform and copy)")
         if fitted:

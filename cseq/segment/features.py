@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cseq.exceptions import InputError, ModelFormatError
-from cseq.features import register_featurizer
+from cseq.features.protocol import Featurizer, register_featurizer
 from cseq.chain.sequences import Sequences
 from cseq.segment import _chars
 
@@ -33,7 +33,7 @@ PRESETS = {"alphabetic": 0, "nospace": 1}
 
 
 @register_featurizer
-class CharFeatures:
+class CharFeatures(Featurizer):
     """Character features for segmentation (one sequence per string, one token per character).
 
     Parameters
