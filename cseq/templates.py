@@ -10,9 +10,8 @@ is the full reference); the code lives in :mod:`cseq.features`:
   ``suffix3``, ``shape`` ...), the definitions :mod:`cseq.features._tokens` computes in C;
 - :mod:`cseq.features.presets`: :data:`PRESETS` (``pos``, ``chunk``, ``ner``);
 - :mod:`cseq.features.featurizer`: :class:`TemplateFeaturizer`, the compiled
-  path from raw tokens to packed attribute ids, with its distributed fitting
-  (:mod:`cseq.features.featurizer_parts`) and its model-file state
-  (:mod:`cseq.features.featurizer_state`).
+  path from raw tokens to packed attribute ids, fitted whole or by parts,
+  with its model-file state in :mod:`cseq.features.featurizer_state`.
 
 Every name this module offered before keeps working from here.
 """

@@ -32,7 +32,7 @@ def test_the_check_reads_the_class_and_runs_no_property():
     # a runtime protocol would run it (before Python 3.12).
     featurizer = cseq.TemplateFeaturizer("pos")
     with pytest.raises(cseq.NotFittedError):
-        featurizer.n_attributes
+        _ = featurizer.n_attributes
     assert implements(featurizer, Featurizer)
 
 

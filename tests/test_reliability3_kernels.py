@@ -15,7 +15,7 @@ from cseq.chain import _crf, _forward_backward, _weights
 from cseq.features import _pack, _templates, _tokens
 
 from cseq.learners.greedy import GreedyChain
-from cseq.features.corpus import sentence_rows
+from cseq.features.template_language import sentence_rows
 
 from packing import pack
 

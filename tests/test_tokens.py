@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cseq.features import _templates, _tokens
-from cseq.features.corpus import sentence_rows
+from cseq.features.template_language import sentence_rows
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, expand
 
 from budget import examples

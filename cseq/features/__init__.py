@@ -10,16 +10,14 @@
   :mod:`~cseq.features.template_language` (the syntax and
   :func:`~cseq.features.template_language.expand`, its plain-Python
   reference), :mod:`~cseq.features.token_functions`,
-  :mod:`~cseq.features.presets`, :mod:`~cseq.features.corpus` (checking the
-  user's sentences), :mod:`~cseq.features.featurizer` with
-  :mod:`~cseq.features.featurizer_parts` (fitting by parts) and
-  :mod:`~cseq.features.featurizer_state` (its model-file state).
+  :mod:`~cseq.features.presets`, :mod:`~cseq.features.featurizer` (the
+  class: checking the user's sentences, fitting whole or by parts) with
+  :mod:`~cseq.features.featurizer_state` (its model-file state, as functions).
   :mod:`cseq.templates` is their public path.
 
 This ``__init__`` imports no module of the package: importing one module of
-it (``cseq.chain.sequences`` from the chain, say) must not import the
-others, which import the chain in turn.  The names of
-:mod:`cseq.features.vocabulary` stay reachable as ``cseq.features.X`` (the
+it must not import the others.  The names of :mod:`cseq.features.vocabulary`
+and :mod:`cseq.features.protocol` stay reachable as ``cseq.features.X`` (the
 path they had when this package was the module ``cseq/features.py``),
 loaded when first asked for (PEP 562).
 """

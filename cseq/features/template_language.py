@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cseq.exceptions import InputError, InputTypeError
-from cseq.features.corpus import sentence_rows
 from cseq.features.presets import PRESETS
 from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.token_functions import TAGS, TOKEN_FUNCTIONS, padding
@@ -309,6 +308,47 @@ def as_templates(templates) -> Templates:
         "templates must be a preset name, template text or a Templates object, not "
         f"{type(templates).__name__}"
     )
+
+
+def sentence_rows(sent, si: int, need: int) -> list[tuple]:
+    """Validate one sentence and return its tokens as tuples of column strings."""
+    if isinstance(sent, (str, bytes)) or not hasattr(sent, "__iter__"):
+        raise InputTypeError(
+            f"sentence {si} must be a list of tokens, not {type(sent).__name__}"
+        )
+    rows = []
+    n_cols = None
+    for ti, tok in enumerate(sent):
+        if isinstance(tok, str):
+            row = (tok,)
+        elif isinstance(tok, (tuple, list)):
+            row = tuple(tok)
+        else:
+            raise InputTypeError(
+                f"sentence {si}, token {ti}: a token must be a str or a tuple/list of "
+                f"column strings, not {type(tok).__name__}"
+            )
+        # Columns the templates do not read are not inspected (nor interned).
+        for ci, cell in enumerate(row[:need]):
+            if not isinstance(cell, str):
+                raise InputTypeError(
+                    f"sentence {si}, token {ti}, column {ci}: expected str, "
+                    f"got {type(cell).__name__}"
+                )
+        if n_cols is None:
+            n_cols = len(row)
+        elif len(row) != n_cols:
+            raise InputError(
+                f"sentence {si}, token {ti} has {len(row)} column(s) but token 0 "
+                f"has {n_cols}"
+            )
+        if len(row) < need:
+            raise InputError(
+                f"sentence {si}, token {ti} has {len(row)} column(s) but the templates "
+                f"read column {need - 1}"
+            )
+        rows.append(row)
+    return rows
 
 
 def expand(templates: Templates | str, sentence: Sequence[Any], *,
