@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def compiled_modules() -> list[str]:
-    """Every ``.pyx`` under ``cseq/`` as a dotted module name (``cseq.chain._weights``).
+    """Every ``.pyx`` under ``cseq/`` as a dotted module name (``cseq.chain._chain``).
 
     Found, not listed: a kernel is added, moved or renamed by its file alone.
     ``scripts/check_dist_contents.py`` and ``tests/test_typing.py`` find them

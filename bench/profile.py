@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import cseq
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.conll import read_conll, read_conllu
 from cseq.learners.frame import pack
 from cseq.chain.model import LinearChain
@@ -54,7 +54,7 @@ def profile(name, X, y, featurizer, repeat, iters):
     model.params = rng.normal(scale=0.1, size=len(model.params))
     n = corpus.n_tokens
     view = corpus.view()
-    t_em = best_of(lambda: _weights.score_corpus_emissions(model.index, model.params, view, 0, n),
+    t_em = best_of(lambda: _chain.score_corpus_emissions(model.index, model.params, view, 0, n),
                    repeat)
     t_dec = best_of(lambda: model.decode(corpus), repeat)
     t_marg = best_of(lambda: model.marginals(corpus), repeat)

@@ -31,7 +31,7 @@ GENERATED = (".c", ".so", ".pyd", ".html", ".pyc", ".o")
 
 
 def _modules() -> list[str]:
-    """The compiled modules as paths under ``cseq/`` without suffix (``chain/_weights``).
+    """The compiled modules as paths under ``cseq/`` without suffix (``chain/_chain``).
 
     setup.py builds every ``.pyx`` under ``cseq/``; so does this list.
     """

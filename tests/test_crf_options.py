@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq.chain import _crf
-from cseq.learners import _sgd
+from cseq.learners import _crf_sgd
 from cseq.learners.base import MAX_ITER_REASON
 from cseq.learners.objectives import CRFObjective
 from cseq.learners.optimize import lbfgs
@@ -198,7 +198,7 @@ def test_sgd_epoch_matches_plain_steps(data, seed, lam, t0):
     start = random_params(model, seed, 0.5)
     order = np.random.default_rng(seed).permutation(corpus.n_sequences).astype(np.int64)
     w = start.copy()
-    trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(), w)
+    trainer = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(), w)
     loss, t = trainer.epoch(order, lam, t0, 5)
     ref = start.copy()
     ref_loss = 0.0

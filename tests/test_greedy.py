@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq.learners import _greedy
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.io import serialize
 from cseq.exceptions import InputError, ModelFormatError
 from cseq.learners.greedy import GreedyChain
@@ -42,7 +42,7 @@ def random_tagdict(draw, model):
 
 def test_layout_appends_history_blocks_after_the_chain():
     lay = _greedy.greedy_layout(7, 3)
-    chain = _weights.param_layout(7, 3)
+    chain = _chain.param_layout(7, 3)
     assert {k: lay[k] for k in chain if k != "n_params"} == \
         {k: v for k, v in chain.items() if k != "n_params"}
     assert lay["chain_params"] == chain["n_params"] == 7 + 9 + 6
@@ -58,7 +58,7 @@ def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epoch
     after every scored token (so every intermediate update must match too)."""
     _, corpus, model = pack(*Xy, all_states=all_states)
     tagdict = random_tagdict(data.draw, model)
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, tagdict)
     naive = NaiveGreedy(model.attr_ptr, model.attr_labels, model.n_labels, corpus, tagdict)
     assert len(naive.weights) == len(model.params)
@@ -229,10 +229,10 @@ def test_no_marginals_or_path_features():
 
 def test_trainer_refuses_a_vector_of_the_chain_layout():
     _, corpus, model = pack([[["a"], ["b"]]], [["x", "y"]])
-    short = _weights.AveragedParams(n_params=model.layout["chain_params"])
+    short = _chain.AveragedParams(n_params=model.layout["chain_params"])
     with pytest.raises(ValueError, match="greedy layout"):
         _greedy.GreedyTrainer(model.index, corpus.view(), short)
     with pytest.raises(ValueError, match="tagdict"):
         _greedy.GreedyTrainer(model.index, corpus.view(),
-                              _weights.AveragedParams(n_params=len(model.params)),
+                              _chain.AveragedParams(n_params=len(model.params)),
                               np.zeros(model.n_attributes + 1, dtype=np.int32))

@@ -471,7 +471,7 @@ def test_float32_and_integer_inputs_work():
 
 @pytest.mark.parametrize("fn", [cseq.viterbi, cseq.forward_backward])
 def test_public_kernels_have_an_explicit_label_bound(fn):
-    from cseq.chain._weights import MAX_LABELS
+    from cseq.chain._chain import MAX_LABELS
     too_many = np.zeros((1, MAX_LABELS + 1))
     # refused before the (L, L) transitions are even looked at
     with pytest.raises(InputError, match=f"at most {MAX_LABELS:,} labels"):

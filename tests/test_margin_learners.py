@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cseq
 from cseq.learners import _arow, _pa
-from cseq.chain import _weights
+from cseq.chain import _chain
 
 from budget import examples
 from oracle import NaiveMargin
@@ -28,7 +28,7 @@ def _one(s):
 def test_pa_kernel_matches_the_dense_update_after_every_step(Xy, pa_type, error_sensitive, C,
                                                              all_states, epochs, data):
     _, corpus, model = pack(*Xy, all_states=all_states)
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _pa.PATrainer(model.index, corpus.view(), params, pa_type, C, error_sensitive)
     naive = NaiveMargin(model.attr_ptr, model.attr_labels, model.n_labels, corpus, pa_type,
                         C=C, error_sensitive=error_sensitive)
@@ -74,7 +74,7 @@ def test_a_weight_both_paths_touch_is_updated_once_by_its_difference():
     X = [[{"x": 1.0}, {"x": 1.0}], [{"x": 1.0}, {"x": 1.0}]]
     y = [["A", "A"], ["B", "B"]]
     _, corpus, model = pack(X, y, all_states=True)
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _pa.PATrainer(model.index, corpus.view(), params, 0, 1.0, False)
     errors, loss = trainer.train_epoch(_one(1))
     # PA (type 0), loss 0 - 0 + 1 = 1; delta has x:B +2,
@@ -127,7 +127,7 @@ def test_a_loss_beyond_float64_stops_the_pass_without_an_update():
     _, corpus, model = pack(X, y, all_states=True)
     w = np.zeros(len(model.params))
     w[[k for k in range(len(model.attr_labels)) if model.attr_labels[k] == 0]] = 1e308
-    params = _weights.AveragedParams(w.copy())
+    params = _chain.AveragedParams(w.copy())
     trainer = _pa.PATrainer(model.index, corpus.view(), params, 1, 1.0, True)
     with pytest.raises(FloatingPointError, match="at sequence 1"):
         trainer.train_epoch(np.array([1, 0], dtype=np.int64))

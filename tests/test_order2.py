@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import cseq
-from cseq.chain import _crf, _decode, _weights
+from cseq.chain import _crf, _decode, _chain
 from cseq.learners import _ssvm, _perceptron
 from cseq.io import serialize
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
@@ -303,7 +303,7 @@ def test_order2_path_features_kernel_matches_naive_phi(Xy, all_states, seed, sca
     _, corpus, model = pack(*Xy, all_states=all_states)
     paths = np.random.default_rng(seed).integers(0, model.n_labels, size=corpus.n_tokens)
     paths = paths.astype(np.int32)
-    got = _weights.path_feature_counts(model.index, corpus.view(), paths, scale)
+    got = _chain.path_feature_counts(model.index, corpus.view(), paths, scale)
     want = np.zeros(len(model.params))
     for s in range(corpus.n_sequences):
         t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
@@ -393,13 +393,13 @@ def test_order2_crf_objective_matches_enumeration_and_finite_differences(Xy, all
 @examples(20)
 @given(corpora(max_seqs=4, max_len=4, max_labels=3), seeds)
 def test_order2_sgd_epoch_matches_plain_steps(Xy, seed):
-    from cseq.learners import _sgd
+    from cseq.learners import _crf_sgd
     _, corpus, model = pack(*Xy)
     lam, t0 = 0.1, 10.0
     start = random_params(model, seed, 0.5)
     order = np.random.default_rng(seed).permutation(corpus.n_sequences).astype(np.int64)
     w = start.copy()
-    loss, t = _sgd.CRFSGDTrainer(model.index, corpus.view(), w).epoch(order, lam, t0, 0)
+    loss, t = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(), w).epoch(order, lam, t0, 0)
     ref, ref_loss = start.copy(), 0.0
     for i, s in enumerate(order):
         eta = 1.0 / (lam * (t0 + i))
@@ -416,7 +416,7 @@ def test_order2_sgd_epoch_matches_plain_steps(Xy, seed):
 @given(corpora(max_len=5, max_labels=3, values="dyadic"), st.integers(1, 3), st.data())
 def test_order2_perceptron_matches_naive_after_every_step(Xy, epochs, data):
     _, corpus, model = pack(*Xy)
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), params)
     naive = NaivePerceptron(model.attr_ptr, model.attr_labels, model.n_labels, corpus, order=2)
     for _ in range(epochs):
@@ -434,7 +434,7 @@ def test_order2_perceptron_matches_naive_after_every_step(Xy, epochs, data):
 def test_order2_pegasos_matches_naive_after_every_step(Xy, epochs, C, data):
     _, corpus, model = pack(*Xy)
     L = model.n_labels
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _ssvm.SSVMTrainer(model.index, corpus.view(), params, C, None)
     naive = NaivePegasos(model.attr_ptr, model.attr_labels, L, corpus, C, None, order=2)
     for _ in range(epochs):

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq.chain import _clamped, _crf, _weights
-from cseq.learners import _sgd, _ssvm
+from cseq.chain import _clamped, _crf, _chain
+from cseq.learners import _crf_sgd, _ssvm
 from cseq import registry
 from cseq.conll import read_conllu
 from cseq.exceptions import InputError, InputTypeError
@@ -164,7 +164,7 @@ def test_an_sgd_step_on_a_partial_sequence():
         model = LinearChain.from_corpus(corpus, fv.n_attributes, 3, True, order=order)
         w0 = np.random.default_rng(order).normal(size=len(model.params))
         w = w0.copy()
-        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
+        trainer = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         lam, t0 = 0.5, 3.0
         loss, t = trainer.epoch(np.array([0], dtype=np.int64), lam, t0, 0)
         eta = 1.0 / (lam * t0)
@@ -210,7 +210,7 @@ def _mutable(corpus):
 @examples(40)
 def test_the_perceptron_trains_on_the_best_completion(problem):
     corpus, model, _ = problem
-    params = _weights.AveragedParams(np.zeros(len(model.params)))
+    params = _chain.AveragedParams(np.zeros(len(model.params)))
     trainer = cseq.learners._perceptron.PerceptronTrainer(model.index, corpus.view(partial=True), params)
     naive = NaiveLatentPerceptron(model.attr_ptr, model.attr_labels, model.n_labels,
                                   _mutable(corpus), order=model.order)
@@ -315,7 +315,7 @@ def test_the_corpus_view_refuses_unknown_labels_unless_asked():
 def test_state_index_skips_unknown_tokens():
     c = FeatureVocabulary().fit_transform([[["a", "b"], ["b", "c"], ["c"]]])
     labels = np.array([1, -1, 0], np.int32)
-    ptr, lab = _weights.build_state_index(c.tok_ptr, c.attr_ids, labels, 3, 2)
+    ptr, lab = _chain.build_state_index(c.tok_ptr, c.attr_ids, labels, 3, 2)
     np.testing.assert_array_equal(ptr, [0, 1, 2, 3])
     np.testing.assert_array_equal(lab, [1, 1, 0])
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cseq.learners import _arow, _greedy, _pa, _sgd, _ssvm, _perceptron
-from cseq.chain import _crf, _forward_backward, _weights
+from cseq.learners import _arow, _greedy, _pa, _crf_sgd, _ssvm, _perceptron
+from cseq.chain import _crf, _forward_backward, _chain
 from cseq.features import _pack, _templates, _tokens
 
 from cseq.learners.greedy import GreedyChain
@@ -41,9 +41,9 @@ def _calls(name: str) -> dict[str, int]:
 
 def test_the_per_sequence_prologue_is_written_once():
     # Sequence kernels score a sequence's emissions only through
-    # _weights.sequence_emissions; the greedy tagger's per-token step (one token,
+    # _chain.sequence_emissions; the greedy tagger's per-token step (one token,
     # not a sequence) is the one other caller of score_emissions.
-    assert _calls("score_emissions") == {"_weights.pxd": 1, "_weights.pyx": 2, "_greedy.pyx": 1}
+    assert _calls("score_emissions") == {"_chain.pxd": 1, "_chain.pyx": 2, "_greedy.pyx": 1}
     users = _calls("sequence_emissions")
     for kernel in ("_decode.pyx", "_forward_backward.pyx", "_crf.pyx", "_clamped.pyx",
                    "_memm.pyx", "_ssvm.pyx", "_perceptron.pyx", "_greedy.pyx", "_margin.pxd"):
@@ -62,7 +62,7 @@ def test_one_probe_and_one_grow_serve_the_three_interners():
 def test_the_order_check_is_written_once():
     texts = {**_source("*.pyx"), **_source("*.pxd")}
     raising = [f for f, t in texts.items() if 'raise IndexError(f"sequence index' in t]
-    assert raising == ["_weights.pyx"]
+    assert raising == ["_chain.pyx"]
 
 
 def test_each_kernel_module_holds_one_family():
@@ -88,18 +88,18 @@ def _trainers(corpus, model):
     n = len(model.params)
     _, greedy_corpus, greedy = pack(X3, Y3, chain=GreedyChain)
     yield "perceptron", _perceptron.PerceptronTrainer(
-        model.index, corpus.view(), _weights.AveragedParams(n_params=n)).train_epoch
+        model.index, corpus.view(), _chain.AveragedParams(n_params=n)).train_epoch
     yield "ssvm", _ssvm.SSVMTrainer(
-        model.index, corpus.view(), _weights.AveragedParams(n_params=n), 0.1, None).train_epoch
+        model.index, corpus.view(), _chain.AveragedParams(n_params=n), 0.1, None).train_epoch
     yield "greedy", _greedy.GreedyTrainer(
         greedy.index, greedy_corpus.view(),
-        _weights.AveragedParams(n_params=len(greedy.params))).train_epoch
+        _chain.AveragedParams(n_params=len(greedy.params))).train_epoch
     yield "pa", _pa.PATrainer(
-        model.index, corpus.view(), _weights.AveragedParams(n_params=n), 1, 1.0,
+        model.index, corpus.view(), _chain.AveragedParams(n_params=n), 1, 1.0,
         True).train_epoch
     yield "arow", _arow.AROWTrainer(
         model.index, corpus.view(), np.zeros(n), np.ones(n), 1.0).train_epoch
-    sgd = _sgd.CRFSGDTrainer(model.index, corpus.view(), np.zeros(n))
+    sgd = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(), np.zeros(n))
     yield "sgd", lambda order: sgd.epoch(order, 0.1, 1.0, 0)
 
 
@@ -116,7 +116,7 @@ def test_margin_epochs_count_errors_and_losses(small):
     # label but the first (ties go to label 0) is wrong.
     corpus, model = small
     n = len(model.params)
-    params = _weights.AveragedParams(n_params=n)
+    params = _chain.AveragedParams(n_params=n)
     errors, loss = _pa.PATrainer(model.index, corpus.view(), params, 1, 1.0, True).train_epoch(
         np.arange(3, dtype=np.int64))
     assert errors > 0 and loss > 0 and params.n_examples == 3

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import cseq
 from cseq.learners import _ssvm
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.chain.mapping import gold_ids
 from cseq.exceptions import InputError, InputTypeError
 from cseq.chain.sequences import Sequences
@@ -174,7 +174,7 @@ def test_pegasos_trainer_matches_naive_after_every_step(Xy, epochs, C, with_cost
     _, corpus, model = pack(*Xy)
     L = model.n_labels
     cost = random_cost(np.random.default_rng(L), L) if with_cost else None
-    params = _weights.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=len(model.params))
     trainer = _ssvm.SSVMTrainer(model.index, corpus.view(), params, C, cost)
     naive = NaivePegasos(model.attr_ptr, model.attr_labels, L, corpus, C, cost)
     assert trainer.lam == pytest.approx(naive.lam, rel=1e-15)
@@ -211,7 +211,7 @@ def test_scaling_the_weights_keeps_the_average(factor):
     rng = np.random.default_rng(0)
     w, u = rng.normal(size=7), rng.normal(size=7)
     # A scale just above the threshold, so that 0.25 and 1e-6 fold it into w.
-    p = _weights.AveragedParams(w.copy(), u.copy(), 5, scale=2 * _weights.MIN_SCALE,
+    p = _chain.AveragedParams(w.copy(), u.copy(), 5, scale=2 * _chain.MIN_SCALE,
                                 scale_sum=3.5, weight_sum=15.0)
     weights, average = p.weights(), p.averaged()
     p.scale_by(factor)

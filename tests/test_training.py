@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-from cseq.chain import _crf, _weights
+from cseq.chain import _crf, _chain
 from cseq.features import _pack
 from cseq.chain import _labels
 from cseq.learners import _perceptron
@@ -62,7 +62,7 @@ def test_emissions_match_naive(Xy, all_states, seed, data):
     t1 = data.draw(st.integers(t0, n_tok))
     args = (model.attr_ptr, model.attr_labels, model.state_weights, corpus.tok_ptr,
             corpus.attr_ids, corpus.values)
-    got = _weights.score_corpus_emissions(model.index, model.params, corpus.view(), t0, t1)
+    got = _chain.score_corpus_emissions(model.index, model.params, corpus.view(), t0, t1)
     want = naive_emissions(*args, model.n_labels, t0, t1)
     assert got.shape == (t1 - t0, model.n_labels)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
@@ -79,7 +79,7 @@ def test_path_features_kernel_matches_naive_phi(Xy, all_states, seed, scale):
     _, corpus, model = pack(*Xy, all_states=all_states)
     rng = np.random.default_rng(seed)
     paths = rng.integers(0, model.n_labels, size=corpus.n_tokens).astype(np.int32)
-    got = _weights.path_feature_counts(model.index, corpus.view(), paths, scale)
+    got = _chain.path_feature_counts(model.index, corpus.view(), paths, scale)
     want = np.zeros(len(model.params))
     for s in range(corpus.n_sequences):
         t0, t1 = int(corpus.seq_ptr[s]), int(corpus.seq_ptr[s + 1])
@@ -88,24 +88,24 @@ def test_path_features_kernel_matches_naive_phi(Xy, all_states, seed, scale):
     np.testing.assert_allclose(got, scale * want, rtol=1e-12, atol=1e-12)
     # With the gold labels it is the CRF's empirical count.
     np.testing.assert_allclose(model.path_features(corpus),
-                               _weights.path_feature_counts(model.index, corpus.view(),
+                               _chain.path_feature_counts(model.index, corpus.view(),
                                                             corpus.labels), rtol=0, atol=0)
     with pytest.raises(ValueError, match="one label per token"):
-        _weights.path_feature_counts(model.index, corpus.view(), paths[:-1] if len(paths)
+        _chain.path_feature_counts(model.index, corpus.view(), paths[:-1] if len(paths)
                                      else np.zeros(1, dtype=np.int32))
 
 
 @pytest.mark.parametrize("order", [1, 2])
 def test_param_layout_places_blocks_back_to_back(order):
     n_state, L = 7, 3
-    lay = _weights.param_layout(n_state, L, order)
+    lay = _chain.param_layout(n_state, L, order)
     assert (lay["n_state"], lay["trans"], lay["start"], lay["end"], lay["trans2"]) == \
         (7, 7, 16, 19, 22)
     assert lay["n_params"] == 22 + (27 if order == 2 else 0)
     assert (lay["n_labels"], lay["order"]) == (L, order)
     for bad in ((n_state, 0, 1), (n_state, L, 3), (-1, L, 1)):
         with pytest.raises(ValueError):
-            _weights.param_layout(*bad)
+            _chain.param_layout(*bad)
 
 
 def test_linear_chain_views_follow_the_layout():
@@ -120,10 +120,10 @@ def test_linear_chain_views_follow_the_layout():
 
 def test_averaged_params_refuses_mismatched_arrays():
     with pytest.raises(ValueError):
-        _weights.AveragedParams(np.zeros(3), np.zeros(4))
+        _chain.AveragedParams(np.zeros(3), np.zeros(4))
     with pytest.raises(ValueError):
-        _weights.AveragedParams(np.zeros(3, dtype=np.float32))
-    p = _weights.AveragedParams(n_params=2)
+        _chain.AveragedParams(np.zeros(3, dtype=np.float32))
+    p = _chain.AveragedParams(n_params=2)
     assert p.averaged().tolist() == [0.0, 0.0] and p.n_examples == 0
 
 
@@ -268,7 +268,7 @@ class _Trainer:
     """A PerceptronTrainer with the weights it updates (``weights``, ``averaged()``)."""
 
     def __init__(self, model, corpus):
-        self.params = _weights.AveragedParams(n_params=len(model.params))
+        self.params = _chain.AveragedParams(n_params=len(model.params))
         self.trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), self.params)
 
     def train_epoch(self, order):
@@ -334,19 +334,19 @@ def test_trainer_continues_from_the_weights_it_receives():
     X, y = _random_corpus(rng, 15)
     _, corpus, model = pack(X, y)
     order = rng.permutation(corpus.n_sequences).astype(np.int64)
-    one = _weights.AveragedParams(n_params=len(model.params))
+    one = _chain.AveragedParams(n_params=len(model.params))
     trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(), one)
     trainer.train_epoch(order)
     trainer.train_epoch(order)
-    two = _weights.AveragedParams(n_params=len(model.params))
+    two = _chain.AveragedParams(n_params=len(model.params))
     _perceptron.PerceptronTrainer(model.index, corpus.view(), two).train_epoch(order)
-    resumed = _weights.AveragedParams(two.w.copy(), two.u.copy(), two.n_examples)
+    resumed = _chain.AveragedParams(two.w.copy(), two.u.copy(), two.n_examples)
     _perceptron.PerceptronTrainer(model.index, corpus.view(), resumed).train_epoch(order)
     np.testing.assert_array_equal(resumed.w, one.w)
     np.testing.assert_array_equal(resumed.averaged(), one.averaged())
     assert resumed.n_examples == one.n_examples == 2 * corpus.n_sequences
     with pytest.raises(ValueError, match="weights"):
-        _perceptron.PerceptronTrainer(model.index, corpus.view(), _weights.AveragedParams(n_params=3))
+        _perceptron.PerceptronTrainer(model.index, corpus.view(), _chain.AveragedParams(n_params=3))
 
 
 def test_whole_epoch_equals_one_sequence_at_a_time():

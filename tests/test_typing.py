@@ -40,7 +40,7 @@ pytest.importorskip("mypy")
 
 def _compiled_modules() -> list[str]:
     """The compiled extension modules in the imported package, as paths under it
-    without suffix (``_weights``, or ``chain/_weights`` in a sub-package)."""
+    without suffix (``_labels``, or ``chain/_chain`` in a sub-package)."""
     names = sorted({p.parent.joinpath(m.group("name")).relative_to(PACKAGE).as_posix()
                     for p in PACKAGE.rglob("*") if (m := EXT.match(p.name))})
     assert names, f"no compiled module in {PACKAGE}"

@@ -1,6 +1,6 @@
 from cseq.chain._forward_backward cimport FBTables, FBWork
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport Chain
+from cseq.chain._chain cimport Chain
 
 
 cdef weight_t fb_expectations(const Chain* ch, const FBTables* tb, FBWork* wk,

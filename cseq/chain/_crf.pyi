@@ -6,7 +6,7 @@ Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 import numpy as np
 from numpy.typing import NDArray
 
-from cseq.chain._weights import ChainIndex, CorpusView
+from cseq.chain._chain import ChainIndex, CorpusView
 
 def crf_log_z_and_expectations(
     ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView, chunks: NDArray[np.int64],

@@ -8,7 +8,7 @@ which this module only calls):
 
 * :func:`crf_sequence_update`: one sequence's loss, and its gradient times a
   gain added into a vector; the stochastic gradient step of
-  :class:`cseq.learners._sgd.CRFSGDTrainer` (``gain = eta``) and, for tests, the exact
+  :class:`cseq.learners._crf_sgd.CRFSGDTrainer` (``gain = eta``) and, for tests, the exact
   per-sequence gradient (``gain = -1``, :func:`sequence_loss_and_gradient`).
 * :func:`crf_log_z_and_expectations`: the corpus sums L-BFGS needs (Sha and
   Pereira 2003), in threads over fixed chunks of sequences.
@@ -35,7 +35,7 @@ from cseq.chain._forward_backward cimport (FBTables, FBWork, fb_add_pairs, fb_ad
                                            fb_marginals, fb_run, fb_tables_for, fb_tables_free,
                                            fb_work_free, fb_work_init)
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, ParamSink, add_path_features,
+from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, ParamSink, add_path_features,
                                   add_state_features, chain_of, sequence_emissions)
 
 

@@ -1,5 +1,5 @@
 from cseq._core._types cimport weight_t, label_t, index_t
-from cseq.chain._weights cimport Transitions
+from cseq.chain._chain cimport Transitions
 
 
 cdef inline size_t viterbi_delta_size(int n_labels, int order) noexcept nogil:

@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
 from cseq.chain._masks import MaskSet
-from cseq.chain._weights import ChainIndex, CorpusView
+from cseq.chain._chain import ChainIndex, CorpusView
 
 def _set_avx2(enabled: bool) -> bool: ...
 def viterbi_array(emissions: NDArray[np.float64], transitions: NDArray[np.float64],

@@ -27,7 +27,7 @@ from cseq.chain._masks cimport Constraints, MaskSet, constrain_rows, dead_positi
 from cseq._core._prefetch cimport cseq_prefetch
 from cseq.chain._masks import NoAllowedPath
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, StateIndex, Transitions,
+from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, StateIndex, Transitions,
                                   chain_of, emissions_finite, sequence_emissions,
                                   transitions_of)
 

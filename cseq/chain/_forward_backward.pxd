@@ -1,7 +1,7 @@
 from libc.math cimport INFINITY, exp
 
 from cseq._core._types cimport weight_t, label_t, index_t
-from cseq.chain._weights cimport Layout, Transitions
+from cseq.chain._chain cimport Layout, Transitions
 
 
 cdef struct FBTables:

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cseq.chain._masks import MaskSet
-from cseq.chain._weights import ChainIndex, CorpusView
+from cseq.chain._chain import ChainIndex, CorpusView
 
 SCALED_MAX_SPREAD: float
 

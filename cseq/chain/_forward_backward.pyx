@@ -46,7 +46,7 @@ import numpy as np
 from cseq.chain._decode import check_masks, raise_bad_sequence
 from cseq.chain._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, Layout, chain_of, emissions_finite,
+from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, Layout, chain_of, emissions_finite,
                                   n_path_states, sequence_emissions)
 
 #: Largest spread (max - min) of transition, start or end scores for the scaled path.

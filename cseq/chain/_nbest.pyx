@@ -30,7 +30,7 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport Transitions
+from cseq.chain._chain cimport Transitions
 
 
 cdef struct NBestWork:

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cseq.chain import _decode, _forward_backward, _masks, _nbest
-from cseq.chain._weights import MAX_LABELS
+from cseq.chain._chain import MAX_LABELS
 from cseq.exceptions import InputError, InputTypeError
 
 __all__ = ["viterbi", "viterbi_nbest", "loss_augmented_viterbi", "forward_backward",

@@ -9,7 +9,7 @@ All parameters live in one flat float64 vector ``params`` laid out as
 followed for order 2 by ``trans2`` (L*L*L, ``T2[a, b, c]`` at ``(a * L + b) * L + c``);
 state weight ``k`` belongs to attribute ``a`` with ``attr_ptr[a] <= k <
 attr_ptr[a + 1]`` and label ``attr_labels[k]``.  The offsets are defined once,
-by the kernels (``cseq.chain._weights.param_layout``); :attr:`LinearChain.layout`
+by the kernels (``cseq.chain._chain.param_layout``); :attr:`LinearChain.layout`
 mirrors them.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq.chain import _decode, _forward_backward, _weights
+from cseq.chain import _decode, _forward_backward, _chain
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.chain._masks import NoAllowedPath
 from cseq._core.threads import resolve_n_jobs
@@ -177,8 +177,8 @@ class LinearChain:
         n_attrs, n_labels = int(n_attrs), int(n_labels)
         check_order(order)
         order = int(order)
-        if not 1 <= n_labels <= _weights.MAX_LABELS:
-            raise InputError(f"n_labels must be between 1 and {_weights.MAX_LABELS}, got {n_labels}")
+        if not 1 <= n_labels <= _chain.MAX_LABELS:
+            raise InputError(f"n_labels must be between 1 and {_chain.MAX_LABELS}, got {n_labels}")
         if n_attrs < 0:
             raise InputError(f"n_attrs must be non-negative, got {n_attrs}")
         if corpus.max_attr_id() >= n_attrs:
@@ -193,7 +193,7 @@ class LinearChain:
         else:
             if corpus.labels is None:
                 raise InputError("the state index of a model is built from a labeled corpus")
-            attr_ptr, attr_labels = _weights.build_state_index(
+            attr_ptr, attr_labels = _chain.build_state_index(
                 corpus.tok_ptr, corpus.attr_ids, corpus.labels, n_attrs, n_labels)
         params = cls.zero_params(len(attr_labels), n_labels, order)
         return cls(n_labels, attr_ptr, attr_labels, params, order=order)
@@ -215,7 +215,7 @@ class LinearChain:
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:
         """The parameter layout of this model class (a subclass may append blocks)."""
-        return _weights.param_layout(n_state, n_labels, order)
+        return _chain.param_layout(n_state, n_labels, order)
 
     @classmethod
     def from_arrays(cls, n_labels: int, arrays: dict[str, np.ndarray],
@@ -258,13 +258,13 @@ class LinearChain:
         if not np.isfinite(p).all():
             raise ModelFormatError("model params are not all finite")
         self.layout = layout
-        self.index = _weights.ChainIndex(ptr, lab, L, self.order)
+        self.index = _chain.ChainIndex(ptr, lab, L, self.order)
 
     layout: dict
     """Offsets of the parameter blocks (``n_state``, ``trans``, ``start``, ``end``,
-    ``trans2``, ``n_params``), from ``cseq.chain._weights.param_layout``."""
+    ``trans2``, ``n_params``), from ``cseq.chain._chain.param_layout``."""
 
-    index: _weights.ChainIndex
+    index: _chain.ChainIndex
     """The structure the kernels read (state index and layout)."""
 
     @property
@@ -324,7 +324,7 @@ class LinearChain:
         self.check_corpus(corpus)
         if not 0 <= t0 <= t1 <= corpus.n_tokens:
             raise InputError(f"token range {t0}:{t1} is outside the corpus")
-        return _weights.score_corpus_emissions(self.index, self.params, corpus.view(), t0, t1)
+        return _chain.score_corpus_emissions(self.index, self.params, corpus.view(), t0, t1)
 
     def mask_set(self, corpus: Sequences, allowed=None, allowed_transitions=None,
                  allowed_start=None, allowed_end=None):
@@ -487,7 +487,7 @@ class LinearChain:
         self.check_corpus(corpus)
         if corpus.labels is None:
             raise InputError("path features need a labeled corpus")
-        return _weights.path_feature_counts(self.index, corpus.view(partial=True),
+        return _chain.path_feature_counts(self.index, corpus.view(partial=True),
                                             corpus.labels)
 
     #: Names of the arrays :meth:`arrays` returns (a model file holds no others).

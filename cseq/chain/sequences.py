@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cseq._core.dtypes import ATTR, INDEX, LABEL, VALUE
-from cseq.chain._weights import CorpusView
+from cseq.chain._chain import CorpusView
 from cseq.exceptions import InputError
 
 __all__ = ["Sequences", "label_lists", "relabel"]
@@ -130,7 +130,7 @@ class Sequences:
         return np.diff(self.seq_ptr)
 
     def view(self, labels: bool = True, partial: bool = False) -> CorpusView:
-        """The corpus as the compiled kernels read it (``cseq.chain._weights.CorpusView``).
+        """The corpus as the compiled kernels read it (``cseq.chain._chain.CorpusView``).
 
         With ``labels=False`` the view leaves the labels out, as prediction
         does.  Labels -1 (unknown) are refused unless ``partial`` is True,

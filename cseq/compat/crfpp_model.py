@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from cseq.features import _templates
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq._core.dtypes import WEIGHT
 from cseq.compat.crfsuite_model import check_label_pairs, fitted_crf
 from cseq.learners.crf import CRF
@@ -238,8 +238,8 @@ def crfpp_from_bytes(raw: bytes, *, cost_factor: float = 1.0, encoding: str = "u
         raise _bad(f"version {version} is not a CRF++ 0.5x text model (100)")
     maxid, xsize = _int(header["maxid"], "maxid"), _int(header["xsize"], "xsize")
     L = len(labels)
-    if not 1 <= L <= _weights.MAX_LABELS or len(set(labels)) != L:
-        raise _bad(f"the labels must be 1 to {_weights.MAX_LABELS} distinct strings")
+    if not 1 <= L <= _chain.MAX_LABELS or len(set(labels)) != L:
+        raise _bad(f"the labels must be 1 to {_chain.MAX_LABELS} distinct strings")
     check_label_pairs(L, len(raw), _bad)
     if xsize < 1:
         raise _bad("xsize must be at least 1")

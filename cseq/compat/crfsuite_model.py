@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary
 from cseq.learners.crf import CRF
@@ -146,8 +146,8 @@ def read_crfsuite(data: bytes) -> tuple[list[str], list[str], np.ndarray]:
                    "CRF (type 'FOMC', version 100)")
     if size != len(data):
         raise _bad(f"the header says {size} bytes, the file has {len(data)} (truncated?)")
-    if not 1 <= n_labels <= _weights.MAX_LABELS:
-        raise _bad(f"{n_labels} labels (cseq takes 1 to {_weights.MAX_LABELS})")
+    if not 1 <= n_labels <= _chain.MAX_LABELS:
+        raise _bad(f"{n_labels} labels (cseq takes 1 to {_chain.MAX_LABELS})")
     check_label_pairs(n_labels, len(data), _bad)
     labels = _cqdb_strings(data, off_labels, n_labels, "label")
     attributes = _cqdb_strings(data, off_attrs, n_attrs, "attribute")

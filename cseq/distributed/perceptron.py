@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from distributed import Client
 
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.distributed.cluster import _gather, _share
 from cseq.distributed.mixing import _fit_mixed, _seed
 from cseq.distributed.shards import _Setup, _Shard
@@ -37,7 +37,7 @@ def _perceptron_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_inde
     c = shard.corpus
     if c is None or c.n_sequences == 0:
         return 0, None, None, 0
-    params = _weights.AveragedParams(w.copy())
+    params = _chain.AveragedParams(w.copy())
     trainer = _perceptron.PerceptronTrainer(shard.model().index, c.view(partial=True), params)
     order = np.arange(c.n_sequences, dtype=np.int64)
     if shuffle:

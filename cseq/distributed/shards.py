@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from distributed import Client
 
-from cseq.chain import _labels, _weights
+from cseq.chain import _labels, _chain
 from cseq.chain.model import LinearChain
 from cseq.chain.sequences import Sequences
 from cseq.distributed.cluster import _gather, _partitions, _placement, _share, check_workers
@@ -119,7 +119,7 @@ def _state_pairs(shard: _Shard, n_attrs: int, n_labels: int) -> np.ndarray:
     c = shard.corpus
     if c is None:
         return np.zeros(0, dtype=np.int64)
-    ptr, labels = _weights.build_state_index(c.tok_ptr, c.attr_ids, c.labels, n_attrs, n_labels)
+    ptr, labels = _chain.build_state_index(c.tok_ptr, c.attr_ids, c.labels, n_attrs, n_labels)
     attrs = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
     return attrs * n_labels + labels
 

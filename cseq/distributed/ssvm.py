@@ -13,7 +13,7 @@ import numpy as np
 from distributed import Client
 
 from cseq._core.vectors import dot
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.distributed.cluster import _gather, _share
 from cseq.distributed.mixing import _fit_mixed, _seed
 from cseq.distributed.shards import _Setup, _Shard
@@ -39,7 +39,7 @@ def _ssvm_epoch(shard: _Shard, w: np.ndarray, seed, epoch: int, shard_index: int
     if c is None or c.n_sequences == 0:
         return 0, None, None, 0.0, 0
     n = c.n_sequences
-    params = _weights.AveragedParams(w.copy(), n_examples=(epoch - 1) * n, scale_sum=0.0,
+    params = _chain.AveragedParams(w.copy(), n_examples=(epoch - 1) * n, scale_sum=0.0,
                                      weight_sum=0.0)
     trainer = _ssvm.SSVMTrainer(shard.model().index, c.view(partial=True), params, C, cost,
                                 n_sequences=n_total)

@@ -7,7 +7,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-from cseq.chain._weights import AveragedParams, ChainIndex, CorpusView
+from cseq.chain._chain import AveragedParams, ChainIndex, CorpusView
 
 def greedy_layout(n_state: int, n_labels: int) -> dict[str, int]: ...
 def tag_corpus(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,

@@ -52,7 +52,7 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 from cseq._core._types cimport attr_t, index_t, label_t, weight_t
-from cseq.chain._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, Layout, ParamSink,
+from cseq.chain._chain cimport (AveragedParams, Chain, ChainIndex, CorpusView, Layout, ParamSink,
                                   chain_of, find_weight, layout_init, score_emissions,
                                   check_order, sequence_emissions, sink_add)
 
@@ -78,7 +78,7 @@ cdef void history_of(const Layout* lay, History* h) noexcept nogil:
 
 
 def greedy_layout(index_t n_state, int n_labels):
-    """The chain's layout (``cseq.chain._weights.param_layout``) plus the history blocks.
+    """The chain's layout (``cseq.chain._chain.param_layout``) plus the history blocks.
 
     ``n_params`` is the whole vector; ``chain_params`` the chain's part;
     ``two_back`` and ``pair`` the offsets of the history blocks.

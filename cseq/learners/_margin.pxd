@@ -4,7 +4,7 @@ Both learners decode a sequence with Viterbi under the current weights and,
 when the path is wrong, update along ``Phi(gold) - Phi(pred)``, scaled by a
 step that depends on a norm of that difference.  :func:`margin_delta`
 gathers the difference as a sparse vector: the shared path-features kernel
-(:func:`cseq.chain._weights.add_path_features`) writes it into a dense accumulator
+(:func:`cseq.chain._chain.add_path_features`) writes it into a dense accumulator
 (zero between calls), and the entries that may have been touched (the
 weights of the attributes on the tokens whose labels differ, and the
 transition block) are moved out into ``keys``/``vals`` and zeroed again, so
@@ -17,7 +17,7 @@ from libc.math cimport isfinite, sqrt
 
 from cseq.chain._decode cimport path_score, viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ParamSink, Transitions, add_path_features, check_order,
+from cseq.chain._chain cimport (Chain, ParamSink, Transitions, add_path_features, check_order,
                                   sequence_emissions, transitions_of)
 
 

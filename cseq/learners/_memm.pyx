@@ -38,7 +38,7 @@ import numpy as np
 
 from cseq.chain._decode cimport viterbi_path
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
+from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, Layout, Transitions,
                                   add_state_features, chain_of, emissions_finite, sequence_emissions)
 
 # Below this, a scaled exponential sum may have lost its terms to underflow:

@@ -13,7 +13,7 @@ and the step (Crammer et al. 2006: PA, PA-I, PA-II) is
     tau = loss / (||delta||^2 + 1 / (2 C))    (type 2)
 
 then ``w += tau * delta``.  The average of the weights after every example
-is kept lazily by :class:`cseq.chain._weights.AveragedParams`, as for the
+is kept lazily by :class:`cseq.chain._chain.AveragedParams`, as for the
 perceptron.
 
 References
@@ -27,7 +27,7 @@ from libc.math cimport isfinite
 from cseq.learners._margin cimport (COST_ONE, COST_SQRT, MarginScratch, margin_epoch,
                                     margin_scratch_free, margin_scratch_init, margin_violation)
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, chain_of, sink_add
+from cseq.chain._chain cimport AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, chain_of, sink_add
 
 
 cdef class PATrainer:

@@ -7,7 +7,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-from cseq.chain._weights import AveragedParams, ChainIndex, CorpusView
+from cseq.chain._chain import AveragedParams, ChainIndex, CorpusView
 
 @disjoint_base
 class PerceptronTrainer:

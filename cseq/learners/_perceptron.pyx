@@ -21,7 +21,7 @@ from libc.string cimport memcpy
 from cseq.chain._decode cimport viterbi_back_size, viterbi_delta_size, viterbi_path
 from cseq.chain._masks cimport clamp_rows
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
+from cseq.chain._chain cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
                                   add_path_features, chain_of, check_order, has_unknown,
                                   sequence_emissions, transitions_of)
 

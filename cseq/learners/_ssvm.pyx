@@ -21,7 +21,7 @@ at step ``t`` (1-based) on example ``i``, with ``eta = 2 / (lambda (t + 1))``,
 subgradients, taken while the model was poor, fade, where Pegasos' ``1 /
 (lambda t)`` keeps them all at full weight (on EWT its uniform average
 stayed 2 points below the perceptron).  The shrink is O(1) through the
-scale factor of :class:`cseq.chain._weights.AveragedParams` (weights
+scale factor of :class:`cseq.chain._chain.AveragedParams` (weights
 ``scale * v``), so a step costs O(features of the example), like a
 perceptron step; the weighted average is kept by the same lazy averaging.
 
@@ -46,7 +46,7 @@ from cseq.chain._decode cimport (loss_augmented_path, path_score, viterbi_back_s
                                  viterbi_delta_size)
 from cseq._core._types cimport index_t, label_t, weight_t
 from cseq.chain._masks cimport clamp_rows
-from cseq.chain._weights cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
+from cseq.chain._chain cimport (AveragedParams, Chain, ChainIndex, CorpusView, ParamSink, Transitions,
                                   add_path_features, chain_of, check_order, has_unknown,
                                   sequence_emissions, transitions_of)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq.learners import _sgd
+from cseq.learners import _crf_sgd
 from cseq.learners.base import MAX_REGULARIZATION, ChainEstimator, Number, OneOf
 from cseq.chain.normalized import GlobalChain
 from cseq.learners.loops import MAX_ITER_REASON, stalled, train_lbfgs
@@ -73,7 +73,7 @@ class CRF(PartialFitMixin, ChainEstimator):
     parallel over sequences when ``n_jobs > 1``.  ``algorithm="sgd"``
     (L2 only) takes one stochastic gradient step per sequence with the rate
     ``1 / (lam * (t0 + t))``, ``lam = 2 * c2 / N`` (Bottou 2010), applying the
-    L2 decay lazily (:mod:`cseq.learners._sgd`).
+    L2 decay lazily (:mod:`cseq.learners._crf_sgd`).
 
     State weights that end exactly at 0 (with ``c1 > 0``, most of them) are
     pruned from the model after training, and attributes left without a
@@ -221,7 +221,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         best, best_loss = None, math.inf
         for eta in _ETA0_CANDIDATES:
             w = np.zeros_like(model.params)
-            trainer = _sgd.CRFSGDTrainer(model.index, view, w)
+            trainer = _crf_sgd.CRFSGDTrainer(model.index, view, w)
             try:
                 loss, _ = trainer.epoch(sample, lam, _rate_offset(lam, eta), 0)
             except FloatingPointError:
@@ -242,7 +242,7 @@ class CRF(PartialFitMixin, ChainEstimator):
         self.eta0_ = eta0
         t0 = _rate_offset(lam, eta0)
         w = np.zeros_like(model.params)
-        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
+        trainer = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         losses: list[float] = []
         step = 0
         self.stop_reason_ = MAX_ITER_REASON
@@ -294,7 +294,7 @@ class CRF(PartialFitMixin, ChainEstimator):
             sc["eta0"] = (float(self.eta0) if self.eta0 is not None
                           else self._calibrate(corpus, model, lam, rng))
         w = state.arrays["w"]
-        trainer = _sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
+        trainer = _crf_sgd.CRFSGDTrainer(model.index, corpus.view(partial=True), w)
         loss, sc["t"] = self._sgd_epoch(trainer, rng.permutation(corpus.n_sequences).astype(
             np.int64), lam, _rate_offset(lam, sc["eta0"]), sc["t"])
         sc["rng"] = rng_state(rng)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from cseq.learners import _greedy
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq._core.dtypes import LABEL
 from cseq.learners.base import ChainEstimator, Number
 from cseq.exceptions import InputError, ModelFormatError
@@ -236,7 +236,7 @@ class GreedyTagger(ChainEstimator):
         if self.tag_dict is not None:
             model.tag_attrs, model.tag_labels = self._build_tag_dict(corpus, model.n_labels)
             model.validate()
-        params = _weights.AveragedParams(model.params.copy())
+        params = _chain.AveragedParams(model.params.copy())
         trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, model.tagdict)
         mistake_driven_epochs(self, trainer, params, corpus, model, dev, callback)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cseq.learners import _pa
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.learners.base import MAX_REGULARIZATION, ChainEstimator, Number, check_number
 from cseq.exceptions import ConvergenceError, InputError
 from cseq.learners.loops import epochs
@@ -113,7 +113,7 @@ class PassiveAggressive(ChainEstimator):
         return model if self.all_states else self._pruned(model)
 
     def _train(self, corpus, model, dev, callback):
-        params = _weights.AveragedParams(model.params.copy())
+        params = _chain.AveragedParams(model.params.copy())
         trainer = _pa.PATrainer(model.index, corpus.view(), params, int(self.pa_type),
                                 float(self.C), bool(self.error_sensitive))
 

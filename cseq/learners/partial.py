@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cseq.chain import _labels
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.exceptions import ConvergenceError, InputError, InputTypeError, ModelFormatError
 from cseq.features.protocol import GrowingFeaturizer, implements
@@ -104,7 +104,7 @@ def _grown_index(old: LinearChain | None, perm: np.ndarray, corpus: Sequences, n
     if all_states:
         return (np.arange(n_attrs + 1, dtype=INDEX) * n_labels,
                 np.tile(np.arange(n_labels, dtype=LABEL), n_attrs))
-    ptr, lab = _weights.build_state_index(corpus.tok_ptr, corpus.attr_ids, corpus.labels,
+    ptr, lab = _chain.build_state_index(corpus.tok_ptr, corpus.attr_ids, corpus.labels,
                                           n_attrs, n_labels)
     keys = np.repeat(np.arange(n_attrs, dtype=np.int64), np.diff(ptr)) * n_labels + lab
     if old is not None:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from cseq.learners import _perceptron
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.learners.base import ChainEstimator
 from cseq.learners.loops import mistake_driven_epochs
 from cseq.learners.partial import PartialFitMixin, check_scalars, rng_from_state, rng_state
@@ -107,7 +107,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
     _distributed = "cseq.distributed.perceptron"
 
     def _train(self, corpus, model, dev, callback):
-        params = _weights.AveragedParams(model.params.copy())
+        params = _chain.AveragedParams(model.params.copy())
         trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(partial=True), params)
         mistake_driven_epochs(self, trainer, params, corpus, model, dev, callback)
 
@@ -121,7 +121,7 @@ class StructuredPerceptron(PartialFitMixin, ChainEstimator):
         check_scalars(scalars, {"n_examples": (int, 1, MAX_COUNT)})
 
     def _partial_pass(self, corpus, model, state, classes):
-        params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
+        params = _chain.AveragedParams(state.arrays["w"], state.arrays["u"],
                                          n_examples=state.scalars["n_examples"])
         trainer = _perceptron.PerceptronTrainer(model.index, corpus.view(partial=True), params)
         order = np.arange(corpus.n_sequences, dtype=np.int64)

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cseq.learners import _ssvm
-from cseq.chain import _weights
+from cseq.chain import _chain
 from cseq.learners.base import MAX_REGULARIZATION, ChainEstimator, Number
 from cseq.exceptions import InputError, InputTypeError
 from cseq.chain.inference import _RaggedWarning, check_cost_matrix
@@ -228,7 +228,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
                              f"labels: it must be ({L}, {L}), indexed by the sorted labels")
         return check_cost_matrix(arr, L)
 
-    def _weights_now(self, params: _weights.AveragedParams) -> np.ndarray:
+    def _weights_now(self, params: _chain.AveragedParams) -> np.ndarray:
         return params.averaged() if self.average else params.weights()
 
     #: On Dask: iterative parameter mixing of Pegasos epochs (cseq.distributed).
@@ -236,7 +236,7 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
 
     def _train(self, corpus, model, dev, callback):
         cost = self.cost_matrix(self.classes_)
-        params = _weights.AveragedParams(model.params.copy())
+        params = _chain.AveragedParams(model.params.copy())
         view = corpus.view(partial=True)
         trainer = _ssvm.SSVMTrainer(model.index, view, params, float(self.C), cost)
         def run_pass(order):
@@ -256,13 +256,13 @@ class StructuredSVM(PartialFitMixin, ChainEstimator):
 
     def _check_partial_scalars(self, scalars: dict, n_sequences: int) -> None:
         check_scalars(scalars, {"n_examples": (int, 1, MAX_COUNT),
-                                "scale": (float, _weights.MIN_SCALE, 1.0),
+                                "scale": (float, _chain.MIN_SCALE, 1.0),
                                 "scale_sum": (float, 0.0, math.inf),
                                 "weight_sum": (float, 1.0, math.inf)})
 
     def _partial_pass(self, corpus, model, state, classes):
         sc = state.scalars
-        params = _weights.AveragedParams(state.arrays["w"], state.arrays["u"],
+        params = _chain.AveragedParams(state.arrays["w"], state.arrays["u"],
                                          n_examples=sc["n_examples"], scale=sc["scale"],
                                          scale_sum=sc["scale_sum"], weight_sum=sc["weight_sum"])
         trainer = _ssvm.SSVMTrainer(model.index, corpus.view(partial=True), params, float(self.C),

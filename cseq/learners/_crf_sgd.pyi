@@ -1,4 +1,4 @@
-"""Type stubs for the compiled module :mod:`cseq.learners._sgd` (``_sgd.pyx``).
+"""Type stubs for the compiled module :mod:`cseq.learners._crf_sgd` (``_crf_sgd.pyx``).
 
 Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
@@ -7,7 +7,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-from cseq.chain._weights import ChainIndex, CorpusView
+from cseq.chain._chain import ChainIndex, CorpusView
 
 @disjoint_base
 class CRFSGDTrainer:

@@ -31,7 +31,7 @@ from cseq.chain._crf cimport crf_sequence_update
 from cseq.chain._forward_backward cimport (FBTables, FBWork, fb_tables_free, fb_tables_init,
                                            fb_work_free, fb_work_init)
 from cseq._core._types cimport index_t, weight_t
-from cseq.chain._weights cimport Chain, ChainIndex, CorpusView, chain_of, check_order, has_unknown
+from cseq.chain._chain cimport Chain, ChainIndex, CorpusView, chain_of, check_order, has_unknown
 
 # Below this the scale is folded into the weights, long before v overflows.
 cdef weight_t _MIN_SCALE = 1e-9

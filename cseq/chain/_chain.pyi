@@ -1,4 +1,4 @@
-"""Type stubs for the compiled module :mod:`cseq.chain._weights` (``_weights.pyx``).
+"""Type stubs for the compiled module :mod:`cseq.chain._chain` (``_chain.pyx``).
 
 Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
