@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cseq
-import cseq.chain._decode
+import cseq.chain._word_rows
 from cseq.chain import mapping
 from cseq.exceptions import InputError
 from cseq.chain.model import LinearChain
@@ -110,7 +110,7 @@ def test_cached_word_rows_equal_the_uncached_ones_bit_for_bit_on_hits_and_misses
     attrs = rng.integers(-2, model.n_attributes, size=(n_rows, n_cols)).astype(np.int32)
     group = rng.integers(0, n_groups, size=n_cols).astype(np.int32)
     want = model.word_rows(attrs, group, n_groups)
-    cache = cseq.chain._decode.WordRowCache(model.index, model.params, group, n_groups, capacity)
+    cache = cseq.chain._word_rows.WordRowCache(model.index, model.params, group, n_groups, capacity)
     for order in (slice(None), slice(None, None, -1), slice(None)):  # misses, then hits
         got = model.word_rows(attrs[order], group, n_groups, cache)
         assert got.tobytes() == want[order].tobytes()

@@ -5,7 +5,6 @@ Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import disjoint_base
 
 from cseq.chain._masks import MaskSet
 from cseq.chain._chain import ChainIndex, CorpusView
@@ -29,17 +28,5 @@ def decode_corpus(ix: ChainIndex, params: NDArray[np.float64], cv: CorpusView,
                   masks: MaskSet | None = None,
                   word_rows: tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.int32]]
                   | None = None) -> NDArray[np.int32]: ...
-def word_rows(ix: ChainIndex, params: NDArray[np.float64], attrs: NDArray[np.int32],
-              group: NDArray[np.int32], n_groups: int,
-              cache: WordRowCache | None = None) -> NDArray[np.float64]: ...
-
-@disjoint_base
-class WordRowCache:
-    """The word rows of attribute rows already summed, for one model and one thread."""
-
-    def __new__(cls, ix: ChainIndex, params: NDArray[np.float64], group: NDArray[np.int32],
-                n_groups: int, capacity: int = 4096) -> WordRowCache: ...
-    @property
-    def capacity(self) -> int: ...
 def check_masks(masks: MaskSet | None, n_labels: int, n_tokens: int) -> None: ...
 def raise_bad_sequence(bad: NDArray[np.int64]) -> None: ...

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq.chain import _decode, _forward_backward, _chain
+from cseq.chain import _chain, _decode, _forward_backward, _word_rows
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.chain._masks import NoAllowedPath
 from cseq._core.threads import resolve_n_jobs
@@ -338,7 +338,7 @@ class LinearChain:
         return masks
 
     def word_rows(self, attrs: np.ndarray, group: np.ndarray, n_groups: int,
-                  cache: _decode.WordRowCache | None = None) -> np.ndarray:
+                  cache: _word_rows.WordRowCache | None = None) -> np.ndarray:
         """Summed state-weight rows of sets of attributes, for :meth:`decode`'s ``word_rows``.
 
         ``attrs`` (int, (n_words, k)) holds attribute ids (negative: none)
@@ -346,7 +346,7 @@ class LinearChain:
         of the rows of ``attrs[w, j]`` over the columns of group ``g``: the
         emission a token gets from those attributes, each of value 1, bit for
         bit (the same additions in the same order, in C:
-        :func:`cseq.chain._decode.word_rows`).  ``cache``, from
+        :func:`cseq.chain._word_rows.word_rows`).  ``cache``, from
         :meth:`word_row_cache` for ``group`` and ``n_groups`` and used by one
         thread only, keeps the rows of the words it has seen.
 
@@ -360,12 +360,12 @@ class LinearChain:
             raise InputError(f"word_rows: attrs must be 2-d and group must give each of its "
                              f"columns a group in 0..{n_groups - 1}")
         try:
-            return _decode.word_rows(self.index, self.params, attrs, group, n_groups, cache)
+            return _word_rows.word_rows(self.index, self.params, attrs, group, n_groups, cache)
         except ValueError as exc:
             raise InputError(str(exc)) from None
 
     def word_row_cache(self, group: np.ndarray, n_groups: int,
-                       max_bytes: int = 1 << 22) -> _decode.WordRowCache:
+                       max_bytes: int = 1 << 22) -> _word_rows.WordRowCache:
         """A cache for :meth:`word_rows` with ``group`` and ``n_groups``, of at most
         about ``max_bytes`` (at least 16 entries, at most 4,096: a sentence's
         words, and the frequent words of a stream, which hit most).
@@ -377,7 +377,7 @@ class LinearChain:
         group = np.ascontiguousarray(group, dtype=np.int32)
         entry = 4 * len(group) + 8 * n_groups * self.n_labels
         capacity = max(16, min(4096, max_bytes // max(entry, 1)))
-        return _decode.WordRowCache(self.index, self.params, group, n_groups,
+        return _word_rows.WordRowCache(self.index, self.params, group, n_groups,
                                     1 << (capacity.bit_length() - 1))
 
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,

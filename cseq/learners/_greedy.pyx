@@ -51,16 +51,11 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
+from cseq._core._gil cimport GIL_MIN_WORK
 from cseq._core._types cimport attr_t, index_t, label_t, weight_t
 from cseq.chain._chain cimport (AveragedParams, Chain, ChainIndex, CorpusView, Layout, ParamSink,
                                   chain_of, find_weight, layout_init, score_emissions,
                                   check_order, sequence_emissions, sink_add)
-
-
-cdef enum:
-    # Below this many token-label cells, tag_corpus on one thread keeps the
-    # GIL (the convoy effect; see GIL_MIN_WORK in cseq/chain/_decode.pyx).
-    GIL_MIN_WORK = 16384
 
 
 cdef struct History:
@@ -224,7 +219,7 @@ def tag_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv, tagdict
     cdef index_t c
     cdef int failed = 0
     if n_jobs == 1 and n_chunks == 1 and n_tok * ix.layout.n_labels < GIL_MIN_WORK:
-        # A short sentence: tagged holding the GIL (cseq/chain/_decode.pyx's GIL_MIN_WORK).
+        # A short sentence: tagged holding the GIL (GIL_MIN_WORK, cseq/_core/_gil.pxd).
         failed = -tag_range(&ch, &h, &params[0], td, chunks[0], chunks[1], &out[0])
     else:
         for c in prange(n_chunks, nogil=True, schedule="static", chunksize=1,
