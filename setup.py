@@ -32,7 +32,7 @@ def compiled_modules() -> list[str]:
     """Every ``.pyx`` under ``cseq/`` as a dotted module name (``cseq.chain._chain``).
 
     Found, not listed: a kernel is added, moved or renamed by its file alone.
-    ``scripts/check_dist_contents.py`` and ``tests/test_typing.py`` find them
+    ``scripts/check_dist_contents.py`` and ``tests/package/test_typing.py`` find them
     the same way.
     """
     return sorted(".".join(p.relative_to(HERE).with_suffix("").parts)

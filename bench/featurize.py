@@ -60,7 +60,7 @@ def run(name: str, X, y, preset: str, repeat: int) -> None:
     hashed.fit_transform(X, *labels)
     t_hash = best_of(lambda: hashed.transform(X), repeat)
     t_py = best_of(lambda: feat.features_python(X), max(1, repeat // 2))
-    if not labels:  # fit_transform's tags are jackknifed: tests/test_tagdict.py checks them
+    if not labels:  # fit_transform's tags are jackknifed: tests/features/test_tagdict.py checks them
         check_same(feat, X, seqs)
     n_feat = len(seqs.attr_ids)
     print(f"\n{name}: {len(X)} sentences, {n_tok} tokens, preset {preset!r}, "
@@ -74,7 +74,7 @@ def run(name: str, X, y, preset: str, repeat: int) -> None:
     ):
         print(f"  {label:<34}{t:>9.3f}{n_tok / t:>12,.0f}{t_py / t:>10.1f}x")
     print("  compiled and python attributes: " + ("identical" if not labels else
-          "not compared (jackknifed tags; tests/test_tagdict.py)"))
+          "not compared (jackknifed tags; tests/features/test_tagdict.py)"))
 
 
 def main(argv=None) -> None:

@@ -14,7 +14,7 @@ hidden at random (``None``, seeded).  Three models per learner:
   others are kept whole.
 
 It is a measuring tool: it asserts nothing and never runs in the test suite
-(``tests/test_partial_labels.py`` checks the same comparison on a smaller
+(``tests/learners/test_partial_labels.py`` checks the same comparison on a smaller
 subset).
 
 Usage::

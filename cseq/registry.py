@@ -6,7 +6,7 @@ its command-line names (``cseq train --algorithm``) with the options each one
 takes, and a quick configuration for the tests.  So the model file
 (:mod:`cseq.io.serialize`), the command line (:mod:`cseq.cli`: ``--algorithm``,
 its help and options, ``cseq info``), the docs' learner table (checked by
-``tests/test_docs.py``) and the tests' learner lists read :data:`LEARNERS`
+``tests/package/test_docs.py``) and the tests' learner lists read :data:`LEARNERS`
 and :data:`COMMANDS` instead of keeping their own lists.
 
 A new learner is its module and one decorator::

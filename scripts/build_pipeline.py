@@ -12,7 +12,7 @@ data beside the checkout, ``--train`` otherwise); ``cseq.load_pipeline("en")``
 and ``cseq tag --pipeline en`` load what this script writes.  The models are
 bit-for-bit reproducible: fixed seeds, no clock or path in the files (the
 model file holds cseq's version, so a new version means a rebuild, which
-``--check`` and ``tests/test_rawtext_pipeline.py`` catch).
+``--check`` and ``tests/segment/test_pipeline.py`` catch).
 
 The settings keep the wheel small: the segmenter's L1 penalty keeps one
 feature in twenty-five; the tagger drops the attributes seen fewer than

@@ -73,7 +73,7 @@ echo "-- 4. install into a fresh venv with no C compiler"
 "$py" -m venv "$work/venv"
 mkdir "$work/nobin" "$work/run"
 # The shells the tests start (test_readme runs the README's bash block) and the
-# headless browser of tests/test_report.py (.ci/run installs it); no compiler.
+# headless browser of tests/apps/test_report.py (.ci/run installs it); no compiler.
 for tool in bash sh; do ln -s "$(command -v "$tool")" "$work/nobin/$tool"; done
 if command -v chromium >/dev/null 2>&1; then
   ln -s "$(command -v chromium)" "$work/nobin/chromium"

@@ -23,7 +23,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from shared_data import SKIP_REASON
+from support.shared_data import SKIP_REASON
 
 settings.register_profile(
     "ci",
@@ -64,5 +64,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def pytest_make_parametrize_id(config, val, argname):
     """A class parameter's id is its name (``CRF``, not ``cls0``): a learner's tests can be
-    selected by it (``-k``), as ``tests/test_new_learner.py`` does."""
+    selected by it (``-k``), as ``tests/learners/test_new_learner.py`` does."""
     return val.__name__ if isinstance(val, type) else None

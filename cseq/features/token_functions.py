@@ -1,7 +1,7 @@
 """Token functions: what ``%x[row,col:name]`` does to the string of a cell.
 
 These are the definitions: :mod:`cseq.features._tokens` computes the same in C (once
-per distinct cell) and ``tests/test_tokens.py`` compares the two.  The
+per distinct cell) and ``tests/features/test_tokens.py`` compares the two.  The
 ``tags`` function is learned from labelled data (:mod:`cseq.features.tagdict`): it is
 named here, and a fitted featurizer's tag dictionary gives its values.
 """

@@ -281,7 +281,7 @@ class Parameters:
         declared: dict[str, Constraint] = dict(COMMON_CONSTRAINTS)
         for klass in reversed(cls.__mro__):
             declared.update(klass.__dict__.get("_parameter_constraints", {}))
-        # A parameter without a constraint is not checked (tests/test_reliability3_params.py
+        # A parameter without a constraint is not checked (tests/learners/test_params.py
         # holds every registered learner to a constraint for each of its parameters).
         cls._constraints = MappingProxyType({name: declared[name] for name in names
                                              if name in declared})
