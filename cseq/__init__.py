@@ -44,7 +44,7 @@ from cseq.pipeline import Pipeline, load_pipeline
 from cseq.chain.sequences import Sequences
 from cseq.templates import TemplateFeaturizer, Templates
 from cseq.features.clusters import Clusters, brown_clusters, read_clusters
-from cseq import serialize  # the public path, as before issue 28's relayout
+from cseq import serialize  # the public path that every earlier pickle calls
 from cseq.segment.segmenter import Segmenter
 
 __all__ = [

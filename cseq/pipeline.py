@@ -1,4 +1,4 @@
-"""Raw text in, tagged sentences out: a segmenter and a tagger in one object (issue 29).
+"""Raw text in, tagged sentences out: a segmenter and a tagger in one object.
 
 :class:`Pipeline` holds a :class:`cseq.segment.Segmenter` (sentences, tokens,
 multiword tokens) and, optionally, a fitted cseq tagger that labels the

@@ -1,6 +1,6 @@
 """The cseq model file: a versioned binary container that never unpickles.
 
-The module is :mod:`cseq.io.serialize` (issue 28); this path keeps working: the
+The module is :mod:`cseq.io.serialize`; this path keeps working: the
 model container; cseq.serialize.loads is what earlier pickles call.
 """
 

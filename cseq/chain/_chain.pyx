@@ -19,14 +19,13 @@ Daume III, H. (2006). Practical structured learning techniques for natural
 language processing. PhD thesis, USC (lazy averaging, section 2.1.1).
 """
 
-cimport cython
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 import numpy as np
 
 from cseq._core._prefetch cimport cseq_prefetch
-from cseq._core._types cimport attr_t, index_t, label_t, value_t, weight_t
+from cseq._core._types cimport attr_t, index_t, label_t, weight_t
 
 #: Largest label count the kernels accept: L*L*L must fit comfortably in index_t
 #: and every per-position buffer of L*L entries in memory.
@@ -156,7 +155,6 @@ cdef void add_path_features(const Layout* lay, const StateIndex* index, const Co
     """
     cdef index_t t, f, k
     cdef index_t L = lay.n_labels
-    cdef weight_t v
     if n <= 0:
         return
     for t in range(n):
@@ -444,7 +442,7 @@ def build_state_index(const index_t[::1] tok_ptr, const attr_t[::1] attr_ids,
     attr_ptr_np = np.zeros(n_attrs + 1, dtype=np.int64)
     cdef index_t[::1] attr_ptr = attr_ptr_np
     cdef index_t t, f, a, k, start, out, j
-    cdef label_t y, tmp
+    cdef label_t y
     cdef index_t* stamp = <index_t*>malloc(max(n_labels, 1) * sizeof(index_t))
     if stamp == NULL:
         raise MemoryError()

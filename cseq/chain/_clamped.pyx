@@ -37,7 +37,7 @@ from cseq.chain._forward_backward cimport (FBTables, FBWork, fb_add_pairs, fb_ad
                                            fb_marginals, fb_run, fb_tables_for, fb_tables_free,
                                            fb_work_free, fb_work_init)
 from cseq.chain._masks cimport clamp_rows
-from cseq._core._types cimport index_t, label_t, weight_t
+from cseq._core._types cimport index_t, weight_t
 from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, add_state_features, chain_of,
                                   check_order, sequence_emissions)
 

@@ -14,12 +14,9 @@ Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
 methods for structured and interdependent output variables. JMLR 6.
 """
 
-cimport cython
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, isfinite
-from libc.stdint cimport uint64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.math cimport isfinite
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -28,9 +25,8 @@ from cseq._core._gil cimport GIL_MIN_WORK
 from cseq._core._prefetch cimport cseq_prefetch
 from cseq.chain._masks import NoAllowedPath
 from cseq._core._types cimport index_t, label_t, weight_t
-from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, StateIndex, Transitions,
-                                  chain_of, emissions_finite, sequence_emissions,
-                                  transitions_of)
+from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, Transitions, chain_of,
+                               emissions_finite, sequence_emissions, transitions_of)
 
 
 cdef extern from *:

@@ -35,17 +35,16 @@ Sha, F., Pereira, F. (2003). Shallow parsing with conditional random fields.
 HLT-NAACL.
 """
 
-cimport cython
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, exp, isfinite, log
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 import numpy as np
 
 from cseq.chain._decode import check_masks, raise_bad_sequence
 from cseq.chain._masks cimport Constraints, MaskSet, constrain_rows, dead_position, mask_transitions
-from cseq._core._types cimport index_t, label_t, weight_t
+from cseq._core._types cimport index_t, weight_t
 from cseq.chain._chain cimport (Chain, ChainIndex, CorpusView, Layout, chain_of, emissions_finite,
                                   n_path_states, sequence_emissions)
 

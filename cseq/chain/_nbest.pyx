@@ -23,7 +23,6 @@ Nilsson, D., Goldberger, J. (2001). Sequentially finding the N-best list in
 hidden Markov models. IJCAI.
 """
 
-cimport cython
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
@@ -110,12 +109,11 @@ cdef int nbest_paths(const weight_t* em, index_t n, const Transitions* tr, NBest
         return _nbest2(em, n, tr, wk, paths, scores)
     cdef int L = tr.n_labels, k = wk.k
     cdef index_t t, kk
-    cdef int j, m, got, prev, r
+    cdef int j, m, got, r
     cdef const weight_t* row
     cdef weight_t* sc
     cdef weight_t* prev_sc
     cdef index_t* bp
-    cdef weight_t* fin_sc
     cdef index_t* fin_bp
     for j in range(L):
         wk.sc[<index_t> j * k] = tr.start[j] + em[j]
@@ -159,7 +157,7 @@ cdef int _nbest2(const weight_t* em, index_t n, const Transitions* tr, NBestWork
     """Second order: lists per label pair (b, c) at positions t >= 1 (state b * L + c)."""
     cdef int L = tr.n_labels, k = wk.k
     cdef index_t LL = <index_t> L * L, t, kk, st
-    cdef int a, b, c, m, got, r
+    cdef int b, c, m, got, r
     cdef const weight_t* row
     cdef weight_t* sc
     cdef index_t* bp

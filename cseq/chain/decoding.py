@@ -1,4 +1,4 @@
-"""Constrained and n-best prediction for the chain estimators (issue 16, items 1 and 2).
+"""Constrained and n-best prediction for the chain estimators.
 
 The estimators' ``predict(X, constraints=..., fixed=...)``,
 ``predict_marginals(X, constraints=..., fixed=...)`` and

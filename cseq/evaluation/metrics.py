@@ -27,7 +27,7 @@ it reads a label with ``/^([^-]*)-(.*)$/``, everything after the first
 hyphen being the type (its comment: "code which allows hyphens in the
 types").  Only the 2000 script kept the text between the first and the
 second hyphen (``split(/-/, ...)``: type ``creative``).  Run against the
-2004 ``conlleval.pl`` (the audit of issue 27), the reports of
+2004 ``conlleval.pl``, the reports of
 :func:`classification_report` are byte-identical on CoNLL-2000 and WNUT-17,
 whose types have hyphens (``creative-work``).  Two departures remain, both
 at the edges of its input format:

@@ -490,9 +490,9 @@ cdef class BrownClusterer:
 
         A word's coming in and the merge after it count as one.
         """
-        cdef Py_ssize_t k, n = min(max(n_merges, 0), self.n_merges - self.merges_done)
+        cdef Py_ssize_t _k, n = min(max(n_merges, 0), self.n_merges - self.merges_done)
         with nogil:
-            for k in range(n):
+            for _k in range(n):
                 self._step()
         return n
 

@@ -22,7 +22,6 @@ Both tables give int32 ids and refuse more than ``2**31 - 1`` entries with
 an ``InputError`` (``_hash.MAX_IDS``) instead of wrapping to negative ids.
 """
 
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from cpython.unicode cimport PyUnicode_FromKindAndData

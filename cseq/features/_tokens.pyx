@@ -841,12 +841,11 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
         for the column ``k`` of slot ``s``.
     """
     cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
-    cdef Py_ssize_t si, j, k, n, s, kind
+    cdef Py_ssize_t k, s
     cdef Values vals = Values()
     cdef Buf buf
     cdef Ids cells
-    cdef int64_t tok0, n_tok
-    cdef object sent, rows
+    cdef int64_t n_tok
     for s in range(n_slots):
         if not (0 <= slot_col[s] < n_cols) or not (-1 <= slot_func[s] < N_FUNCTIONS):
             raise ValueError("intern_columns: slot out of range")
@@ -901,7 +900,7 @@ cdef int _intern_cells(list X, Py_ssize_t need, const int32_t[::1] columns, rows
                 for j in range(n):
                     _intern_str(vals, rows[j][columns[k]], buf, cells)
         elif kind == 1:
-            for k in range(n_cols):
+            for k in range(n_cols):  # no-cython-lint: each column reads the one string of a str token
                 for j in range(n):
                     _intern_str(vals, sent[j], buf, cells)
         else:

@@ -42,7 +42,7 @@ FOLDS = 5
 #: A label belongs to a word's class when it has at least this share of the word's occurrences.
 #: 10% rather than 5%: a label that rare is mostly an annotation slip or a rare use, and the
 #: class then says "ambiguous" where the word is not; on EWT dev the pos preset gains +0.06 to
-#: +0.08 at order 1 on every seed (docs/templates.md, issue 31).
+#: +0.08 at order 1 on every seed (docs/templates.md).
 MIN_SHARE = 0.10
 #: The class of a string not seen in training (or, in a fold, not seen in the other folds).
 UNKNOWN = "_UNK_"

@@ -8,7 +8,7 @@ offset in the file, so that a caller can map the offsets a segmenter gives
 inside a paragraph back onto the file.
 
 :func:`conllu_raw_text` makes such text from a CoNLL-U file as a user would
-have it (issue 29): the ``# text`` of the sentences of a paragraph on one
+have it: the ``# text`` of the sentences of a paragraph on one
 line, joined by a space unless the sentence's last token has
 ``SpaceAfter=No``; a paragraph per ``# newpar`` / ``# newdoc`` mark, or per
 ``sentences_per_paragraph`` sentences in a file without marks.  One sentence

@@ -25,7 +25,7 @@ from libc.math cimport isfinite
 
 from cseq.learners._margin cimport (COST_COUNT, MarginScratch, margin_epoch, margin_scratch_free,
                                     margin_scratch_init, margin_violation)
-from cseq._core._types cimport index_t, label_t, weight_t
+from cseq._core._types cimport index_t, weight_t
 from cseq.chain._chain cimport Chain, ChainIndex, CorpusView, chain_of
 
 

@@ -176,7 +176,7 @@ def plain_params(params: dict[str, Any]) -> dict[str, Any]:
 
 #: sklearn-crfsuite's parameter names that cseq spells otherwise, and what to
 #: write instead (None: cseq has no such option because it always does it).
-#: The most common stumbling block of people porting from it (issue 30).
+#: The most common stumbling block of people porting from it.
 _SKLEARN_CRFSUITE_NAMES: dict[str, str | None] = {
     "max_iterations": "max_iter",
     "all_possible_states": "all_states",

@@ -21,7 +21,7 @@ __all__ = ["StructuredPerceptron"]
 # dev as accurate as the CRF or more, at a fraction of its training time and model size.
 # With the pos preset, a second-order chain: on EWT dev +0.02 to +0.16 over order 1 (seeds
 # 0-2, the same tag dictionary), and with the dictionary's 10% share +0.18 over both old
-# defaults on each of 5 seeds (docs/templates.md, issue 31), for about 2.5x the training
+# Defaults on each of 5 seeds (docs/templates.md), for about 2.5x the training
 # time (about 11 s).
 @register(Command("perceptron", 10, {"seed": "random_state", "order": "order", **EARLY_STOPPING},
                   "averaged structured perceptron", defaults={"random_state": 0},

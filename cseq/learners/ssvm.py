@@ -80,8 +80,7 @@ def _check_cost(name: str, cost: Any) -> None:
                   "structured SVM, L2 and hinge loss, stochastic subgradient",
                   # More passes on the presets: its weighted average climbs for longer than
                   # the perceptron's (10 passes ended 0.37 F1 under the CRF on chunk, 2.7
-                  # under the perceptron on ner, 0.16 under the CRF on pos; docs/accuracy.md,
-                  # issue 31 item 4).
+                  # under the perceptron on ner, 0.16 under the CRF on pos; docs/accuracy.md).
                   defaults={"random_state": 0},
                   preset_defaults={"chunk": {"max_iter": 40}, "ner": {"max_iter": 40},
                                    "pos": {"max_iter": 20}},

@@ -1,4 +1,4 @@
-"""Raw text to sentences, tokens and words: the trainable segmenter (issue 29).
+"""Raw text to sentences, tokens and words: the trainable segmenter.
 
 - :mod:`cseq.segment.segmenter`: :class:`~cseq.segment.segmenter.Segmenter`
   and what it returns, :class:`~cseq.segment.segmenter.Sentence` and

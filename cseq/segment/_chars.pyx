@@ -13,7 +13,7 @@ code point ever seen), the second, without the GIL, folds and looks up the
 keys.
 
 The features are defined again, in plain Python, by the reference in
-``tests/test_segmenter.py``, which checks that both give the same ids on
+``tests/segment/test_segmenter.py``, which checks that both give the same ids on
 random Unicode strings.
 """
 

@@ -190,7 +190,7 @@ def test_one_partition_gives_the_weights_of_fit(client):
     got = cd.fit(cseq.CRF(c2=0.5, max_iter=25, tol=1e-3), X, y, client=client, npartitions=1)
     assert np.array_equal(got.model_.params, ref.model_.params)
     assert got.to_bytes() == ref.to_bytes()
-    # The model is the CRF's class, which defines probabilities (issue 28).
+    # The model is the CRF's class, which defines probabilities.
     assert type(got.model_) is type(ref.model_)
     np.testing.assert_array_equal(got.sequence_log_prob(X, y), ref.sequence_log_prob(X, y))
 

@@ -105,7 +105,7 @@ def test_report_has_every_section_and_needs_nothing_else(name):
 
 
 def test_report_names_template_features_by_what_they_test():
-    """Issue 30, item 4: the features table reads ``%x[0,0]=Rome``, not ``U00:Rome``."""
+    """The features table reads ``%x[0,0]=Rome``, not ``U00:Rome``."""
     words = [[t[0][2:] for t in x] for x in X]
     est = cseq.StructuredPerceptron(max_iter=3, random_state=0, features=cseq.TemplateFeaturizer(
         "U00:%x[0,0]\nU01:%x[-1,0]")).fit(words, Y)

@@ -1,4 +1,4 @@
-"""Constrained decoding and forward-backward (issue 16, item 2) against brute-force enumeration.
+"""Constrained decoding and forward-backward against brute-force enumeration.
 
 Constraints are per-position allowed labels, allowed transitions and allowed
 first/last labels (``cseq.chain._masks``).  Every reference enumerates all ``L ** n``

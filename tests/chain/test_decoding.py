@@ -1,4 +1,4 @@
-"""Estimator-level constraints and n-best lists (issue 16, items 1 and 2).
+"""Estimator-level constraints and n-best lists.
 
 ``predict(X, constraints=..., fixed=...)``, ``predict_marginals`` and
 ``predict_nbest`` of every chain learner (CRF, perceptron, SSVM at first and

@@ -1,4 +1,4 @@
-"""Explanations (issue 16, item 5): max-marginals against enumeration; explain's
+"""Explanations: max-marginals against enumeration; explain's
 terms against a brute-force search over every labeling that reads the weights
 by name (top_features, transitions_); top_features and transitions_ against
 the model's arrays; the learners explain refuses."""

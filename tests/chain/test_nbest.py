@@ -1,4 +1,4 @@
-"""Exact n-best decoding (issue 16, item 1) against brute-force enumeration.
+"""Exact n-best decoding against brute-force enumeration.
 
 ``cseq.viterbi_nbest`` must list the k best label paths exactly (k up to L^n
 and beyond), first and second order, with and without constraints, ties

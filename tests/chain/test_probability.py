@@ -391,7 +391,7 @@ def test_models_without_probabilities_refuse(est):
 
 def test_readers_ask_the_model_not_the_estimator():
     """Probabilities, n-best log-probabilities, decoding and explain follow the model's
-    answers (its class), whatever estimator holds it (issue 28, item 1)."""
+    answers (its class), whatever estimator holds it."""
     est = cseq.StructuredPerceptron(max_iter=2).fit(TRAIN_X, TRAIN_Y)
     with pytest.raises(InputError, match="define no probabilities"):
         est.sequence_log_prob(TRAIN_X, TRAIN_Y)
@@ -676,7 +676,7 @@ _CALLS = {
     # Second-order spans read per-position pair and trigram marginals.
     if (learner, method) != ("crf-order2", "annotate-spans")])
 def test_confidence_and_entropy_memory_grows_as_n_times_L(learner, method):
-    # Issue 27, item 10: 6.2 KB per token at L = 19 (the (n - 1, L, L) pair
+    # 6.2 KB per token at L = 19 (the (n - 1, L, L) pair
     # marginals; (n - 2, L, L, L) at second order, the MEMM's local
     # distributions too), so one long sequence (a file without blank lines
     # under `cseq tag --marginals`) needed gigabytes.  Now a few (n, L)

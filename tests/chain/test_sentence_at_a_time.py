@@ -1,4 +1,4 @@
-"""Sentence at a time equals the batch, bit for bit (issue 32, item 1).
+"""Sentence at a time equals the batch, bit for bit.
 
 A production tagger calls ``predict([sentence])`` once per request.  The
 per-call work was trimmed (no validation of cseq's own packed arrays, no

@@ -1,4 +1,4 @@
-"""The shared kernel pieces written once (issue 28, item 5): the per-sequence prologue, the
+"""The shared kernel pieces written once: the per-sequence prologue, the
 one open-addressing table of the three interners, the order-index check and the margin
 learners' epoch loop; and one algorithm family per kernel module."""
 

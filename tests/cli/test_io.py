@@ -1,4 +1,4 @@
-"""The command line on the files people have (issue 15): plain text, CoNLL-U in and out,
+"""The command line on the files people have: plain text, CoNLL-U in and out,
 format detection by content, explicit columns, streaming, errors that name the file.
 
 Every test runs ``python -m cseq`` as a subprocess, on real corpora from
@@ -411,7 +411,7 @@ def test_info_names_the_learner(chunk_model):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("learner: perceptron (StructuredPerceptron)")
     assert "max_iter=3" in r.stdout and "input columns: 2" in r.stdout
-    # Issue 30, item 4: features read as what they test (template text = value),
+    # Features read as what they test (template text = value),
     # not as attribute ids such as U05:the.
     top = [line for line in r.stdout.splitlines() if line.startswith("top features for")]
     assert top and all("%x[" in line and "=" in line for line in top)
@@ -499,7 +499,7 @@ def test_eval_on_bio_reports_span_f1_first(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# issue 27: output files never destroy their input (item 4)
+# Output files never destroy their input
 
 
 def _same_file_as(src: Path, how: str) -> Path:
@@ -616,7 +616,7 @@ def test_tag_still_streams_to_devices_and_standard_output(pos_model, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# issue 27: a FIFO as the model never blocks; as the input it streams (item 8)
+# A FIFO as the model never blocks; as the input it streams
 
 
 def test_a_fifo_as_the_model_is_refused_at_once(pos_model, tmp_path):
@@ -651,7 +651,7 @@ def test_tag_reads_its_input_from_a_fifo(pos_model, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# issue 27: closed standard streams, an empty separator (item 13)
+# Closed standard streams, an empty separator
 
 
 def _shell(command: str, *args) -> subprocess.CompletedProcess:
@@ -691,7 +691,7 @@ def test_bad_separator_is_a_usage_error(pos_model, tmp_path, sep):
 
 
 # ---------------------------------------------------------------------------
-# issue 27: the format guess stops when it is not sure (item 16)
+# The format guess stops when it is not sure
 
 
 def test_labeled_conll_given_to_a_one_column_model_is_not_read_as_text(pos_model, tmp_path):

@@ -14,7 +14,7 @@ from support.cli_run import TRAIN, run
     (["--algorithm", "crf"], "pos", 0.0, 0.1, 200),      # the pos preset's own defaults
     (["--algorithm", "crf", "--c2", "2.5"], "pos", 0.0, 2.5, 200),  # an option always wins
     (["--algorithm", "crf", "--max-iter", "7"], "pos", 0.0, 0.1, 7),
-    # chunk: elastic net, 200 iterations, and the CRF without --algorithm (issue 31: ahead of
+    # Chunk: elastic net, 200 iterations, and the CRF without --algorithm (ahead of
     # CRFsuite's best setting on the CoNLL-2000 dev split, docs/accuracy.md).
     ([], "chunk", 0.1, 0.1, 200),
     (["--algorithm", "crf", "--c1", "0"], "chunk", 0.0, 0.1, 200),
@@ -27,7 +27,7 @@ def test_crf_defaults_are_resolved_per_preset(argv, template, c1, c2, max_iter):
 
 
 @pytest.mark.parametrize("template, argv, order", [
-    ("pos", [], 2),                   # issue 31: second order on the pos preset (docs/templates.md)
+    ("pos", [], 2),                   # second order on the pos preset (docs/templates.md)
     ("pos", ["--order", "1"], 1),     # an option always wins
     ("ner", [], 1),                   # other presets: the class default
 ])
@@ -39,7 +39,7 @@ def test_the_perceptron_defaults_per_preset(template, argv, order):
 
 
 @pytest.mark.parametrize("argv, template, max_iter", [
-    ([], "chunk", 40), ([], "ner", 40),   # issue 31 item 4: within 0.3 of the best sibling
+    ([], "chunk", 40), ([], "ner", 40),   # within 0.3 of the best sibling
     ([], "pos", 20),
     (["--max-iter", "7"], "chunk", 7),    # an option always wins
 ])
@@ -73,7 +73,7 @@ def test_a_template_file_keeps_the_class_default(tmp_path):
 
 @pytest.mark.parametrize("template", ["pos", "ner"])
 def test_pos_and_ner_train_the_perceptron_unless_algorithm_says(template):
-    """Issue 31: on EWT and WNUT-17 dev the perceptron is as accurate as the CRF or more at a
+    """On EWT and WNUT-17 dev the perceptron is as accurate as the CRF or more at a
     fraction of its training time (docs/accuracy.md), so `cseq train --template PRESET`
     trains it; --algorithm still chooses."""
     args = cli._parser().parse_args(["train", "x.txt", "--template", template])

@@ -1,4 +1,4 @@
-"""Issue 30, item 5: cseq models tagging through NLTK's TaggerI and spaCy's pipeline.
+"""Cseq models tagging through NLTK's TaggerI and spaCy's pipeline.
 
 NLTK and spaCy are optional extras: each half of this file skips when its
 library is absent.  Nothing is downloaded (no ``nltk.download``, no spaCy

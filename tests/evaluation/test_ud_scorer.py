@@ -1,4 +1,4 @@
-"""cseq.metrics.ud_scores: the CoNLL 2018 shared task's scores (issue 29).
+"""Cseq.metrics.ud_scores: the CoNLL 2018 shared task's scores.
 
 The expected figures of the small cases were computed by hand and checked
 against the shared task's ``conll18_ud_eval.py`` (run outside the test

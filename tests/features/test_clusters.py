@@ -1,4 +1,4 @@
-"""Brown clustering (issue 31): the compiled kernel against a from-scratch AMI oracle,
+"""Brown clustering: the compiled kernel against a from-scratch AMI oracle,
 the API, cluster files, the ``cluster`` template functions and ``cseq clusters``."""
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def test_a_word_seen_once_does_not_see_its_own_label_in_training():
 
 
 def test_minor_labels_under_ten_percent_are_left_out():
-    # 10 %, not 5 % (issue 31): +0.06 to +0.08 on EWT dev, every seed (docs/templates.md).
+    # 10 %, not 5 %: +0.06 to +0.08 on EWT dev, every seed (docs/templates.md).
     X = [["w"]] * 40
     y = [["A"]] * 36 + [["B"]] * 4  # B: exactly 10 % -> kept
     f = TemplateFeaturizer("U1:%x[0,0:tags]")

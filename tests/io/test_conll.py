@@ -430,7 +430,7 @@ def test_text_streams_and_other_encodings_are_read_line_by_line():
 
 
 # ---------------------------------------------------------------------------
-# issue 27: the format guess says when it is not sure; a model file is not data
+# The format guess says when it is not sure; a model file is not data
 
 
 def test_format_guess_names_its_doubts_when_strict(tmp_path):

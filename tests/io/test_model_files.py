@@ -574,7 +574,7 @@ def test_a_header_costs_a_bounded_multiple_of_its_size(models):
 
 
 # ---------------------------------------------------------------------------
-# Issue 27 item 7: files that loaded and then broke with a non-cseq exception.
+# Files that loaded and then broke with a non-cseq exception.
 # Each edit of a seed model (tests/support/fuzz_targets.py: every learner and state)
 # must now be refused at load, naming the field, or give a model that saves,
 # pickles, trains on and reports.
@@ -674,7 +674,7 @@ def test_a_zero_size_array_with_a_huge_dimension_is_refused(known):
     assert serialize.unpack(fuzz_targets.join(header, arrays))[1]["model/params"].shape == (0, 10)
 
 
-# Issue 27 item 14: a state index naming one (attribute, label) pair twice.
+# A state index naming one (attribute, label) pair twice.
 
 def _repeat_a_pair(data: bytes) -> bytes:
     """``data`` with the second state weight of an attribute relabelled as its first."""
@@ -714,7 +714,7 @@ def test_repeated_pairs_are_found_in_rows_out_of_order_too():
         chain([0, 0, 0])
 
 
-# Issue 27 item 9: the template text a header carries was parsed without a
+# The template text a header carries was parsed without a
 # cost bound (a 65 MB file took 302 s and 4.5 GB).
 
 def _with_templates(models, text: str) -> bytes:

@@ -190,7 +190,7 @@ def test_fit_predict_save_load_cycles_do_not_leak(tmp_path):
     assert growth < 128 * 1024, snap1.compare_to(snap0, "lineno")[:10]
 
 
-# -- partial_fit alongside readers (issue 27, items 1 and 3) ------------------------------
+# -- Partial_fit alongside readers ------------------------------
 #
 # Every reader takes the fitted state once (cseq.fitted): a predict, predict_marginals,
 # explain or save that straddles a partial_fit's commit gives exactly what the old model
@@ -432,7 +432,7 @@ def test_predict_racing_fit_gives_the_old_or_the_new_labels_or_not_fitted():
     assert results and all(r is None or r in want for r in results)
 
 
-# -- sentence at a time from many threads, alongside partial_fit (issue 32, item 2) -------
+# -- Sentence at a time from many threads, alongside partial_fit -------
 
 @pytest.mark.parametrize("make", [_perceptron, _crf_sgd], ids=["perceptron", "crf-sgd"])
 def test_many_threads_tagging_single_sentences_racing_partial_fit(race_data, make):

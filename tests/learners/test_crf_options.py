@@ -354,7 +354,7 @@ def test_max_iter_without_convergence_warns():
 
 
 def test_a_fit_capped_by_max_iter_warns_only_while_its_loss_still_improves():
-    """Issue 31: a default CRF that ran out of max_iter with a settled loss (the predictions
+    """A default CRF that ran out of max_iter with a settled loss (the predictions
     no longer move) printed a ConvergenceWarning with nothing to do; only a loss still
     improving by more than loops.SETTLED over the last `period` iterations warns, and the
     warning says by how much and what to raise."""

@@ -292,7 +292,7 @@ def test_get_params_set_params(cls, expected):
 
 @pytest.mark.parametrize("cls", estimators())
 def test_unknown_keyword_names_the_nearest_parameter(cls):
-    """Issue 30, item 4: every learner's constructor (wrapped once, in
+    """Every learner's constructor (wrapped once, in
     ChainEstimator.__init_subclass__) and set_params suggest the nearest name."""
     name = cls._param_names[-1]
     typo = name[:-1] + ("x" if name[-1] != "x" else "y")

@@ -1,4 +1,4 @@
-"""Issue 28, item 2: one fit frame, and the protocol a learner declares.
+"""One fit frame, and the protocol a learner declares.
 
 ``fit`` and ``cseq.distributed.fit`` run the same frame
 (:func:`cseq.learners.frame.run`); every registered learner satisfies

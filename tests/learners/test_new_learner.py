@@ -1,4 +1,4 @@
-"""Issue 28, acceptance: a new learner is its class and one registration line.
+"""A new learner is its class and one registration line.
 
 :class:`CountTagger` is defined here alone: a subclass of the estimator base
 with a trivial trainer (weights from counts), registered in one line

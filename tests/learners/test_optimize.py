@@ -82,7 +82,7 @@ def test_line_search_failure_is_reported():
 
 @pytest.mark.parametrize("l1", [0.0, 0.5])
 def test_a_curvature_bound_lets_a_huge_l2_weight_converge(l1):
-    # c2 * ||x||^2 - g.x with c2 = 1e100 (issue 27, item 12): the minimum is
+    # C2 * ||x||^2 - g.x with c2 = 1e100: the minimum is
     # g / (2 c2), about 1e-100 away, and a unit-length first step overshoots
     # it by more than the line search's 40 shrinks (at most 10x each) undo.
     # With the curvature bound 2 * c2 the first trial step lands on it.

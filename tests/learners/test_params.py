@@ -1,4 +1,4 @@
-"""Issue 27, items 5, 6 and 12: thread counts, hyperparameter types and numeric edges.
+"""Thread counts, hyperparameter types and numeric edges.
 
 Item 5: an ``n_jobs`` far above the machine's CPUs reached OpenMP unchecked
 (segfaults, libgomp ending the interpreter); every count now goes through
@@ -98,7 +98,7 @@ def _fit(est):
 
 @pytest.mark.parametrize("cls", estimators(), ids=lambda cls: cls.__name__)
 def test_every_parameter_of_a_registered_learner_has_a_constraint(cls):
-    # Issue 28: the parameters are the __init__ signature's, each checked by
+    # The parameters are the __init__ signature's, each checked by
     # the constraint its learner (or COMMON_CONSTRAINTS) declares, in one place.
     assert list(cls._constraints) == list(cls._param_names)
     assert "_validate_params" not in vars(cls)

@@ -1,4 +1,4 @@
-"""partial_fit: training in batches, with the training state kept in model files (issue 16, item 6).
+"""Partial_fit: training in batches, with the training state kept in model files.
 
 What "one call over the concatenation" means here: ``partial_fit(A)`` then
 (after a save and a load) ``partial_fit(B)`` against one ``partial_fit(A + B)``
@@ -353,7 +353,7 @@ def test_a_bad_batch_changes_nothing():
     assert est.to_bytes() == before
 
 
-# Where partial_fit is interrupted (issue 27, item 2): (the object, the name of what it
+# Where partial_fit is interrupted: (the object, the name of what it
 # calls, whether the interrupt comes before or after that call does its work).
 STAGES = {
     "checking the batch": (TemplateFeaturizer, "transform", "after"),

@@ -1,4 +1,4 @@
-"""Training on partially labelled sequences (issue 16, item 4).
+"""Training on partially labelled sequences.
 
 A label ``None`` (packed as -1) is not known.  The CRF maximizes the
 likelihood of all completions of the known labels (``log Z - log

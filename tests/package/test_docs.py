@@ -157,7 +157,7 @@ def _builtin_commands() -> dict:
 
 @needs_docs
 def test_the_learner_table_is_the_registry():
-    # Issue 28: the docs' learner table is checked against cseq.registry, the one
+    # The docs' learner table is checked against cseq.registry, the one
     # place a learner registers: its --algorithm names in registration order, each
     # one's estimator class and options.
     from cseq.cli.train import _LEARNER_OPTIONS

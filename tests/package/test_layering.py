@@ -1,4 +1,4 @@
-"""Issue 28: no shared module asks what kind of learner it holds.
+"""No shared module asks what kind of learner it holds.
 
 A lint over the package's source (its syntax trees, so comments and strings
 do not count): outside a learner's own module, no code

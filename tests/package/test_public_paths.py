@@ -1,4 +1,4 @@
-"""The public paths kept by the package layout of issue 28 (sub-packages that show the data flow).
+"""The documented module paths, kept as façades over the layers that hold the code.
 
 ``cseq.templates`` and ``cseq.conll`` are façades over ``cseq.features`` and
 ``cseq.io``; ``cseq.serialize.loads`` is what every pickle written so far

@@ -1,4 +1,4 @@
-"""The Python API in a new user's first hour (issue 15): scikit-learn model selection,
+"""The Python API in a new user's first hour: scikit-learn model selection,
 interrupted and unfitted estimators, model-file permissions, span F1 on BIO dev sets,
 and type annotations that ``mypy --strict`` accepts in a user's script."""
 
@@ -76,7 +76,7 @@ def test_sklearn_clone_and_nested_params(make):
 
 @pytest.mark.parametrize("cls", estimators())
 def test_sklearn_clone_keeps_every_parameter_object(cls):
-    # Issue 28: the constructor stores each argument as it is (the base does it from
+    # The constructor stores each argument as it is (the base does it from
     # the signature); clone checks that every parameter is the object it passed.
     from sklearn.base import clone
     given = cls().get_params(deep=False)

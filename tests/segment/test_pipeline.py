@@ -1,4 +1,4 @@
-"""Raw text through cseq (issue 29): the paragraph reader, raw text made from CoNLL-U,
+"""Raw text through cseq: the paragraph reader, raw text made from CoNLL-U,
 the pipeline (segmenter + tagger), ``cseq tag --segmenter`` and its outputs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The segmenter (issue 29): character features, labels to tokens, multiword tokens,
+"""The segmenter: character features, labels to tokens, multiword tokens,
 training from CoNLL-U, the model file and ``cseq train --segmenter``."""
 
 from __future__ import annotations
