@@ -8,7 +8,7 @@ What a production tagger does (a web service, a stream processor): one
 on the first ``--sentences`` sentences of EWT dev (UPOS labels) and of
 CoNLL-2000's last 1,000 sentences (chunk labels):
 
-* plain feature lists (``bench/features.py``, the core benchmark's CRF++
+* plain feature lists (``bench/common/features.py``, the core benchmark's CRF++
   attributes, from the word and its XPOS/POS tag): the averaged perceptron,
   ``predict([s])`` per sentence, against python-crfsuite's ``Tagger.tag``
   with the same lists and an averaged perceptron trained on them;
@@ -42,12 +42,13 @@ import threading
 import time
 from pathlib import Path
 
-import features
+from common import features
+from common.paths import SHARED_DATA
 
 import cseq
 from cseq.conll import read_conll, read_conllu
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 
 
 #: The clock of the one-thread rows (``--clock``).

@@ -1,7 +1,7 @@
 """Benchmark cseq against python-crfsuite on CoNLL-2000 chunking.
 
 Both systems run in this one process, on the same sentences and the same
-per-token attribute lists (``bench/features.py``), and the table puts them
+per-token attribute lists (``bench/common/features.py``), and the table puts them
 side by side with a cseq / crfsuite ratio. This is a measuring tool, not a
 test: it asserts nothing about speed. See ``bench/README.md`` for the rows.
 
@@ -26,10 +26,11 @@ import time
 import traceback
 from pathlib import Path
 
-import features
+from common import features
+from common.paths import SHARED_DATA
 
 ROWS = ("crf", "ap", "tag", "e2e", "mem")
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA = SHARED_DATA
 CRFSUITE = "crfsuite"
 
 
@@ -619,7 +620,7 @@ def main(argv=None):
 
     if "e2e" in args.rows:
         # Raw (word, POS) rows to labels. crfsuite: the Python featurizer of
-        # bench/features.py, then Tagger.tag; cseq: compiled CRF++ templates
+        # bench/common/features.py, then Tagger.tag; cseq: compiled CRF++ templates
         # (the same CRF++ attribute set) inside predict. Models are trained
         # once, untimed, with the averaged perceptron.
         rows_tag = data["rows_tag"]

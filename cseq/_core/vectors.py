@@ -8,7 +8,7 @@ evaluation between GIL-free passes over the corpus that use every core
 (``n_jobs`` threads, or Dask workers on the same machine): the spinning
 threads took those cores.  On CoNLL-2000, a CRF evaluation on a
 ``LocalCluster`` of two workers took 0.16 s with ``@`` on the driver and
-0.115 s with this module (``bench/dask_cluster.py``).  ``np.einsum`` sums
+0.115 s with this module (``bench/internals/dask_cluster.py``).  ``np.einsum`` sums
 the products in numpy's own single-threaded loop.
 """
 

@@ -33,7 +33,7 @@ cdef extern from *:
     """
     /* The max-plus step of Viterbi for one position, in AVX2 (4 doubles per
        instruction), used when the CPU has AVX2: gcc does not vectorize the
-       scalar loop at the x86-64 baseline (bench/tagging.py times both).
+       scalar loop at the x86-64 baseline (bench/internals/tagging.py times both).
        For each of nb blocks b (1 for a first-order step, L for the second
        order's, one per previous label):
        cur[b * L + j] = max over i of prev[i * nb + b] + trans[(i * nb + b) * L + j],

@@ -78,7 +78,7 @@ B
 """
 
 #: CRF++'s chunking template (its ``example/chunking/template``): the start of the
-#: ``chunk`` preset, and the attribute set of the core benchmark (``bench/features.py``).
+#: ``chunk`` preset, and the attribute set of the core benchmark (``bench/common/features.py``).
 CRFPP_CHUNK = """\
 U00:%x[-2,0]
 U01:%x[-1,0]

@@ -7,7 +7,7 @@ UD English), keeping only labels with at least :data:`MIN_SHARE` of the
 string's occurrences, or :data:`UNKNOWN` for a string never seen in training.
 It tells the model, for the *next* word too, what that word can be, which a
 left-to-right label history cannot.  On UD English EWT it is the largest
-single gain of the ``pos`` preset (``python bench/ablation.py``).
+single gain of the ``pos`` preset (``python bench/ablations/ablation.py``).
 
 On the training corpus itself the classes are **jackknifed**: sentence ``i``
 belongs to fold ``i % FOLDS`` and its classes are counted on the other folds

@@ -7,7 +7,7 @@ pair's update to ``q`` and, in the same sweep, takes the dot product the next
 pair needs, so the recursion reads every ``s`` and ``y`` once per loop and
 ``q`` stays in cache between them: on a 425,000-parameter CRF (CoNLL-2000,
 memory 6) the direction takes about a third of the time of the numpy version
-(``bench/lbfgs_direction.py``).  One thread, no BLAS: the evaluations around it
+(``bench/internals/lbfgs_direction.py``).  One thread, no BLAS: the evaluations around it
 already use every core.
 """
 

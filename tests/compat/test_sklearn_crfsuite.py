@@ -1,6 +1,6 @@
 """cseq.compat.sklearn_crfsuite: sklearn-crfsuite's API on cseq, checked against python-crfsuite.
 
-The tutorial test runs ``bench/sklearn_crfsuite_tutorial.py``'s copy of
+The tutorial test runs ``bench/peers/sklearn_crfsuite_tutorial.py``'s copy of
 sklearn-crfsuite's tutorial with only its modules changed; the comparisons
 train python-crfsuite (the library sklearn-crfsuite drives) on the same
 items and parameters.

@@ -330,7 +330,7 @@ def test_ewt_hiding_30_percent_of_the_labels_beats_dropping_the_sentences(learne
     """The acceptance test (first 1,000 training sentences, the first 500 dev sentences).
 
     ``dropped`` drops every sentence that had a hidden label (the others
-    stay whole).  ``python bench/partial_labels.py`` prints the figures on
+    stay whole).  ``python bench/accuracy/partial_labels.py`` prints the figures on
     more data.
     """
     X_tr, y_tr = read_conllu(EWT / "en_ewt-ud-train.conllu")

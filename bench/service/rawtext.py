@@ -1,9 +1,9 @@
 """The raw-text path with the ``pos`` preset: this checkout against another, in one run.
 
-    python bench/rawtext.py --against /path/to/other/checkout     # e.g. the code before a change
-    python bench/rawtext.py                                       # this checkout alone
-    python bench/rawtext.py --repeat 7 --rounds 2
-    python bench/rawtext.py --against /path/to/before --templates pos-no-tags   # equal work
+    python bench/service/rawtext.py --against /path/to/other/checkout     # e.g. the code before a change
+    python bench/service/rawtext.py                                       # this checkout alone
+    python bench/service/rawtext.py --repeat 7 --rounds 2
+    python bench/service/rawtext.py --against /path/to/before --templates pos-no-tags   # equal work
 
 Each checkout (with its compiled modules built in place, for the same Python)
 is measured in its own subprocess, ``PYTHONPATH`` pointing at it; the rounds
@@ -40,6 +40,12 @@ shared, and ``n_jobs=2`` figures in particular mean little when it is busy.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA, ROOT  # noqa: E402
+
 import argparse
 import hashlib
 import json
@@ -50,10 +56,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
-DATA = HERE.parent / "shared" / "data" / "ud_en_ewt"
-if not DATA.exists():
-    DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt"
+HERE = ROOT
+DATA = SHARED_DATA / "ud_en_ewt"
 
 
 def _words(path: Path) -> list[list[str]]:

@@ -1,7 +1,7 @@
 """Where the time goes: ns per token of each stage of cseq, next to its operation count.
 
-    python bench/profile.py                 # CoNLL-2000 (CRF++ attributes) and EWT UPOS (pos preset)
-    python bench/profile.py --repeat 5
+    python bench/internals/profile.py                 # CoNLL-2000 (CRF++ attributes) and EWT UPOS (pos preset)
+    python bench/internals/profile.py --repeat 5
 
 Stages: featurization (Python lists or raw tokens to a packed corpus), emission
 scoring, Viterbi (decode minus emissions), forward-backward (marginals minus
@@ -14,9 +14,14 @@ forward-backward), at one multiply-add per cycle.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -27,10 +32,10 @@ from cseq.learners.frame import pack
 from cseq.chain.model import LinearChain
 from cseq.learners.objectives import CRFObjective
 
-import features as chunk_features
-from featurize import best_of
+from common import features as chunk_features
+from common.timing import best_of
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def cpu_ghz() -> float | None:

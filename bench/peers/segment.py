@@ -1,8 +1,8 @@
 """Raw text to tokens, sentences and UPOS: cseq's segmenter and tagger against the peers (issue 29).
 
-    python bench/segment.py                       # every system, EWT dev
-    python bench/segment.py --repeat 5 --udpipe-epochs 20 --udpipe-iterations 5
-    python bench/segment.py --skip udpipe         # the others only
+    python bench/peers/segment.py                       # every system, EWT dev
+    python bench/peers/segment.py --repeat 5 --udpipe-epochs 20 --udpipe-iterations 5
+    python bench/peers/segment.py --skip udpipe         # the others only
 
 Every system is trained on UD English EWT train (``ud_en_ewt`` in the shared
 data) and run on raw EWT dev, made as issue 29 says and as
@@ -42,11 +42,17 @@ before and after: on a shared machine the speeds are noisy.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA, ROOT  # noqa: E402
+
 import os
 import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-# bench/profile.py would shadow the standard library's profile module, which
+# bench/internals/profile.py would shadow the standard library's profile module, which
 # spaCy imports (through cProfile): the script's directory leaves the path.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(
     os.path.abspath(__file__))]
@@ -61,10 +67,8 @@ from pathlib import Path  # noqa: E402
 
 from cseq.segment import Sentence, Token  # noqa: E402
 
-HERE = Path(__file__).resolve().parents[1]
-DATA = HERE.parent / "shared" / "data" / "ud_en_ewt"
-if not DATA.exists():
-    DATA = HERE.parents[1] / "shared" / "data" / "ud_en_ewt"
+HERE = ROOT
+DATA = SHARED_DATA / "ud_en_ewt"
 CACHE = HERE / "bench" / ".cache"
 
 
@@ -303,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     train = DATA / "en_ewt-ud-train.conllu"
     text = raw_text(DATA / "en_ewt-ud-dev.conllu")
     import cseq
-    print(f"# bench/segment.py: cseq {cseq.__version__}, Python {platform.python_version()}, "
+    print(f"# bench/peers/segment.py: cseq {cseq.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f} at start")
     print(f"# EWT dev as raw text: {len(text):,} characters, {text.count(chr(10) * 2) + 1} "

@@ -19,11 +19,17 @@ subset).
 
 Usage::
 
-    python bench/partial_labels.py                          # perceptron, crf-sgd
-    python bench/partial_labels.py --learners perceptron,ssvm,crf --train 12543
+    python bench/accuracy/partial_labels.py                          # perceptron, crf-sgd
+    python bench/accuracy/partial_labels.py --learners perceptron,ssvm,crf --train 12543
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -35,8 +41,7 @@ import cseq
 from cseq.conll import read_conllu
 from cseq.templates import TemplateFeaturizer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
 LEARNERS = {
     "perceptron": lambda: cseq.StructuredPerceptron(max_iter=10, random_state=0,

@@ -17,10 +17,17 @@ token F1 without 'O'), span F1 (conlleval), training and prediction seconds,
 the cseq / sklearn-crfsuite ratios and how many test tokens both label alike.  A measuring tool, not a test.
 
     pip install -r bench/requirements.txt   # sklearn-crfsuite, python-crfsuite
-    python bench/sklearn_crfsuite_tutorial.py [--data DIR] [--train N] [--test N]
+    python bench/peers/sklearn_crfsuite_tutorial.py [--data DIR] [--train N] [--test N]
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.crfsuite_tutorial import load_sentences, sent2features, sent2labels  # noqa: E402,F401
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -30,62 +37,10 @@ import time
 import warnings
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA = SHARED_DATA
 
 
 # ---- the tutorial -----------------------------------------------------------
-
-def word2features(sent, i):
-    word = sent[i][0]
-    postag = sent[i][1]
-
-    features = {
-        'bias': 1.0,
-        'word.lower()': word.lower(),
-        'word[-3:]': word[-3:],
-        'word[-2:]': word[-2:],
-        'word.isupper()': word.isupper(),
-        'word.istitle()': word.istitle(),
-        'word.isdigit()': word.isdigit(),
-        'postag': postag,
-        'postag[:2]': postag[:2],
-    }
-    if i > 0:
-        word1 = sent[i - 1][0]
-        postag1 = sent[i - 1][1]
-        features.update({
-            '-1:word.lower()': word1.lower(),
-            '-1:word.istitle()': word1.istitle(),
-            '-1:word.isupper()': word1.isupper(),
-            '-1:postag': postag1,
-            '-1:postag[:2]': postag1[:2],
-        })
-    else:
-        features['BOS'] = True
-
-    if i < len(sent) - 1:
-        word1 = sent[i + 1][0]
-        postag1 = sent[i + 1][1]
-        features.update({
-            '+1:word.lower()': word1.lower(),
-            '+1:word.istitle()': word1.istitle(),
-            '+1:word.isupper()': word1.isupper(),
-            '+1:postag': postag1,
-            '+1:postag[:2]': postag1[:2],
-        })
-    else:
-        features['EOS'] = True
-
-    return features
-
-
-def sent2features(sent):
-    return [word2features(sent, i) for i in range(len(sent))]
-
-
-def sent2labels(sent):
-    return [label for token, postag, label in sent]
-
 
 def tutorial(sklearn_crfsuite, metrics, train_sents, test_sents, out=print):
     """The tutorial's steps, with its modules passed in; returns what it computed.
@@ -129,14 +84,6 @@ def tutorial(sklearn_crfsuite, metrics, train_sents, test_sents, out=print):
 
 
 # ---- the data and the comparison ----------------------------------------------
-
-def load_sentences(path: Path) -> list[list[tuple[str, str, str]]]:
-    """CoNLL-2000 sentences as the tutorial's ``(word, postag, label)`` triples."""
-    from cseq.conll import read_conll
-    rows, labels = read_conll(path)
-    return [[(word, pos, label) for (word, pos), label in zip(sent, tags)]
-            for sent, tags in zip(rows, labels)]
-
 
 def _version(module: str) -> str:
     from importlib import metadata

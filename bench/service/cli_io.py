@@ -1,7 +1,7 @@
 """What ``cseq tag`` spends reading and writing text, apart from tagging.
 
-    python bench/cli_io.py                  # EWT train words, best of 5
-    PYTHONPATH=/path/to/other/checkout python bench/cli_io.py   # another build
+    python bench/service/cli_io.py                  # EWT train words, best of 5
+    PYTHONPATH=/path/to/other/checkout python bench/service/cli_io.py   # another build
 
 Writes the training file's words as a CoNLL file (one word per line, a
 blank line after each sentence) to a temporary directory, then times, best
@@ -14,6 +14,12 @@ asserts nothing.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
 import io
 import os
@@ -24,9 +30,9 @@ import cseq
 from cseq.io._streams import open_reader, write_items
 from cseq.conll import read_conllu
 from cseq.io.sources import open_lines
-from featurize import best_of
+from common.timing import best_of
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
+DATA = SHARED_DATA / "ud_en_ewt"
 
 
 def main() -> None:

@@ -15,11 +15,17 @@ sentences, tested on those, the ``chunk`` preset) is printed after the table.
 This is a measuring tool, not a test: it asserts nothing.
 
     pip install -r bench/requirements.txt   # nltk
-    python bench/nltk_tagger.py              # full run (a few minutes on 2 cores)
-    python bench/nltk_tagger.py --quick      # 2,000 training sentences, smoke run
+    python bench/peers/nltk_tagger.py              # full run (a few minutes on 2 cores)
+    python bench/peers/nltk_tagger.py --quick      # 2,000 training sentences, smoke run
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -32,7 +38,7 @@ import cseq
 from cseq.conll import read_conll, read_conllu
 from cseq.metrics import accuracy, chunk_f1
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA = SHARED_DATA
 
 #: A smaller template set for greedy tagging: NLTK's kinds of features (the
 #: word and its neighbours two each side, affixes, the neighbours' suffixes)

@@ -1,7 +1,7 @@
 """Tagging and perceptron-epoch costs in pieces: packing, decoding, predict, AVX2 against scalar.
 
-    python bench/tagging.py            # CoNLL-2000, CRF++ attributes as string lists
-    python bench/tagging.py --repeat 7
+    python bench/internals/tagging.py            # CoNLL-2000, CRF++ attributes as string lists
+    python bench/internals/tagging.py --repeat 7
 
 Every figure is the best of ``--repeat`` runs (the median for predict too),
 in seconds, on the whole CoNLL-2000 training file (211,727 tokens) and on
@@ -16,27 +16,23 @@ its last 1,000 sentences (the bench's dev set):
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+from common.timing import times  # noqa: E402
+
 import argparse
 import statistics
-import time
-from pathlib import Path
 
 import cseq
 from cseq.chain import _decode
 from cseq.conll import read_conll
 
-import features as chunk_features
+from common import features as chunk_features
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def times(fn, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
+DATA = SHARED_DATA
 
 
 def epoch_seconds(X, y) -> float:

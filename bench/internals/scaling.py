@@ -1,7 +1,7 @@
 """Scaling curves: cost per token against corpus size and against the number of labels.
 
-    python bench/scaling.py               # both tables (about two minutes)
-    python bench/scaling.py --repeat 5
+    python bench/internals/scaling.py               # both tables (about two minutes)
+    python bench/internals/scaling.py --repeat 5
 
 Corpus size: CoNLL-2000 with the CRF++ chunking attributes (22 chunk
 labels), at 1/4, 1/2, 1 and 2 times the training set (2x is the set twice).
@@ -17,8 +17,13 @@ in the label count and nothing worse.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
-from pathlib import Path
 
 import numpy as np
 
@@ -28,10 +33,10 @@ from cseq.learners.frame import pack
 from cseq.chain.model import LinearChain
 from cseq.learners.objectives import CRFObjective
 
-import features as chunk_features
-from featurize import best_of
+from common import features as chunk_features
+from common.timing import best_of
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def measure(X, y, featurizer, repeat: int) -> dict:

@@ -22,12 +22,12 @@ Rows:
 * ``python-crfsuite``: L-BFGS at ``c1=0.1, c2=0.1`` (elastic net, the
   sklearn-crfsuite tutorial's setting) and at ``c2=1`` (``bench/run.py``'s,
   CRF++'s default strength); chunking with the CRF++ chunking attributes of
-  ``bench/features.py`` and CRFsuite's own stopping rule, POS and NER with
+  ``bench/common/features.py`` and CRFsuite's own stopping rule, POS and NER with
   the attributes of cseq's preset (its ``:tags`` templates left out, which
   need cseq's jackknifed tag dictionary) and the tutorial's
   ``max_iterations=100, all_possible_transitions=True``;
 * ``NLTK PerceptronTagger`` (POS only): 5 iterations, its own features and
-  tag dictionary (``bench/nltk_tagger.py``).
+  tag dictionary (``bench/peers/nltk_tagger.py``).
 
 Training time is the wall time of the fit from Python lists (featurizing
 included for cseq, ``append`` included for crfsuite), one thread.  The
@@ -36,12 +36,18 @@ seconds are taken under it.  A measuring tool: it asserts nothing.
 
 Usage::
 
-    python bench/accuracy.py                 # every task (30 to 60 minutes on 2 busy cores)
-    python bench/accuracy.py --quick         # 1,000 training sentences per task, a smoke run
-    python bench/accuracy.py --tasks chunk --data ../shared/data
+    python bench/accuracy/accuracy.py                 # every task (30 to 60 minutes on 2 busy cores)
+    python bench/accuracy/accuracy.py --quick         # 1,000 training sentences per task, a smoke run
+    python bench/accuracy/accuracy.py --tasks chunk --data ../shared/data
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -52,7 +58,7 @@ import time
 import warnings
 from pathlib import Path
 
-import features
+from common import features
 import cseq
 from cseq.cli import _parser
 from cseq.cli.train import _make_estimator
@@ -60,7 +66,7 @@ from cseq.conll import read_conll, read_conllu
 from cseq.metrics import accuracy, chunk_f1
 from cseq.templates import PRESETS, expand
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA = SHARED_DATA
 TASKS = ("chunk", "pos", "ner")
 #: Sentences kept of each training set with --quick.
 QUICK = 1000

@@ -1,16 +1,21 @@
 """CRFsuite's online learners against cseq's: PA, PA-I, PA-II and AROW side by side.
 
-The same sklearn-crfsuite tutorial features (``bench/sklearn_crfsuite_tutorial.py``)
+The same sklearn-crfsuite tutorial features (``bench/peers/sklearn_crfsuite_tutorial.py``)
 on CoNLL-2000: ``cseq.compat.sklearn_crfsuite.CRF(algorithm=A, **p)`` against
 python-crfsuite's ``Trainer(algorithm=A)`` with the same parameters
 (``pa_type`` passed to CRFsuite as ``type``), ``--epochs`` passes each, test
 on the last ``--test`` sentences of train.txt; prints token accuracy and
 training seconds of both, one run each (docs/learners.md quotes it)::
 
-    python bench/crfsuite_online.py --data ../shared/data [--train 500]
+    python bench/peers/crfsuite_online.py --data ../shared/data [--train 500]
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
 
 import argparse
 import os
@@ -19,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sklearn_crfsuite_tutorial import DEFAULT_DATA, load_sentences, sent2features, sent2labels  # noqa: E402
+from common.crfsuite_tutorial import load_sentences, sent2features, sent2labels  # noqa: E402
+from common.paths import SHARED_DATA  # noqa: E402
 
 #: (name, algorithm, parameters) in sklearn-crfsuite's spelling.
 CONFIGS = [
@@ -41,7 +46,7 @@ def _accuracy(pred, gold) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--train", type=int, default=None, help="first N training sentences")
     parser.add_argument("--test", type=int, default=1000)
     parser.add_argument("--epochs", type=int, default=10)

@@ -1,7 +1,7 @@
 """How often one sentence per call gives the GIL away: a count under gdb.
 
-    python bench/gil_releases.py                 # 20 predict([s]) calls, pos preset
-    python bench/gil_releases.py --calls 50 --where
+    python bench/service/gil_releases.py                 # 20 predict([s]) calls, pos preset
+    python bench/service/gil_releases.py --calls 50 --where
 
 Trains a perceptron on 2,000 EWT train sentences with the ``pos`` preset,
 tags 50 dev sentences once (warm-up), then runs ``--calls`` more
@@ -16,6 +16,12 @@ lets another busy thread keep the GIL for up to the switch interval.  Needs
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
 import collections
 import os
@@ -26,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
+DATA = SHARED_DATA / "ud_en_ewt"
 
 # Run inside gdb: the calls counted sit between two getppid() system calls,
 # which the gdb script catches (the first switches the breakpoint on; the

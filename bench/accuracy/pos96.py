@@ -24,12 +24,17 @@ A measuring tool: it asserts nothing and never runs in the test suite.
 
 Usage::
 
-    python bench/pos96.py --data ../shared/data            # seeds 0, 1, 2
-    python bench/pos96.py --seeds 3,4
-    python bench/pos96.py --rows "clusters (300), weights"   # one row
+    python bench/accuracy/pos96.py --data ../shared/data            # seeds 0, 1, 2
+    python bench/accuracy/pos96.py --seeds 3,4
+    python bench/accuracy/pos96.py --rows "clusters (300), weights"   # one row
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
 
 import argparse
 import os
@@ -45,8 +50,8 @@ from cseq.conll import read_conll, read_conllu
 from cseq.features.clusters import CLUSTER_TEMPLATES
 from cseq.templates import TemplateFeaturizer
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ablation import DEFAULT_DATA, POS, plus  # noqa: E402
+from common.paths import SHARED_DATA  # noqa: E402
+from common.pos_templates import POS, plus  # noqa: E402
 
 #: First-pass tags as features (column 1), the current one left out (it made no difference).
 STACKED = ["US1:%x[-1,1]", "US2:%x[1,1]", "US3:%x[-2,1]", "US4:%x[2,1]", "US5:%x[-1,1]/%x[1,1]",
@@ -90,7 +95,7 @@ def stacked_columns(W, y, W_dev, seed, folds=5):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=DEFAULT_DATA, help="folder holding ud_en_ewt/, wnut17/, conll2000/")
+    ap.add_argument("--data", default=str(SHARED_DATA), help="folder holding ud_en_ewt/, wnut17/, conll2000/")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--rows", default="", help="only the rows whose name holds this text")
     args = ap.parse_args(argv)

@@ -1,8 +1,8 @@
 """How fast a segmenter (``cseq.Segmenter``) segments raw text, and how well (issue 29).
 
-    python bench/segment_speed.py SEG.cseq                 # a trained segmenter
-    python bench/segment_speed.py --train --learner crf    # train one on EWT train first
-    python bench/segment_speed.py SEG.cseq --repeat 7
+    python bench/internals/segment_speed.py SEG.cseq                 # a trained segmenter
+    python bench/internals/segment_speed.py --train --learner crf    # train one on EWT train first
+    python bench/internals/segment_speed.py SEG.cseq --repeat 7
 
 The text is EWT dev made raw as the issue says (``cseq.segment.conllu.paragraphs``:
 the sentences of a paragraph on one line, ten to a paragraph where the file
@@ -23,6 +23,12 @@ measuring tool: it asserts nothing and never runs in the test suite.
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -68,7 +74,7 @@ def main() -> None:
     p.add_argument("--train", action="store_true", help="train one on EWT train first")
     p.add_argument("--learner", default="perceptron", help="with --train (default perceptron)")
     p.add_argument("--max-iter", type=int, default=None, help="with --train")
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    p.add_argument("--data", default=str(SHARED_DATA))
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args()
     ewt = Path(args.data) / "ud_en_ewt"

@@ -11,11 +11,17 @@ A measuring tool: it asserts nothing and never runs in the test suite.
 
 Usage::
 
-    python bench/clusters.py speed RAW.txt --tokens 1000000 --clusters 1000
-    python bench/clusters.py accuracy --data ../shared/data --clusters-n 300 --seeds 0,1,2,3
+    python bench/ablations/clusters.py speed RAW.txt --tokens 1000000 --clusters 1000
+    python bench/ablations/clusters.py accuracy --data ../shared/data --clusters-n 300 --seeds 0,1,2,3
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -27,8 +33,7 @@ from cseq.conll import read_conll, read_conllu
 from cseq.features.clusters import brown_clusters, with_cluster_templates
 from cseq.metrics import accuracy, chunk_scores
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
 
 def _load() -> str:

@@ -1,7 +1,7 @@
 """The evaluation report on CoNLL-2000, made with the command line (the figures of docs/report.md).
 
 The bench's split of CoNLL-2000 (``train.txt`` minus its last 1,000
-sentences -> those 1,000, as ``bench/learners.py``), a CRF with the
+sentences -> those 1,000, as ``bench/accuracy/learners.py``), a CRF with the
 ``chunk`` templates and ``cseq train``'s defaults, then ``cseq eval
 --report``; with Chromium installed, a full-page screenshot too.  It runs
 exactly these commands (printed as it goes) in ``--out``::
@@ -15,10 +15,16 @@ It needs matplotlib (``pip install -e ".[report]"``).
 
 Usage::
 
-    python bench/report.py --data ../shared/data --out /tmp/report
+    python bench/accuracy/report.py --data ../shared/data --out /tmp/report
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -28,8 +34,7 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
 
 def _run(cmd: list[str], cwd: str, quiet: bool = False) -> None:

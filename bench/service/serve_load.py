@@ -1,10 +1,10 @@
 """Load test of ``cseq serve``: requests/s and latency at 1, 8 and 64 keep-alive clients.
 
-    python bench/serve_load.py                       # the default run (about a minute)
-    python bench/serve_load.py --requests 3000       # requests per client count
-    python bench/serve_load.py --long                # memory over 100,000 requests
-    python bench/serve_load.py --model m.cseq        # a model of your own (words in)
-    python bench/serve_load.py --unbatched           # also 8 clients without micro-batching
+    python bench/service/serve_load.py                       # the default run (about a minute)
+    python bench/service/serve_load.py --requests 3000       # requests per client count
+    python bench/service/serve_load.py --long                # memory over 100,000 requests
+    python bench/service/serve_load.py --model m.cseq        # a model of your own (words in)
+    python bench/service/serve_load.py --unbatched           # also 8 clients without micro-batching
 
 Starts ``cseq serve`` on a free loopback port (the model: ``--model``, or the
 perceptron ``cseq demo -o`` trains on the bundled EWT sentences in a few
@@ -28,6 +28,12 @@ target (#32): at 8 clients, at least 2,000 requests/s with p99 under 25 ms.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
 import asyncio
 import json
@@ -38,12 +44,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import cseq
 from cseq.conll import read_conllu
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 
 #: Malformed bodies, one of which replaces 5% of the requests of the mixed run.
 BAD_BODIES = [b'{"tokens": ["a"', b'{"tokens": "a b"}', b'{"tokens": [1]}', b"[]",

@@ -19,12 +19,19 @@ test suite.
 
 Usage::
 
-    python bench/learners.py                       # every learner on both tasks
-    python bench/learners.py --learners memm,hmm --data ../shared/data
-    python bench/learners.py --tasks ewt --learners hmm
+    python bench/accuracy/learners.py                       # every learner on both tasks
+    python bench/accuracy/learners.py --learners memm,hmm --data ../shared/data
+    python bench/accuracy/learners.py --tasks ewt --learners hmm
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+from common.tasks import load_average, load_task  # noqa: E402
 
 import argparse
 import os
@@ -33,12 +40,9 @@ import tempfile
 import time
 
 import cseq
-from cseq.conll import read_conll, read_conllu
-from cseq.metrics import accuracy, chunk_f1
 from cseq.templates import TemplateFeaturizer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
 
 # ---------------------------------------------------------------------------
@@ -102,27 +106,6 @@ LEARNERS = {"perceptron": perceptron, "greedy": greedy, "hmm": hmm, "ssvm": ssvm
 
 
 PRESET = {"ewt": "pos", "conll2000": "chunk"}
-
-
-def load_task(task: str, data: str):
-    """(X_train, y_train, X_test, y_test, metric name, metric function)."""
-    if task == "ewt":
-        d = os.path.join(data, "ud_en_ewt")
-        Xtr, ytr = read_conllu(os.path.join(d, "en_ewt-ud-train.conllu"))
-        Xte, yte = read_conllu(os.path.join(d, "en_ewt-ud-dev.conllu"))
-        return Xtr, ytr, Xte, yte, "accuracy", accuracy
-    if task == "conll2000":
-        X, y = read_conll(os.path.join(data, "conll2000", "train.txt"))
-        return X[:-1000], y[:-1000], X[-1000:], y[-1000:], "span F1", chunk_f1
-    raise SystemExit(f"unknown task {task!r}")
-
-
-def load_average() -> str:
-    """The 1, 5 and 15 minute load averages (the machine may be shared: timings under load)."""
-    try:
-        return " ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:
-        return "unknown"
 
 
 def run(name: str, task: str, split) -> dict:

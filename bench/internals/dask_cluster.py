@@ -1,7 +1,7 @@
 """cseq.distributed on a Dask LocalCluster against in-process training (issue 17).
 
 One run, on CoNLL-2000 chunking (``train.txt`` minus its last 1,000
-sentences -> those 1,000, the ``chunk`` preset, as ``bench/learners.py``):
+sentences -> those 1,000, the ``chunk`` preset, as ``bench/accuracy/learners.py``):
 
 1. **Speed**: CRF (c2 = 1) seconds per L-BFGS iteration (the median of
    ``history_[i]["seconds"]``, line searches included, first iteration left
@@ -37,12 +37,17 @@ average.  A measuring tool: it asserts nothing and never runs in the suite.
 
 Usage::
 
-    python bench/dask_cluster.py --data ../shared/data
-    python bench/dask_cluster.py --iters 20 --no-accuracy --rounds 5
-    python bench/dask_cluster.py --project 1400 5     # the projection alone
+    python bench/internals/dask_cluster.py --data ../shared/data
+    python bench/internals/dask_cluster.py --iters 20 --no-accuracy --rounds 5
+    python bench/internals/dask_cluster.py --project 1400 5     # the projection alone
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
 
 import argparse
 import os
@@ -52,15 +57,14 @@ import warnings
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
 import cseq  # noqa: E402
 import cseq.distributed as cd  # noqa: E402
 from cseq.learners.frame import pack  # noqa: E402
 from cseq.metrics import chunk_f1  # noqa: E402
 from cseq.templates import TemplateFeaturizer  # noqa: E402
-from learners import DEFAULT_DATA, load_average, load_task  # noqa: E402
+from common.paths import SHARED_DATA  # noqa: E402
+from common.tasks import load_average, load_task  # noqa: E402
 
 
 def per_iteration(est) -> float:
@@ -148,7 +152,7 @@ def projection(ns_per_token: float, task_ms: float, n_params: int = PROJECTED_PA
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=str(SHARED_DATA))
     ap.add_argument("--iters", type=int, default=30, help="L-BFGS iterations timed per row")
     ap.add_argument("--rounds", type=int, default=3,
                     help="times the three speed rows run, in turn (medians are reported)")

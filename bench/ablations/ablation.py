@@ -19,7 +19,7 @@ Then what was tried for issue 31 (96% on EWT dev) and not kept, each the
 shapes, a wider window, words with their neighbours' classes), and a
 dictionary that keeps a label in a class only from a 10% share.  Every other
 row counts classes from a 5% share, the ``MIN_SHARE`` of the time (10% since
-issue 31's second round, ``bench/pos96.py``), so that the rows stay the
+issue 31's second round, ``bench/accuracy/pos96.py``), so that the rows stay the
 figures of docs/templates.md.
 
 Learner: the averaged perceptron (10 passes, seed 0, ``cseq train``'s
@@ -29,12 +29,19 @@ A measuring tool: it asserts nothing and never runs in the test suite.
 
 Usage::
 
-    python bench/ablation.py --data ../shared/data
-    python bench/ablation.py --learner ssvm
-    python bench/ablation.py --seed 1        # how much a seed moves the rows
+    python bench/ablations/ablation.py --data ../shared/data
+    python bench/ablations/ablation.py --learner ssvm
+    python bench/ablations/ablation.py --seed 1        # how much a seed moves the rows
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+from common.pos_templates import POS, plus  # noqa: E402
 
 import argparse
 import contextlib
@@ -50,23 +57,16 @@ import cseq.features.featurizer
 import cseq.features.tagdict
 from cseq.conll import read_conllu
 from cseq.metrics import accuracy
-from cseq.templates import PRESETS, TemplateFeaturizer
+from cseq.templates import TemplateFeaturizer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
-POS = PRESETS["pos"]
 
 
 def without(*idents: str) -> str:
     """The pos preset without the templates named ``idents``."""
     return "\n".join(line for line in POS.splitlines()
                      if not any(line.startswith(i + ":") for i in idents))
-
-
-def plus(*lines: str) -> str:
-    """The pos preset with the template ``lines`` added before its bias."""
-    return POS.replace("U99:bias", "\n".join(lines) + "\nU99:bias")
 
 
 #: (row, templates, order, how: "" | "plain" (classes not jackknifed) | "share10"

@@ -7,8 +7,8 @@ attributes, and prints times and ratios.
 
 Usage::
 
-    python bench/featurize.py                       # both corpora below
-    python bench/featurize.py --data /path/to/shared/data --repeat 5
+    python bench/internals/featurize.py                       # both corpora below
+    python bench/internals/featurize.py --data /path/to/shared/data --repeat 5
 
 Corpora (from ``shared/data``, see its README):
 
@@ -17,6 +17,12 @@ Corpora (from ``shared/data``, see its README):
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import platform
@@ -29,11 +35,7 @@ import numpy as np
 import cseq
 from cseq.conll import read_conll, read_conllu
 from cseq.templates import TemplateFeaturizer
-from tagging import times
-
-
-def best_of(fn, repeat: int) -> float:
-    return min(times(fn, repeat))
+from common.timing import best_of
 
 
 def check_same(feat: TemplateFeaturizer, X, seqs) -> None:
@@ -78,7 +80,7 @@ def run(name: str, X, y, preset: str, repeat: int) -> None:
 
 
 def main(argv=None) -> None:
-    default = Path(__file__).resolve().parents[2] / "shared" / "data"
+    default = SHARED_DATA
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=default, help="the shared/data directory")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")

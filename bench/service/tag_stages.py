@@ -1,8 +1,8 @@
 """Where ``predict`` spends its time on raw words: the stages of the template path, timed apart.
 
-    python bench/tag_stages.py                 # EWT train words, the pos preset
-    python bench/tag_stages.py --repeat 7 --epochs 3
-    python bench/tag_stages.py --words dev --n-jobs 2   # dev words, the threaded stages in 2
+    python bench/service/tag_stages.py                 # EWT train words, the pos preset
+    python bench/service/tag_stages.py --repeat 7 --epochs 3
+    python bench/service/tag_stages.py --words dev --n-jobs 2   # dev words, the threaded stages in 2
 
 Trains an averaged perceptron on the ``pos`` preset (UD English EWT
 train, ``--epochs`` passes, seed 0), then runs the stages that
@@ -22,6 +22,12 @@ threads, the label lists it builds).  A measuring tool: it asserts nothing.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
+
 import argparse
 import os
 import time
@@ -34,7 +40,7 @@ from cseq.conll import read_conllu
 from cseq.chain.sequences import label_lists
 from cseq.templates import TransformChunks
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_en_ewt"
+DATA = SHARED_DATA / "ud_en_ewt"
 
 
 def stages(est, X, n_jobs: int = 1) -> dict[str, float]:

@@ -1,9 +1,9 @@
 """The L-BFGS direction: ``cseq.learners._lbfgs.two_loop`` against the two-loop recursion in numpy.
 
-    python bench/lbfgs_direction.py                    # CoNLL-2000's CRF size, memory 6
-    python bench/lbfgs_direction.py --n 10000000 --memory 10
-    python bench/lbfgs_direction.py --fit ../shared/data   # + a real CRF fit's driver time
-    PYTHONPATH=/path/to/older/checkout python bench/lbfgs_direction.py --fit ../shared/data
+    python bench/internals/lbfgs_direction.py                    # CoNLL-2000's CRF size, memory 6
+    python bench/internals/lbfgs_direction.py --n 10000000 --memory 10
+    python bench/internals/lbfgs_direction.py --fit ../shared/data   # + a real CRF fit's driver time
+    PYTHONPATH=/path/to/older/checkout python bench/internals/lbfgs_direction.py --fit ../shared/data
 
 Times (median of ``--repeat``) the direction ``-H g`` for ``--memory``
 random correction pairs of ``--n`` parameters, by the compiled fused
@@ -23,11 +23,16 @@ tool: it asserts nothing.
 
 from __future__ import annotations
 
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+
 import argparse
 
 import numpy as np
 
-from tagging import times
+from common.timing import times
 
 
 def numpy_two_loop(g: np.ndarray, pairs) -> np.ndarray:

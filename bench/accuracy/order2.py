@@ -1,6 +1,6 @@
 """First- against second-order chains on EWT UPOS: accuracy, training time, Viterbi per token.
 
-The task is the one of ``bench/learners.py`` (UD English EWT, train -> dev,
+The task is the one of ``bench/accuracy/learners.py`` (UD English EWT, train -> dev,
 the ``pos`` template preset, token accuracy).  For each learner it trains
 ``order=1`` and ``order=2`` with the same hyperparameters, then times both
 models, interleaved so that a change of load on a shared machine hits both,
@@ -21,12 +21,18 @@ It is a measuring tool: it asserts nothing and never runs in the test suite.
 
 Usage::
 
-    python bench/order2.py                           # perceptron and ssvm
-    python bench/order2.py --learners perceptron --repeat 5
-    python bench/order2.py --arrays                  # the bare Viterbi, order 2 against 1
+    python bench/accuracy/order2.py                           # perceptron and ssvm
+    python bench/accuracy/order2.py --learners perceptron --repeat 5
+    python bench/accuracy/order2.py --arrays                  # the bare Viterbi, order 2 against 1
 """
 
 from __future__ import annotations
+
+import sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
+from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
 import os
@@ -38,11 +44,10 @@ from cseq.conll import read_conllu
 from cseq.metrics import accuracy
 from cseq.templates import TemplateFeaturizer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DEFAULT_DATA = str(SHARED_DATA)
 
 LEARNERS = {
-    # The rows of bench/learners.py (perceptron: cseq train's defaults).
+    # The rows of bench/accuracy/learners.py (perceptron: cseq train's defaults).
     "perceptron": lambda order: cseq.StructuredPerceptron(
         max_iter=10, random_state=0, order=order, features=TemplateFeaturizer("pos")),
     "ssvm": lambda order: cseq.StructuredSVM(
