@@ -27,7 +27,7 @@ from support.paths import ROOT
 
 _spec = importlib.util.spec_from_file_location(
     "bench_sklearn_crfsuite_tutorial",
-    ROOT / "bench" / "sklearn_crfsuite_tutorial.py")
+    ROOT / "bench" / "peers" / "sklearn_crfsuite_tutorial.py")
 tutorial = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(tutorial)
 

@@ -41,7 +41,7 @@ from support.paths import ROOT
 
 _spec = importlib.util.spec_from_file_location(
     "bench_partial_labels",
-    ROOT / "bench" / "partial_labels.py")
+    ROOT / "bench" / "accuracy" / "partial_labels.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
