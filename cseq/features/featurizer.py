@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cseq.chain import _labels
-from cseq.features import _templates, _tokens
+from cseq.features import _keytable, _templates, _tokens
 from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import featurizer_state
@@ -423,7 +423,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         # The template arrays as the word memo and the lookup read them,
         # checked once here rather than at every call (a sentence's lookup
         # costs less than checking them).
-        self._plan = _templates.TemplatePlan(self._tmpl_ptr, self._cell_row, self._cell_slot,
+        self._plan = _keytable.TemplatePlan(self._tmpl_ptr, self._cell_row, self._cell_slot,
                                              self._seeds, self._memo_col, self._memo_row)
         self._max_offset = self.templates.max_offset
         self._need = self.templates.n_columns
@@ -603,7 +603,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         if self.n_buckets is not None:
             self._names = None
             return self._pack(self._bucket(data), data.seq_ptr)
-        table = _templates.KeyTable()
+        table = _keytable.KeyTable()
         ids = table.add_tokens(*self._key_args(data), data.words, data.word_slots,
                                self._fit_memo_col)
         first_tok, first_tmpl = table.first_token, table.first_template
@@ -613,7 +613,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
             remap = np.full(len(table), -1, dtype=np.int32)
             remap[kept] = np.arange(len(kept), dtype=np.int32)
             ids = remap[ids]
-            table = _templates.KeyTable.from_keys(table.keys[kept])
+            table = _keytable.KeyTable.from_keys(table.keys[kept])
             first_tok, first_tmpl = first_tok[kept], first_tmpl[kept]
         self._store_names(data, first_tok, first_tmpl)
         self._table = table
@@ -820,7 +820,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         cells = self._name_cells[cell_pos]
         used, cells = np.unique(cells, return_inverse=True)
         strings = self._strings()
-        self._table = _templates.KeyTable.from_keys(self._table.keys[kept])
+        self._table = _keytable.KeyTable.from_keys(self._table.keys[kept])
         self._name_template = np.ascontiguousarray(self._name_template[kept])
         self._name_cells = np.ascontiguousarray(cells.reshape(-1), dtype=np.int32)
         self._name_strings = [strings[i] for i in used.tolist()]
@@ -987,7 +987,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         if any(getattr(p, "counts_", None) is None for p in parts):
             raise InputError("TemplateFeaturizer.merge takes the results of fit_part")
         if not parts:
-            merged._table = _templates.KeyTable()
+            merged._table = _keytable.KeyTable()
             merged._name_template = np.zeros(0, dtype=np.int32)
             merged._name_cells = np.zeros(0, dtype=np.int32)
             merged._name_strings = []
@@ -1003,7 +1003,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         order = np.argsort(first, kind="stable")
         order = order[total[order] >= self.min_freq]
         pos = first[order]
-        merged._table = _templates.KeyTable.from_keys(np.ascontiguousarray(uniq[order]))
+        merged._table = _keytable.KeyTable.from_keys(np.ascontiguousarray(uniq[order]))
         # Names: each kept attribute's template and cells from the part where it first appears.
         where = owner[pos]
         name_template = np.empty(len(pos), dtype=np.int32)

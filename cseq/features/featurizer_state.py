@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from cseq.features import _templates
+from cseq.features import _keytable, _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features.vocabulary import check_strings, encode_strings
 from cseq.features.tagdict import TagDictionary
@@ -173,7 +173,7 @@ def from_state(cls: type, meta: dict, arrays: dict) -> Any:
     if not np.array_equal(recomputed, keys):
         raise bad("attribute keys do not match their names (corrupted or wrong templates)")
     try:
-        obj._table = _templates.KeyTable.from_keys(keys)
+        obj._table = _keytable.KeyTable.from_keys(keys)
     except ValueError as exc:
         raise bad(str(exc)) from exc
     obj._name_template = tmpl

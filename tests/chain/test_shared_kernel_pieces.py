@@ -11,7 +11,7 @@ import pytest
 
 from cseq.learners import _arow, _greedy, _pa, _crf_sgd, _ssvm, _perceptron
 from cseq.chain import _crf, _forward_backward, _chain
-from cseq.features import _pack, _templates, _tokens
+from cseq.features import _pack, _keytable, _templates, _tokens
 
 from cseq.learners.greedy import GreedyChain
 from cseq.features.template_language import sentence_rows
@@ -54,7 +54,7 @@ def test_one_probe_and_one_grow_serve_the_three_interners():
     # The linear probe `(i + 1) & mask` is written in _hash.pxd only.
     probes = {f: t.count("+ 1) & ") for f, t in {**_source("*.pyx"), **_source("*.pxd")}.items()}
     assert {f: n for f, n in probes.items() if n} == {"_hash.pxd": 2}
-    for fname in ("_pack.pyx", "_templates.pyx", "_tokens.pyx", "_chars.pyx"):
+    for fname in ("_pack.pyx", "_keytable.pyx", "_tokens.pyx", "_chars.pyx"):
         text = _source(fname)[fname]
         assert "table_probe(" in text and "table_grow(" in text, fname
 
@@ -72,6 +72,14 @@ def test_each_kernel_module_holds_one_family():
     assert hasattr(_crf, "crf_log_z_and_expectations")
     assert "crf_sequence_update" in _source("_crf.pxd")["_crf.pxd"]
     assert "sequence_update" not in _source("_forward_backward.pxd")["_forward_backward.pxd"]
+    # Decoding, the word rows and the OpenMP probe are three modules; so are the
+    # keys of templates and the key table that maps them to ids.
+    from cseq._core import _parallel
+    from cseq.chain import _decode, _word_rows
+    assert not any(hasattr(_decode, n) for n in ("word_rows", "WordRowCache", "openmp_enabled"))
+    assert hasattr(_word_rows, "WordRowCache") and hasattr(_parallel, "openmp_enabled")
+    assert not any(hasattr(_templates, n) for n in ("KeyTable", "TemplatePlan", "WordMemo"))
+    assert hasattr(_keytable, "KeyTable") and hasattr(_templates, "extract_keys")
 
 
 X3 = [[{"a": 1.0}, {"b": 1.0}], [{"a": 1.0}], [{"c": 2.0}, {"a": 1.0}, {"b": 1.0}]]
@@ -129,7 +137,7 @@ def test_margin_epochs_count_errors_and_losses(small):
 def test_interners_keep_ids_through_many_grows_and_copies():
     rng = np.random.default_rng(0)
     keys = rng.integers(0, 2**63, size=(5000, 1), dtype=np.uint64)
-    kt = _templates.KeyTable(0)
+    kt = _keytable.KeyTable(0)
     st = _pack.StringTable(0)
     words = [f"w{k}" for k in keys[:, 0].tolist()]
     for i in range(0, 5000, 500):

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq.features import _templates
+from cseq.features import _keytable, _templates
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.conll import read_conll
 from cseq.chain.sequences import Sequences
@@ -688,7 +688,7 @@ def test_keytable_growth_and_lookup():
     rng = np.random.default_rng(0)
     keys = rng.integers(0, 2**63, size=(5000, 3), dtype=np.uint64)
     keys[2500:] = keys[:2500]
-    t = _templates.KeyTable(0)
+    t = _keytable.KeyTable(0)
     ids = t.add(keys)
     assert len(t) == 7500 and t.capacity >= 7500 / 0.7
     assert np.array_equal(ids[2500:], ids[:2500])
@@ -698,11 +698,11 @@ def test_keytable_growth_and_lookup():
     assert np.array_equal(t.lookup(keys), ids)
     miss = rng.integers(0, 2**63, size=(10, 2), dtype=np.uint64)
     assert (t.lookup(miss) == -1).all()
-    u = _templates.KeyTable.from_keys(t.keys)
+    u = _keytable.KeyTable.from_keys(t.keys)
     assert np.array_equal(u.lookup(keys), ids)
     with pytest.raises(ValueError, match="repeats"):
-        _templates.KeyTable.from_keys(np.array([1, 2, 1], dtype=np.uint64))
-    zero = _templates.KeyTable()
+        _keytable.KeyTable.from_keys(np.array([1, 2, 1], dtype=np.uint64))
+    zero = _keytable.KeyTable()
     assert zero.add(np.zeros((2, 1), np.uint64)).tolist() == [[0], [0]]  # key 0 is a key
 
 
@@ -710,7 +710,7 @@ def test_keytable_copy_is_independent():
     """partial_fit grows a copy of the table while readers probe the original."""
     rng = np.random.default_rng(2)
     keys = rng.integers(0, 2**63, size=(3000, 2), dtype=np.uint64)
-    t = _templates.KeyTable(0, max_ids=10_000)
+    t = _keytable.KeyTable(0, max_ids=10_000)
     ids = t.add(keys[:1000])
     c = t.copy()
     assert len(c) == len(t) and c.capacity == t.capacity and c.max_ids == 10_000
@@ -722,7 +722,7 @@ def test_keytable_copy_is_independent():
     assert len(t) == 2000 and np.array_equal(t.lookup(keys[:1000]), ids)
     assert (t.lookup(keys[1000:]) == -1).all()
     assert t.counts.tolist() == [1] * 2000 and c.counts[:2000].tolist() == [2] * 2000
-    empty = _templates.KeyTable(0).copy()
+    empty = _keytable.KeyTable(0).copy()
     assert len(empty) == 0 and empty.add(keys[:2]).ravel().tolist() == [0, 1, 2, 3]
 
 
@@ -740,10 +740,10 @@ def test_template_featurizer_copy_grows_alone():
 def test_keytable_ids_never_wrap_past_int32():
     # 70% of the largest slot table (2**32 slots) is more than 2**31 ids: the
     # table must stop at its id bound with a clear error instead of wrapping.
-    assert _templates.KeyTable().max_ids == 2**31 - 1
+    assert _keytable.KeyTable().max_ids == 2**31 - 1
     rng = np.random.default_rng(1)
     keys = rng.integers(0, 2**63, size=(40, 1), dtype=np.uint64)
-    t = _templates.KeyTable(0, max_ids=25)
+    t = _keytable.KeyTable(0, max_ids=25)
     assert t.add(keys[:25]).ravel().tolist() == list(range(25))
     with pytest.raises(InputError, match="more than 25 distinct attributes"):
         t.add(keys)
@@ -751,10 +751,10 @@ def test_keytable_ids_never_wrap_past_int32():
     assert t.lookup(keys[:25]).ravel().tolist() == list(range(25))
     assert (t.add(keys[:25]) >= 0).all()  # known keys still count
     with pytest.raises(ValueError, match="more than 3 keys"):
-        _templates.KeyTable.from_keys(keys[:4, 0], max_ids=3)
+        _keytable.KeyTable.from_keys(keys[:4, 0], max_ids=3)
     for bad in (0, 2**31):
         with pytest.raises(ValueError, match="max_ids"):
-            _templates.KeyTable(max_ids=bad)
+            _keytable.KeyTable(max_ids=bad)
 
 
 def test_extract_keys_validates():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq.features import _templates, _tokens
+from cseq.features import _keytable, _templates, _tokens
 from cseq.features.template_language import sentence_rows
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, expand
 
@@ -193,11 +193,11 @@ def test_add_tokens_and_lookup_tokens_are_add_and_lookup_of_the_keys(spec, X, Y)
     text = _text(spec)
     f, data, args = _fitted(text, X)
     keys = _templates.extract_keys(*args)
-    a = _templates.KeyTable(0)
+    a = _keytable.KeyTable(0)
     ids = a.add(keys)
     # Without and with the per-string memo: the same ids, counts and first places.
     for memo in ((), (data.words, data.word_slots, f._fit_memo_col)):
-        b = _templates.KeyTable(0)
+        b = _keytable.KeyTable(0)
         assert np.array_equal(b.add_tokens(*args, *memo), ids)
         for name in ("keys", "counts", "first_token", "first_template"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
@@ -310,9 +310,9 @@ def test_the_lookup_plan_a_table_keeps_follows_the_memo_layout():
         return attr.tolist(), ptr.tolist()
 
     # Each layout on a table of its own: the answers, each from a fresh plan.
-    fresh = [packed(_templates.KeyTable.from_keys(f._table.keys), col) for col in layouts]
+    fresh = [packed(_keytable.KeyTable.from_keys(f._table.keys), col) for col in layouts]
     assert fresh[0] != fresh[1]
-    t = _templates.KeyTable.from_keys(f._table.keys)
+    t = _keytable.KeyTable.from_keys(f._table.keys)
     for col, want in [*zip(layouts, fresh), *zip(layouts[::-1], fresh[::-1])]:
         assert packed(t, col) == want
 
@@ -350,9 +350,9 @@ def test_lookup_tokens_many_sequences_and_threads():
         assert np.array_equal(attr, want[want >= 0])
         assert np.array_equal(np.diff(ptr), (want >= 0).sum(axis=1))
     # Training with the memo: ids and counts as add() of the keys gives them.
-    t = _templates.KeyTable()
+    t = _keytable.KeyTable()
     assert np.array_equal(t.add_tokens(*args, data.words, data.word_slots, f._fit_memo_col),
-                          _templates.KeyTable().add(_templates.extract_keys(*args)))
+                          _keytable.KeyTable().add(_templates.extract_keys(*args)))
     assert np.array_equal(f.transform(X, n_jobs=2).attr_ids, f.fit_transform(X).attr_ids)
 
 
@@ -383,9 +383,9 @@ def test_lookup_tokens_validates():
     with pytest.raises(ValueError, match="seq_ptr"):
         t.lookup_tokens(*bad, *ok)
     with pytest.raises(ValueError, match="seq_ptr"):
-        _templates.KeyTable().add_tokens(*bad)
+        _keytable.KeyTable().add_tokens(*bad)
     with pytest.raises(ValueError, match="another row"):
-        _templates.KeyTable().add_tokens(*args, data.words, data.word_slots,
+        _keytable.KeyTable().add_tokens(*args, data.words, data.word_slots,
                                          np.array([0, 0], np.int32))
     # A word memo serves only the table that made it, unchanged since.
     wm = t.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
@@ -393,8 +393,8 @@ def test_lookup_tokens_validates():
     assert t.lookup_packed(*args, data.words, wm)[0].tolist() == t.lookup_tokens(*args, *ok)[
         t.lookup_tokens(*args, *ok) >= 0].tolist()
     with pytest.raises(ValueError, match="another table"):
-        _templates.KeyTable.from_keys(t.keys).lookup_packed(*args, data.words, wm)
-    t2 = _templates.KeyTable()
+        _keytable.KeyTable.from_keys(t.keys).lookup_packed(*args, data.words, wm)
+    t2 = _keytable.KeyTable()
     t2.add_tokens(*args)
     wm2 = t2.word_memo(data.hashes, f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
                        data.word_slots, f._memo_col, f._memo_row)
@@ -500,19 +500,19 @@ def test_a_template_plan_gives_the_lookups_of_the_arrays_it_was_made_from():
     assert all(np.array_equal(a, b) for a, b in zip(copied.memo_layout, plan.memo_layout))
     got = t.plan_lookup_packed(copied, *corpus, pm, 1, True)
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
-    other = _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+    other = _keytable.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
                                     np.full(4, -1, np.int32))
     with pytest.raises(ValueError, match="other templates"):
         t.plan_lookup_packed(other, *corpus, pm)
     with pytest.raises(ValueError, match="another row"):
-        _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
+        _keytable.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds,
                                 np.zeros(4, np.int32))
     with pytest.raises(ValueError, match="cell_slot out of range"):
         t.plan_word_memo(plan, data.hashes, np.ascontiguousarray(data.word_slots[:, :1]))
     with pytest.raises(ValueError, match="beyond the padding"):
         t.plan_lookup_packed(plan, *corpus[:3], corpus[3][:0], *corpus[4:], pm)
     layout = f._memo_col.copy()
-    kept = _templates.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds, layout,
+    kept = _keytable.TemplatePlan(f._tmpl_ptr, f._cell_row, f._cell_slot, f._seeds, layout,
                                    f._memo_row)
     layout[:] = -1
     assert np.array_equal(kept.memo_layout[0], f._memo_col)
