@@ -3,15 +3,13 @@
 Checked against the built module by ``tests/test_typing.py`` (mypy's stubtest).
 """
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ["FUNCTIONS", "FunctionCache", "Values", "intern_columns", "intern_for_lookup",
-           "intern_strings", "apply_function"]
+__all__ = ["FUNCTIONS", "FunctionCache", "Values", "apply_function"]
 
 FUNCTIONS: tuple[str, ...]
 
@@ -36,17 +34,3 @@ class FunctionCache:
 
 def _fill_punct(c: int) -> None: ...
 def apply_function(name: str, strings: Sequence[str]) -> list[str]: ...
-def intern_strings(vals: Values, strings: list[str]) -> NDArray[np.int32]: ...
-def intern_columns(
-    X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
-    slot_func: NDArray[np.int32], max_offset: int,
-    rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]],
-) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
-           NDArray[np.int32], NDArray[np.int32]]: ...
-def intern_for_lookup(
-    X: list[Any], need: int, columns: NDArray[np.int32], slot_col: NDArray[np.int32],
-    slot_func: NDArray[np.int32], max_offset: int,
-    rows_of: Callable[[Any, int, int], Sequence[tuple[str, ...]]], n_jobs: int = 1,
-    cache: FunctionCache | None = None,
-) -> tuple[Values, NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], NDArray[np.int32],
-           NDArray[np.int32], NDArray[np.int32], NDArray[np.uint64]]: ...

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from cseq.chain import _labels
-from cseq.features import _keytable, _templates, _tokens
+from cseq.features import _keytable, _templates, _columns, _tokens
 from cseq._core.dtypes import ATTR, INDEX, VALUE
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError, NotFittedError
 from cseq.features import featurizer_state
@@ -478,7 +478,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
                 table = self._tags.tables[k]  # type: ignore[union-attr]
                 classes = [table.get(w, UNKNOWN_CLASS) for w in words]
                 per_token = inv
-            data.slot_ids[:, s] = _tokens.intern_strings(data.values, classes)[per_token]
+            data.slot_ids[:, s] = _columns.intern_strings(data.values, classes)[per_token]
         if y is not None:
             self._tags = TagDictionary(tables, self._tag_columns)
         data.hashes = data.values.hashes()
@@ -499,7 +499,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         X = check_corpus(X)
         out = Interned()
         (out.values, out.slot_ids, lengths, out.pad_before, out.pad_after, out.words,
-         out.word_slots) = _tokens.intern_columns(
+         out.word_slots) = _columns.intern_columns(
             X, self._need, self._col_index, self._slot_col, self._slot_func,
             self._max_offset, sentence_rows,
         )
@@ -519,7 +519,7 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
             word, inv = np.unique(data.words[:, col], return_inverse=True)
             values = [cluster_value(self.clusters.path, w, bits)
                       for w in data.values.strings(word.tolist())]
-            data.slot_ids[:, s] = _tokens.intern_strings(data.values, values)[inv.reshape(-1)]
+            data.slot_ids[:, s] = _columns.intern_strings(data.values, values)[inv.reshape(-1)]
 
     def _clusters_hashed(self, data: Interned) -> None:
         """:meth:`_clusters_interned` for :meth:`_intern_lookup`'s hashed values."""
@@ -532,11 +532,11 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
 
     def _intern_lookup(self, X, n_jobs: int = 1) -> Interned:
         """:meth:`_intern` for looking attributes up: token function values
-        hashed, not interned (``_tokens.intern_for_lookup``)."""
+        hashed, not interned (``_columns.intern_for_lookup``)."""
         X = check_corpus(X)
         out = Interned()
         (out.values, out.slot_ids, out.seq_ptr, out.pad_before, out.pad_after, out.words,
-         out.word_slots, out.hashes) = _tokens.intern_for_lookup(
+         out.word_slots, out.hashes) = _columns.intern_for_lookup(
             X, self._need, self._col_index, self._slot_col, self._slot_func,
             self._max_offset, sentence_rows, n_jobs, _function_cache() if n_jobs == 1 else None,
         )

@@ -152,14 +152,14 @@ def test_tag_classes_are_hashed_as_the_string_hashes_of_the_dictionary_lookups()
     # hash_strings: every word with the slot gets the hash of its class, found
     # by its lowercased string (non-ASCII included; unknown words: UNKNOWN),
     # and the ids of words without the slot (-1) are left as they were.
-    from cseq.features import _templates, _tokens
+    from cseq.features import _columns, _templates, _tokens
     words = ["The", "ÉCOLE", "dog", "x\ud800y", "Zyzzyva"]
     table = {"the": "DET", "école": "NOUN|PROPN", "x\ud800y": "X"}
     word_slots = np.array([[0, 7], [1, 5], [2, -1], [3, 6], [4, 8]], dtype=np.int32)
     hashes = np.zeros(9, dtype=np.uint64)
     hashes[2] = 12345
     vals = _tokens.Values()
-    assert _tokens.intern_strings(vals, words).tolist() == list(range(len(words)))
+    assert _columns.intern_strings(vals, words).tolist() == list(range(len(words)))
     vals.hash_classes(word_slots, 1, table, "<unk>", hashes)
     want = _templates.hash_strings(["DET", "NOUN|PROPN", "X", "<unk>"])
     assert hashes[[7, 5, 6, 8]].tolist() == want.tolist()

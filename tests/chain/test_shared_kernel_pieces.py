@@ -11,7 +11,7 @@ import pytest
 
 from cseq.learners import _arow, _greedy, _pa, _crf_sgd, _ssvm, _perceptron
 from cseq.chain import _crf, _forward_backward, _chain
-from cseq.features import _pack, _keytable, _templates, _tokens
+from cseq.features import _pack, _keytable, _templates, _columns
 
 from cseq.learners.greedy import GreedyChain
 from cseq.features.template_language import sentence_rows
@@ -80,6 +80,10 @@ def test_each_kernel_module_holds_one_family():
     assert hasattr(_word_rows, "WordRowCache") and hasattr(_parallel, "openmp_enabled")
     assert not any(hasattr(_templates, n) for n in ("KeyTable", "TemplatePlan", "WordMemo"))
     assert hasattr(_keytable, "KeyTable") and hasattr(_templates, "extract_keys")
+    # The token functions and their cache, and the interning of a corpus.
+    from cseq.features import _tokens
+    assert not hasattr(_tokens, "intern_columns") and hasattr(_tokens, "apply_function")
+    assert hasattr(_columns, "intern_for_lookup") and hasattr(_columns, "intern_columns")
 
 
 X3 = [[{"a": 1.0}, {"b": 1.0}], [{"a": 1.0}], [{"c": 2.0}, {"a": 1.0}, {"b": 1.0}]]
@@ -156,7 +160,7 @@ def test_interners_keep_ids_through_many_grows_and_copies():
 
 def test_values_intern_cell_strings_in_first_seen_order_through_grows():
     X = [[(f"w{i % 3000}",) for i in range(k, k + 7)] for k in range(0, 7000, 7)]
-    vals = _tokens.intern_columns(X, 1, np.array([0], dtype=np.int32),
+    vals = _columns.intern_columns(X, 1, np.array([0], dtype=np.int32),
                                   np.array([0], dtype=np.int32), np.array([-1], dtype=np.int32),
                                   0, sentence_rows)[0]
     assert vals.strings() == [f"w{i}" for i in range(3000)]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cseq.features import _keytable, _templates, _tokens
+from cseq.features import _keytable, _templates, _columns, _tokens
 from cseq.features.template_language import sentence_rows
 from cseq.templates import TOKEN_FUNCTIONS, TemplateFeaturizer, expand
 
@@ -77,7 +77,7 @@ def test_apply_function_refuses_non_str():
 def test_values_hash_like_hash_strings():
     X = [["The", "naïve", "日本", "😀", "\ud800x", ""]]
     f = TemplateFeaturizer("U0:%x[0,0]\nU1:%x[0,0:lower]\nU2:%x[-1,0:shape]")
-    vals, slot_ids, lengths, before, after, words, word_slots = _tokens.intern_columns(
+    vals, slot_ids, lengths, before, after, words, word_slots = _columns.intern_columns(
         X, f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset, sentence_rows)
     strings = vals.strings()
     assert len(strings) == len(set(strings)) == len(vals)
@@ -408,7 +408,7 @@ def test_lookup_tokens_validates():
 def _lookup_interned(f, X, cache):
     """intern_for_lookup's arrays, and the hashes of the ids they hold (the
     others are not written)."""
-    out = _tokens.intern_for_lookup(X, f._need, f._col_index, f._slot_col, f._slot_func,
+    out = _columns.intern_for_lookup(X, f._need, f._col_index, f._slot_col, f._slot_func,
                                     f._max_offset, sentence_rows, 1, cache)
     slots = out[6][out[6] >= 0]
     return [*out[1:7], out[7][out[1]], out[7][slots]]
@@ -460,7 +460,7 @@ def test_function_cache_keeps_the_classes_of_one_tag_dictionary():
     cache = _tokens.FunctionCache(16)
 
     def classes(x, table, unknown, cache):
-        vals, _, _, _, _, _, word_slots, hashes = _tokens.intern_for_lookup(
+        vals, _, _, _, _, _, word_slots, hashes = _columns.intern_for_lookup(
             [x], f._need, f._col_index, f._slot_col, f._slot_func, f._max_offset,
             sentence_rows, 1, cache)
         vals.hash_classes(word_slots, 0, table, unknown, hashes, cache)
