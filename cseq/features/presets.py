@@ -106,7 +106,7 @@ U22:%x[0,1]/%x[1,1]/%x[2,1]
 _CHUNK = """\
 # cseq preset "chunk": column 0 = word, column 1 = POS; first the CRF++ chunking set.
 """ + CRFPP_CHUNK + """
-# Beyond CRF++'s set (issue 31, measured on the CoNLL-2000 dev split in
+# Beyond CRF++'s set (measured on the CoNLL-2000 dev split in
 # docs/accuracy.md): lowercased words around the token,
 U30:%x[-1,0:lower]
 U31:%x[0,0:lower]
