@@ -45,7 +45,7 @@ from cseq.features import encode_strings
 from cseq.io.serialize import read_file_bytes
 
 __all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf",
-           "check_label_pairs"]
+           "check_label_pairs", "weight_tables"]
 
 _HEADER = struct.Struct("<4sI4s9I")
 _CHUNK = struct.Struct("<4sII")
@@ -258,3 +258,28 @@ def crfsuite_from_bytes(data: bytes, source: str = "imported from a CRFsuite mod
     return fitted_crf(({"kind": vocabulary.kind}, encode_strings(attributes)), vocabulary,
                       len(attributes), labels, state["src"], state["dst"], state["weight"],
                       transitions, source)
+
+
+def weight_tables(estimator: Any) -> dict[str, Any]:
+    """The state and transition weights of a fitted chain estimator by name, zeros left out.
+
+    ``state_features`` ``{(attribute, label): weight}``, ``transition_features``
+    ``{(label_from, label_to): weight}`` and ``attributes`` (those with a
+    weight, in id order), as python-crfsuite's ``Tagger.info()`` and
+    sklearn-crfsuite's fitted attributes show a model.
+    """
+    model = estimator.model_
+    names = estimator.featurizer_.attribute_names()
+    classes = estimator.classes_
+    weights = model.state_weights
+    attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
+    nonzero = np.flatnonzero(weights)
+    state = {(names[a], classes[lab]): w for a, lab, w in zip(
+        attr_of[nonzero].tolist(), model.attr_labels[nonzero].tolist(),
+        weights[nonzero].tolist())}
+    attributes = [names[a] for a in np.unique(attr_of[nonzero]).tolist()]
+    trans = model.transitions
+    transitions = {(classes[i], classes[j]): float(trans[i, j])
+                   for i, j in zip(*np.nonzero(trans))}
+    return {"state_features": state, "transition_features": transitions,
+            "attributes": attributes}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -37,6 +37,7 @@ import numpy as np
 from cseq.learners.arow import AROW
 from cseq.learners.base import ChainEstimator, check_keywords, check_number, param_names
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary, convert
+from cseq.compat.crfsuite_model import weight_tables
 from cseq.exceptions import ConvergenceWarning, InputError, NotFittedError
 from cseq.learners.crf import CRF as _ChainCRF
 from cseq.learners.pa import PassiveAggressive
@@ -375,12 +376,16 @@ class CRF:
 
     # -- training and prediction -----------------------------------------------
     def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], X_dev: Sequence[Any] | None = None,
-            y_dev: Sequence[Sequence[str]] | None = None) -> CRF:
+            y_dev: Sequence[Sequence[str]] | None = None, *,
+            callback: Callable[[dict[str, Any]], object] | None = None) -> CRF:
         """Train on items ``X`` (python-crfsuite formats) and label sequences ``y``.
 
         ``X_dev`` and ``y_dev`` (both or neither) are scored after every
         iteration (``training_log_``), as CRFsuite's holdout is; they do not
         change the model.
+
+        ``callback`` (cseq's, not sklearn-crfsuite's) is called with each
+        iteration's record, as :meth:`cseq.CRF.fit` calls it.
 
         Reaching ``max_iterations`` is recorded in ``training_log_.stop_reason``
         and not warned about, as in sklearn-crfsuite.
@@ -395,7 +400,7 @@ class CRF:
         clock = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            estimator.fit(X, y, *dev)
+            estimator.fit(X, y, *dev, callback=callback)
         seconds = time.perf_counter() - clock
         known = set(estimator.classes_)
         self._classes = [label for label in dict.fromkeys(chain.from_iterable(y))
@@ -467,7 +472,7 @@ class CRF:
         info = self.__dict__.setdefault("_info", {})
         if key not in info:
             info.update({"size": len(estimator.to_bytes())} if key == "size"
-                        else _model_tables(estimator))
+                        else weight_tables(estimator))
         return info[key]
 
     @property
@@ -508,22 +513,3 @@ def _label_lists(y: Sequence[Sequence[Any]]) -> list[list[Any]]:
     Other labels go on unchanged, for cseq to refuse with their position.
     """
     return [[str(label) if isinstance(label, str) else label for label in yseq] for yseq in y]
-
-
-def _model_tables(estimator: ChainEstimator) -> dict[str, Any]:
-    """The state and transition weights of a fitted estimator by name, zeros left out."""
-    model = estimator.model_
-    names = estimator.featurizer_.attribute_names()
-    classes = estimator.classes_
-    weights = model.state_weights
-    attr_of = np.repeat(np.arange(model.n_attributes), np.diff(model.attr_ptr))
-    nonzero = np.flatnonzero(weights)
-    state = {(names[a], classes[lab]): w for a, lab, w in zip(
-        attr_of[nonzero].tolist(), model.attr_labels[nonzero].tolist(),
-        weights[nonzero].tolist())}
-    attributes = [names[a] for a in np.unique(attr_of[nonzero]).tolist()]
-    trans = model.transitions
-    transitions = {(classes[i], classes[j]): float(trans[i, j])
-                   for i, j in zip(*np.nonzero(trans))}
-    return {"state_features": state, "transition_features": transitions,
-            "attributes": attributes}
