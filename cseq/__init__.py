@@ -5,7 +5,8 @@ The public names: the estimators :class:`CRF`, :class:`StructuredPerceptron`,
 :class:`PassiveAggressive` and :class:`AROW`,
 the kernels :func:`viterbi`, :func:`viterbi_nbest`, :func:`loss_augmented_viterbi`
 and :func:`forward_backward`, :func:`load`, the readers of other libraries' models
-:func:`from_crfsuite` and :func:`from_crfpp`, and the exceptions; the modules
+:func:`from_crfsuite` and :func:`from_crfpp` and the writer :func:`to_crfsuite`, and the
+exceptions; the modules
 :mod:`cseq.conll` (readers and writers), :mod:`cseq.metrics`,
 :mod:`cseq.decoding` (constraints, n-best lists), :mod:`cseq.explain`,
 :mod:`cseq.probability` and :mod:`cseq.templates` come with ``import cseq``.
@@ -26,7 +27,7 @@ from cseq import conll, decoding, explain, metrics, probability, templates
 from cseq._core._parallel import openmp_enabled
 from cseq._version import __version__
 from cseq.compat.crfpp_model import from_crfpp
-from cseq.compat.crfsuite_model import from_crfsuite
+from cseq.compat.crfsuite_model import from_crfsuite, to_crfsuite
 from cseq.exceptions import (
     ConvergenceError,
     ConvergenceWarning,
@@ -72,6 +73,7 @@ __all__ = [
     "Pipeline",
     "load_pipeline",
     "from_crfsuite",
+    "to_crfsuite",
     "from_crfpp",
     "openmp_enabled",
     "CSeqError",

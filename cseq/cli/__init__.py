@@ -1,4 +1,4 @@
-"""The ``cseq`` command line: train, tag, serve, eval, info, import and demo.
+"""The ``cseq`` command line: train, tag, serve, eval, info, import, export and demo.
 
 Built on the public Python API (estimators, templates, readers, metrics) and
 the streaming readers and writers of :mod:`cseq.io._streams`.  Every command has
@@ -7,7 +7,7 @@ models a one-line message naming the file (and line) and exit code 1.
 
 One module per command holds the command and its options (``add_parser``):
 :mod:`~cseq.cli.train`, :mod:`~cseq.cli.tag`, :mod:`~cseq.cli.serve`,
-:mod:`~cseq.cli.evaluate`, :mod:`~cseq.cli.info` (``info`` and ``import``),
+:mod:`~cseq.cli.evaluate`, :mod:`~cseq.cli.info` (``info``, ``import``, ``export``),
 :mod:`~cseq.cli.demo`; :mod:`~cseq.cli.common` holds what they share.
 What ``cseq tag`` shares with the service (loading a fitted model, the
 tagging options it honours) is :mod:`cseq._tagging`, which both import.

@@ -1,5 +1,5 @@
 """The model-file commands: ``cseq info`` describes one, ``cseq import`` converts
-a CRFsuite or CRF++ model into one."""
+a CRFsuite or CRF++ model into one, ``cseq export`` writes one as a CRFsuite model."""
 
 from __future__ import annotations
 
@@ -60,8 +60,17 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    import cseq
+    est = cseq.load(args.model)
+    cseq.to_crfsuite(est, args.output, boundaries="drop" if args.drop_boundaries else "refuse")
+    print(f"{args.output}: a CRFsuite model with {len(est.classes_)} labels from the cseq "
+          f"model {args.model}")
+    return 0
+
+
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``info`` and ``import`` commands and their options."""
+    """The ``info``, ``import`` and ``export`` commands and their options."""
     i = sub.add_parser("info", help="describe a model file")
     i.add_argument("model")
     i.add_argument("--top", type=_int_at_least(0), default=5, help="features shown per label")
@@ -81,3 +90,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     m.add_argument("--encoding", default="utf-8",
                    help="CRF++: the encoding of the model's strings (utf-8)")
     m.set_defaults(func=_cmd_import)
+
+    x = sub.add_parser(
+        "export", help="write a cseq model as a CRFsuite model file",
+        description="Write a first-order cseq model trained on feature lists or dicts as a "
+                    "CRFsuite model file, which python-crfsuite's Tagger (and crfsuite tag) "
+                    "opens and tags with as cseq does (docs/migrating.md). Models with "
+                    "templates, hashing or order 2 are refused, and so are start and end "
+                    "weights, which CRFsuite has none of, unless --drop-boundaries.")
+    x.add_argument("format", choices=["crfsuite"], help="the format to write")
+    x.add_argument("model", help="the cseq model file")
+    x.add_argument("-o", "--output", required=True, help="the CRFsuite model file to write")
+    x.add_argument("--drop-boundaries", action="store_true",
+                   help="write the model without its start and end weights (python-crfsuite's "
+                        "labels may then differ from cseq's at the first and last tokens)")
+    x.set_defaults(func=_cmd_export)

@@ -25,6 +25,16 @@ quickly; the table alone defines the model, so they are not read.
 Every offset and count is checked against the bytes present before it is
 used, and every id against the counts: a malformed file raises
 :class:`~cseq.ModelFormatError`, never an IndexError or a MemoryError.
+
+:func:`to_crfsuite` writes the same format back, as CRFsuite's writer lays it
+out: the header, the FEAT chunk (the non-zero weights: each attribute's state
+features, then the transitions), the label and attribute databases, then the
+LFRF chunk (``L + 2`` references, one list of transition feature ids per
+label and two unused) and the AFRF chunk (one list of state feature ids per
+attribute), each reference chunk at a 4-byte boundary.  A CQDB database finds
+a string by the ``hashlittle`` hash (Bob Jenkins' lookup3, seed 0) of its
+bytes with the NUL: table ``h % 256``, a bucket array twice the table's
+entries, first probe ``(h >> 8) % size``, then the next bucket.
 """
 
 from __future__ import annotations
@@ -40,12 +50,14 @@ from cseq.chain import _chain
 from cseq._core.dtypes import INDEX, LABEL, WEIGHT
 from cseq.compat.crfsuite_items import CRFsuiteVocabulary
 from cseq.learners.crf import CRF
-from cseq.exceptions import ModelFormatError
+from cseq.exceptions import InputError, ModelFormatError
 from cseq.features import encode_strings
-from cseq.io.serialize import read_file_bytes
+from cseq.features import FeatureVocabulary
+from cseq.io.serialize import read_file_bytes, write_atomic
 
 __all__ = ["from_crfsuite", "crfsuite_from_bytes", "read_crfsuite", "fitted_crf",
-           "check_label_pairs", "weight_tables"]
+           "check_label_pairs", "weight_tables", "to_crfsuite", "crfsuite_bytes",
+           "hashlittle"]
 
 _HEADER = struct.Struct("<4sI4s9I")
 _CHUNK = struct.Struct("<4sII")
@@ -283,3 +295,213 @@ def weight_tables(estimator: Any) -> dict[str, Any]:
                    for i, j in zip(*np.nonzero(trans))}
     return {"state_features": state, "transition_features": transitions,
             "attributes": attributes}
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+_MASK = 0xFFFFFFFF
+
+
+def _rot(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & _MASK
+
+
+def hashlittle(key: bytes, initval: int = 0) -> int:
+    """Bob Jenkins' lookup3 ``hashlittle`` of ``key`` (what CQDB hashes its strings with)."""
+    a = b = c = (0xDEADBEEF + len(key) + initval) & _MASK
+    n = len(key)
+    k = 0
+    while n > 12:
+        a = (a + int.from_bytes(key[k:k + 4], "little")) & _MASK
+        b = (b + int.from_bytes(key[k + 4:k + 8], "little")) & _MASK
+        c = (c + int.from_bytes(key[k + 8:k + 12], "little")) & _MASK
+        a = (a - c) & _MASK; a ^= _rot(c, 4); c = (c + b) & _MASK    # noqa: E702 (lookup3's mix)
+        b = (b - a) & _MASK; b ^= _rot(a, 6); a = (a + c) & _MASK    # noqa: E702
+        c = (c - b) & _MASK; c ^= _rot(b, 8); b = (b + a) & _MASK    # noqa: E702
+        a = (a - c) & _MASK; a ^= _rot(c, 16); c = (c + b) & _MASK   # noqa: E702
+        b = (b - a) & _MASK; b ^= _rot(a, 19); a = (a + c) & _MASK   # noqa: E702
+        c = (c - b) & _MASK; c ^= _rot(b, 4); b = (b + a) & _MASK    # noqa: E702
+        n -= 12
+        k += 12
+    if n == 0:
+        return c
+    tail = key[k:] + bytes(12 - n)
+    a = (a + int.from_bytes(tail[0:4], "little")) & _MASK
+    b = (b + int.from_bytes(tail[4:8], "little")) & _MASK
+    c = (c + int.from_bytes(tail[8:12], "little")) & _MASK
+    c ^= b; c = (c - _rot(b, 14)) & _MASK     # noqa: E702 (lookup3's final)
+    a ^= c; a = (a - _rot(c, 11)) & _MASK     # noqa: E702
+    b ^= a; b = (b - _rot(a, 25)) & _MASK     # noqa: E702
+    c ^= b; c = (c - _rot(b, 16)) & _MASK     # noqa: E702
+    a ^= c; a = (a - _rot(c, 4)) & _MASK      # noqa: E702
+    b ^= a; b = (b - _rot(a, 14)) & _MASK     # noqa: E702
+    c ^= b; c = (c - _rot(b, 24)) & _MASK     # noqa: E702
+    return c
+
+
+def _cqdb(strings: list[bytes]) -> bytes:
+    """A CQDB database of ``strings`` (without NULs), string ``i`` under id ``i``."""
+    records = bytearray()
+    tables: list[list[tuple[int, int]]] = [[] for _ in range(256)]
+    backward = []
+    for i, raw in enumerate(strings):
+        key = raw + b"\0"
+        offset = _CQDB_DATA + len(records)
+        h = hashlittle(key)
+        tables[h % 256].append((h, offset))
+        backward.append(offset)
+        records += struct.pack("<2I", i, len(key)) + key
+    refs = bytearray()
+    buckets = bytearray()
+    cur = _CQDB_DATA + len(records)
+    for table in tables:
+        n = 2 * len(table)
+        refs += struct.pack("<2I", cur + len(buckets) if table else 0, n)
+        slots = [(0, 0)] * n
+        for h, offset in table:
+            k = (h >> 8) % n
+            while slots[k][1] != 0:
+                k = (k + 1) % n
+            slots[k] = (h, offset)
+        buckets += b"".join(struct.pack("<2I", *slot) for slot in slots)
+    bwd_offset = cur + len(buckets) if strings else 0
+    body = bytes(refs) + bytes(records) + bytes(buckets) + struct.pack(f"<{len(strings)}I",
+                                                                       *backward)
+    return _CQDB_HEADER.pack(b"CQDB", _CQDB_HEADER.size + len(body), 0, _CQDB_BYTEORDER,
+                             len(strings), bwd_offset) + body
+
+
+def _names(names: list[str], what: str) -> list[bytes]:
+    out = []
+    for name in names:
+        raw = str(name).encode("utf-8")
+        if b"\0" in raw:
+            raise InputError(f"the {what} {name!r} holds a NUL character, which CRFsuite's "
+                             "string databases cannot store")
+        out.append(raw)
+    return out
+
+
+def _refs(chunk: bytes, lists: list[list[int]], n_refs: int, start: int) -> bytes:
+    """A feature-reference chunk at file offset ``start`` (a multiple of 4)."""
+    head = _CHUNK.size + 4 * n_refs
+    offsets = [0] * n_refs
+    body = bytearray()
+    for i, fids in enumerate(lists):
+        offsets[i] = start + head + len(body)
+        body += struct.pack(f"<{len(fids) + 1}I", len(fids), *fids)
+    return _CHUNK.pack(chunk, head + len(body), n_refs) + struct.pack(f"<{n_refs}I", *offsets) \
+        + bytes(body)
+
+
+def crfsuite_bytes(estimator: Any, *, boundaries: str = "refuse") -> bytes:
+    """The CRFsuite model file of a fitted first-order estimator (see :func:`to_crfsuite`)."""
+    if boundaries not in ("refuse", "drop"):
+        raise InputError(f"boundaries must be 'refuse' or 'drop', got {boundaries!r}")
+    fitted = estimator._check_fitted()
+    model, featurizer = fitted.model, fitted.featurizer
+    name = type(estimator).__name__
+    if not model.linear_scores:
+        raise InputError(f"a {name} does not score a label path by the sum of its weights, "
+                         "which is all a CRFsuite model holds")
+    if model.order != 1:
+        raise InputError(f"this {name} is a second-order chain (order=2): CRFsuite's model "
+                         "has label bigrams only")
+    if not isinstance(featurizer, FeatureVocabulary):
+        raise InputError(f"the model's features come from a {type(featurizer).__name__} "
+                         "(templates, hashing or functions of the tokens), which CRFsuite "
+                         "cannot compute: only a model trained on feature lists or dicts "
+                         "(a vocabulary of attribute strings) can be written as a CRFsuite "
+                         "model")
+    edges = np.concatenate([model.start, model.end])
+    if boundaries == "refuse" and np.any(edges != 0):
+        raise InputError(
+            f"the model has start and end weights (largest {np.abs(edges).max():.3g}), which a "
+            "CRFsuite model cannot hold; boundaries='drop' (cseq export --drop-boundaries) "
+            "writes it without them, and python-crfsuite's labels may then differ from "
+            "cseq's at the first and last tokens")
+    labels = _names(list(fitted.classes), "label")
+    L = len(labels)
+    names = featurizer.attribute_names()
+    weights = model.state_weights
+    attr_of = np.repeat(np.arange(model.n_attributes, dtype=np.int64), np.diff(model.attr_ptr))
+    keep = np.flatnonzero(weights)
+    kept_attrs, src = np.unique(attr_of[keep], return_inverse=True)  # CRFsuite drops the rest
+    trans = model.transitions
+    t_src, t_dst = np.nonzero(trans)
+    n_state = len(keep)
+    features = np.zeros(n_state + len(t_src), dtype=_FEATURE)
+    features["type"][n_state:] = _TRANSITION
+    features["src"] = np.concatenate([src, t_src])
+    features["dst"] = np.concatenate([model.attr_labels[keep], t_dst])
+    features["weight"] = np.concatenate([weights[keep], trans[t_src, t_dst]])
+    attributes = _names([names[a] for a in kept_attrs.tolist()], "attribute")
+
+    feat = _CHUNK.pack(b"FEAT", _CHUNK.size + features.nbytes, len(features)) \
+        + features.tobytes()
+    off_labels = _HEADER.size + len(feat)
+    label_db = _cqdb(labels)
+    off_attrs = off_labels + len(label_db)
+    attr_db = _cqdb(attributes)
+    end = off_attrs + len(attr_db)
+    pad1 = -end % 4
+    off_labelrefs = end + pad1
+    by_label = [[] for _ in range(L)]
+    for fid, s_ in zip(range(n_state, len(features)), t_src.tolist()):
+        by_label[s_].append(fid)
+    labelrefs = _refs(b"LFRF", by_label, L + 2, off_labelrefs)
+    end = off_labelrefs + len(labelrefs)
+    pad2 = -end % 4
+    off_attrrefs = end + pad2
+    by_attr = np.split(np.arange(n_state), np.flatnonzero(np.diff(src)) + 1) if n_state else []
+    attrrefs = _refs(b"AFRF", [part.tolist() for part in by_attr], len(attributes),
+                     off_attrrefs)
+    size = off_attrrefs + len(attrrefs)
+    header = _HEADER.pack(b"lCRF", size, b"FOMC", 100, 0, L, len(attributes), _HEADER.size,
+                          off_labels, off_attrs, off_labelrefs, off_attrrefs)
+    return b"".join([header, feat, label_db, attr_db, bytes(pad1), labelrefs, bytes(pad2),
+                     attrrefs])
+
+
+def to_crfsuite(estimator: Any, path: str | os.PathLike[str], *,
+                boundaries: str = "refuse") -> None:
+    """Write a fitted estimator as a CRFsuite model file, for python-crfsuite's own ``Tagger``.
+
+    The way back from cseq: python-crfsuite (or ``crfsuite tag -m``) opens
+    the file and tags every sequence as the estimator does.  The file holds
+    the non-zero weights only (as CRFsuite's own files do; an attribute
+    without one is left out), the labels in ``classes_`` order and the
+    attributes as the featurizer names them.  The model must be one the
+    format can hold:
+
+    - a first-order chain that scores a path by the sum of its weights (a
+      CRF, perceptron, structured SVM, PA or AROW model; not a MEMM, the
+      greedy tagger or ``order=2``);
+    - features from a vocabulary of attribute strings
+      (:class:`~cseq.FeatureVocabulary`, or the
+      :class:`~cseq.compat.crfsuite_items.CRFsuiteVocabulary` that
+      :func:`cseq.from_crfsuite`, ``cseq.compat.pycrfsuite.Trainer`` and
+      ``cseq.compat.sklearn_crfsuite`` use), not templates or hashing.  With
+      the plain vocabulary, a dict token's string value was read as the
+      attribute ``key=value`` (python-crfsuite reads ``key:value``): give
+      python-crfsuite those names as lists of strings.
+    - no start or end weights: CRFsuite has none.  ``boundaries="refuse"``
+      (the default) raises for a model that has them (every model cseq
+      trains, except one imported from CRFsuite); ``"drop"`` writes the
+      model without them, and python-crfsuite's labels may then differ at
+      the first and last tokens.
+
+    Raises
+    ------
+    InputError
+        For a model the format cannot hold, as above, or a label or
+        attribute name with a NUL character.
+    NotFittedError
+        If the estimator is not fitted.
+
+    Examples
+    --------
+    >>> crf = cseq.from_crfsuite("model.crfsuite")                  # doctest: +SKIP
+    >>> cseq.to_crfsuite(crf, "again.crfsuite")                     # doctest: +SKIP
+    """
+    write_atomic(crfsuite_bytes(estimator, boundaries=boundaries), path)
