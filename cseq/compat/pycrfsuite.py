@@ -39,6 +39,7 @@ same events and per-iteration fields, other wording).
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import struct
 import sys
@@ -239,8 +240,10 @@ class BaseTrainer:
 
         ``group`` numbers the instance for :meth:`train`'s ``holdout``.
         """
-        if isinstance(group, bool) or not isinstance(group, (int, np.integer)):
-            raise TypeError(f"group must be an int, got {type(group).__name__}")
+        try:
+            group = operator.index(group)
+        except TypeError:
+            raise TypeError(f"group must be an int, got {type(group).__name__}") from None
         tokens = _tokens(xseq)
         if isinstance(yseq, (str, bytes)):
             raise InputTypeError("yseq must be a sequence of label strings, got a string")
@@ -252,7 +255,7 @@ class BaseTrainer:
             if not isinstance(label, str):
                 raise InputTypeError(f"yseq[{t}]: a label must be a string, got "
                                      f"{type(label).__name__}")
-        self._data.append((tokens, labels, int(group)))
+        self._data.append((tokens, labels, group))
 
     def clear(self) -> None:
         """Remove every instance."""
