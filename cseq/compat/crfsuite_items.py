@@ -185,12 +185,13 @@ class CRFsuiteVocabulary(FeatureVocabulary):
 
     A dict item ``{"w": "the"}`` is the attribute ``w:the`` as in CRFsuite
     (the plain vocabulary would make it ``w=the``).  ``X`` whose items are
-    all lists of strings or flat dicts (``str`` names; ``str``, ``bool``,
-    ``int`` or ``float`` values) is read by the compiled packer directly
+    all lists of strings or dicts (``str`` names; ``str``, ``bool``, ``int``
+    or ``float`` values, and dicts of those and lists of strings nested up
+    to 16 deep) is read by the compiled packer directly
     (``pack_features(crfsuite=True)``), which gives the arrays :func:`convert`
     then packing would, without a Python dict per token; any other ``X``
-    (nested values, other types, an attribute twice in one item, an error
-    to report) goes through :func:`convert` first.  :func:`cseq.from_crfsuite` gives
+    (sets, other types, an attribute twice in one item, an error to report)
+    goes through :func:`convert` first.  :func:`cseq.from_crfsuite` gives
     its estimators this featurizer, and a model file stores its kind, so a
     saved and reloaded model reads the same items the same way; as
     ``features=CRFsuiteVocabulary()`` it trains a :class:`cseq.CRF` on such

@@ -567,7 +567,7 @@ def count_features(object X):
 cdef tuple _count(object X, bint lenient):
     """:func:`count_features` and whether a token is a dict; with ``lenient``, None instead
     of an error for a bad container."""
-    cdef Py_ssize_t i, j, n_tok = 0, n_feat = 0
+    cdef Py_ssize_t i, j, m, n_tok = 0, n_feat = 0
     cdef bint dicts = False
     cdef object seq, tok
     for i in range(len(X)):
@@ -580,7 +580,13 @@ cdef tuple _count(object X, bint lenient):
         n_tok += len(<object>seq)
         for j in range(len(<object>seq)):
             tok = seq[j]
-            if type(tok) is list or type(tok) is tuple or type(tok) is dict:
+            if type(tok) is dict and lenient:
+                m = _nested_size(<dict>tok, 0)
+                if m < 0:
+                    return None
+                n_feat += m
+                dicts = True
+            elif type(tok) is list or type(tok) is tuple or type(tok) is dict:
                 n_feat += len(<object>tok)
                 dicts = dicts or type(tok) is dict
             elif lenient:
@@ -590,6 +596,100 @@ cdef tuple _count(object X, bint lenient):
                     f"X[{i}][{j}] must be a list of feature strings or a dict, "
                     f"got {_describe(tok)}")
     return n_tok, n_feat, dicts
+
+
+cdef enum:
+    # Nesting python-crfsuite's items may have for the compiled reading
+    # (deeper items are read by crfsuite_items.convert): it bounds the C
+    # recursion of _nested_size and _emit_nested.
+    MAX_NESTING = 16
+
+
+cdef Py_ssize_t _nested_size(dict item, int depth) except -2:
+    """Attributes a python-crfsuite dict item gives (nested dicts and lists of
+    strings counted through), or -1 for one the compiled reading leaves to
+    ``convert`` (too deep; the types are checked when the item is read)."""
+    cdef Py_ssize_t n = 0, m
+    cdef object value
+    if depth >= MAX_NESTING:
+        return -1
+    for value in item.values():
+        if type(value) is dict:
+            m = _nested_size(<dict>value, depth + 1)
+            if m < 0:
+                return -1
+            n += m
+        elif type(value) is list:
+            n += len(<list>value)
+        else:
+            n += 1
+    return n
+
+
+cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssize_t* n_feat,
+                      Py_ssize_t cap, int depth) except -2:
+    """Read a nested value of a python-crfsuite dict item: the attributes of dict or list
+    ``item``, each named ``prefix`` + its own name.
+
+    Returns 0, or -1 for what the compiled reading leaves to ``convert``
+    (a name or value of another type, a value not finite in float32, too
+    deep).  Raises for an item changed while it was read (a flush released
+    the GIL) or one with more attributes than were counted.
+    """
+    cdef Py_ssize_t k, m
+    cdef double v
+    cdef object key, value, name
+    if depth >= MAX_NESTING:
+        return -1
+    if type(item) is list:
+        m = len(<list>item)
+        for k in range(m):
+            if len(<list>item) != m or n_feat[0] >= cap:
+                raise _changed()
+            key = (<list>item)[k]
+            if type(key) is not str:
+                return -1
+            _make_room(sc)
+            name = prefix + <str>key
+            if not _emit(sc, <PyObject*> name):
+                raise _changed()
+            valp[n_feat[0]] = 1.0
+            n_feat[0] += 1
+        return 0
+    for key, value in (<dict>item).items():
+        if type(key) is not str:
+            return -1
+        if type(value) is dict or type(value) is list:
+            if _emit_nested(sc, prefix + <str>key + ":", value, valp, n_feat, cap,
+                            depth + 1) < 0:
+                return -1
+            continue
+        if type(value) is str:
+            name = prefix + <str>key + ":" + <str>value
+            v = 1.0
+        else:
+            name = prefix + <str>key
+            if type(value) is bool:
+                v = 1.0 if value else 0.0
+            elif type(value) is float:
+                v = value
+            elif type(value) is int:
+                try:
+                    v = float(value)
+                except OverflowError:
+                    return -1
+            else:
+                return -1
+            if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
+                return -1
+        if n_feat[0] >= cap:
+            raise _changed()
+        _make_room(sc)
+        if not _emit(sc, <PyObject*> name):
+            raise _changed()
+        valp[n_feat[0]] = <float> v
+        n_feat[0] += 1
+    return 0
 
 
 cdef inline void _prefetch_items(PyObject* tok) noexcept:
@@ -631,10 +731,12 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
     grow : add unseen attributes to ``vocab`` (training) or drop them
         (prediction).
     n_jobs : threads for the lookups when ``grow`` is false.
-    crfsuite : read the dict tokens as python-crfsuite reads its flat dict
+    crfsuite : read the dict tokens as python-crfsuite reads its dict
         items (:mod:`cseq.compat.crfsuite_items`): a string ``v`` is the
         feature ``name:v``, ``False`` the value 0 (kept: in training it
-        creates the feature's weights, as in CRFsuite).  What this reading
+        creates the feature's weights, as in CRFsuite), a nested dict or
+        list of strings gives its own attributes with ``name:`` before their
+        names (up to MAX_NESTING levels).  What this reading
         would not give exactly as ``crfsuite_items.convert`` does (containers
         other than lists and tuples, names that are not exact ``str``, values
         that are not exact ``str``, ``bool``, ``int`` or ``float`` or not
@@ -734,6 +836,11 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                                     v = float(value)
                                 except OverflowError:
                                     return None
+                            elif type(value) is dict or type(value) is list:
+                                if _emit_nested(&sc, <str>key + ":", value, valp, &n_feat,
+                                                n_feat_total, 1) < 0:
+                                    return None
+                                continue
                             else:
                                 return None
                             if not isfinite(v) or not (-3.0e38 < v < 3.0e38):

@@ -1,8 +1,9 @@
-"""python-crfsuite's flat dict items packed natively (``pack_features(crfsuite=True)``).
+"""python-crfsuite's dict items packed natively (``pack_features(crfsuite=True)``).
 
 :class:`CRFsuiteVocabulary` and the compat ``CRF`` read the common items
-(lists of strings, flat dicts of str names and str, bool, int or float values)
-in the compiled packer, and everything else through :func:`convert`.  These
+(lists of strings, dicts of str names and str, bool, int or float values,
+nested dicts and lists of strings) in the compiled packer, and everything
+else through :func:`convert`.  These
 tests hold both paths to the same arrays, the same vocabulary and so the same
 labels and marginals, bit for bit, on random item sets that mix every kind.
 """
@@ -45,7 +46,7 @@ def _flat(rng: random.Random) -> dict:
 
 def _item(rng: random.Random, odd: bool):
     """A flat dict (maybe empty) or a list; with ``odd``, also nested and colliding items."""
-    kind = rng.randrange(8 if odd else 5)
+    kind = rng.randrange(10 if odd else 5)
     if kind == 0:
         return [rng.choice(NAMES) for _ in range(rng.randrange(4))]
     if kind == 5:
@@ -55,6 +56,11 @@ def _item(rng: random.Random, odd: bool):
         return {"w": "x", "w:x": rng.choice([1, 2.5, True, False])}
     if kind == 7:
         return {"a": "b:c", "a:b": "c", **_flat(rng)}   # "a:b:c" twice
+    if kind == 8:   # python-crfsuite users' neighbours: nested dicts and lists, two deep
+        return {**_flat(rng), "previous": {**_flat(rng), "m": [rng.choice(WORDS)],
+                                           "deeper": {"w": rng.choice(WORDS)}}}
+    if kind == 9:   # a nested name that collides with a flat one
+        return {"n": {"x": 1.5}, "n:x": rng.choice([1, True])}
     return _flat(rng)
 
 
@@ -105,10 +111,31 @@ def test_flat_items_are_packed_without_convert():
     assert plain.names() == ["w=the", "n", "f", "bias"]
 
 
+def test_nested_items_are_packed_without_convert():
+    table = _pack.StringTable()
+    X = [[{"w": "the", "next": {"w": "dog", "t": True, "tags": ["NN", "x"], "d": {"n": 2}}}]]
+    seq_ptr, tok_ptr, attr, values = _pack.pack_features(X, table, True, crfsuite=True)
+    assert table.names() == ["w:the", "next:w:dog", "next:t", "next:tags:NN", "next:tags:x",
+                             "next:d:n"]
+    assert values.tolist() == [1.0, 1.0, 1.0, 1.0, 1.0, 2.0]
+
+
+def _deep(levels: int) -> dict:
+    item: dict = {"w": "x"}
+    for _ in range(levels):
+        item = {"k": item}
+    return item
+
+
 @pytest.mark.parametrize("X", [
-    [[{"w": {"x": "y"}}]],                      # nested
-    [[{"w": ["a", "b"]}]],                      # a list value
+    [[_deep(20)]],                              # deeper than the compiled reading goes
+    [[{"w": {"x": b"y"}}]],                     # a nested value of another type
+    [[{"w": {"x": float("inf")}}]],             # a nested value not finite
+    [[{"w": ["a", 1]}]],                        # a list value with a non-string
+    [[{"w": {"a", "b"}}]],                      # a set value
+    [[{"w": {1: "a"}}]],                        # a nested name that is not a str
     [[{"w": "x", "w:x": 1}]],                   # one attribute twice
+    [[{"w": {"x": 1}, "w:x": 1}]],              # a nested one twice
     [[{1: "x"}]],                               # a name that is not a str
     [[{"w": np.str_("x")}]],                    # a str subclass (convert formats it)
     [[{"w": b"x"}]],                            # bytes
