@@ -626,6 +626,47 @@ cdef Py_ssize_t _nested_size(dict item, int depth) except -2:
     return n
 
 
+cdef int _emit_joined(Scratch* sc, str a, str b, str c, str d) except -1:
+    """Copy the feature named ``a + b + c + d`` into the scratch, which must have room.
+
+    When the four are one-byte strings (kind 1, as names and values mostly
+    are), so is their concatenation: its code units are theirs back to back,
+    copied without making the str.  Otherwise the str is made and copied.
+    """
+    cdef int k1, k2, k3, k4
+    cdef const uint8_t* p1
+    cdef const uint8_t* p2
+    cdef const uint8_t* p3
+    cdef const uint8_t* p4
+    cdef int64_t n1, n2, n3, n4, cap
+    cdef void* grown
+    cseq_str_units(<PyObject*> a, &k1, &p1, &n1)
+    cseq_str_units(<PyObject*> b, &k2, &p2, &n2)
+    cseq_str_units(<PyObject*> c, &k3, &p3, &n3)
+    cseq_str_units(<PyObject*> d, &k4, &p4, &n4)
+    if (k1 | k2 | k3 | k4) != 1 or sc.borrow:
+        joined = a + b + c + d
+        return _emit(sc, <PyObject*> joined)
+    if sc.n >= sc.room:  # pragma: no cover - a caller that skipped _make_room
+        raise RuntimeError("internal error: packing scratch is full")
+    if sc.size + n1 + n2 + n3 + n4 > sc.cap:
+        cap = max(sc.size + n1 + n2 + n3 + n4, 2 * sc.cap)
+        grown = realloc(sc.buf, cap)
+        if grown == NULL:
+            raise MemoryError()
+        sc.buf = <uint8_t*> grown
+        sc.cap = cap
+    memcpy(sc.buf + sc.size, p1, n1)
+    memcpy(sc.buf + sc.size + n1, p2, n2)
+    memcpy(sc.buf + sc.size + n1 + n2, p3, n3)
+    memcpy(sc.buf + sc.size + n1 + n2 + n3, p4, n4)
+    sc.size += n1 + n2 + n3 + n4
+    sc.kinds[sc.n] = 1
+    sc.n += 1
+    sc.offs[sc.n] = sc.size
+    return 1
+
+
 cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssize_t* n_feat,
                       Py_ssize_t cap, int depth) except -2:
     """Read a nested value of a python-crfsuite dict item: the attributes of dict or list
@@ -638,7 +679,7 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
     """
     cdef Py_ssize_t k, m
     cdef double v
-    cdef object key, value, name
+    cdef object key, value
     if depth >= MAX_NESTING:
         return -1
     if type(item) is list:
@@ -650,9 +691,7 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
             if type(key) is not str:
                 return -1
             _make_room(sc)
-            name = prefix + <str>key
-            if not _emit(sc, <PyObject*> name):
-                raise _changed()
+            _emit_joined(sc, prefix, <str>key, "", "")
             valp[n_feat[0]] = 1.0
             n_feat[0] += 1
         return 0
@@ -665,10 +704,8 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
                 return -1
             continue
         if type(value) is str:
-            name = prefix + <str>key + ":" + <str>value
             v = 1.0
         else:
-            name = prefix + <str>key
             if type(value) is bool:
                 v = 1.0 if value else 0.0
             elif type(value) is float:
@@ -685,8 +722,10 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
         if n_feat[0] >= cap:
             raise _changed()
         _make_room(sc)
-        if not _emit(sc, <PyObject*> name):
-            raise _changed()
+        if type(value) is str:
+            _emit_joined(sc, prefix, <str>key, ":", <str>value)
+        else:
+            _emit_joined(sc, prefix, <str>key, "", "")
         valp[n_feat[0]] = <float> v
         n_feat[0] += 1
     return 0
@@ -825,7 +864,6 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                                 f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
                         if crfsuite:
                             if type(value) is str:
-                                key = key + ":" + value
                                 v = 1.0
                             elif type(value) is bool:
                                 v = 1.0 if value else 0.0
@@ -866,7 +904,9 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                             raise InputTypeError(
                                 f"X[{i}][{j}]: value of feature {key!r} must be a number, bool "
                                 f"or str, got {_describe(value)}")
-                        if not _emit(&sc, <PyObject*> key):
+                        if crfsuite and type(value) is str:
+                            _emit_joined(&sc, <str>key, ":", <str>value, "")
+                        elif not _emit(&sc, <PyObject*> key):
                             raise _changed()
                         valp[n_feat] = <float>v
                         n_feat += 1
