@@ -20,7 +20,16 @@ CoNLL-2000's last 1,000 sentences (chunk labels):
 * ``predict_marginals([s])`` of a CRF (plain lists, EWT);
 * the fixed cost of one call on a one-token sentence (plain lists, templates);
 * sentence at a time from 2 threads against 1 (the same sentences, split
-  in two halves, one per thread).
+  in two halves, one per thread);
+* short strings (``bench/common/short_strings.py``: address-like and
+  name-like strings of 3 to 10 tokens, a dict of about ten values per token
+  with nested dicts for the neighbours, as the programs built on
+  python-crfsuite featurize them): both libraries trained through
+  python-crfsuite's ``Trainer`` API (L-BFGS, ``--short-train`` strings), then
+  one ``Tagger.tag`` per string for python-crfsuite, for
+  ``cseq.compat.pycrfsuite`` (the drop-in) and cseq's ``predict([x])``; these
+  rows give the wall and the CPU time (``time.thread_time``) of each, the
+  token accuracy on held-out strings, and the ratio to python-crfsuite.
 
 Every figure is the best of ``--repeat`` runs; per call in µs, throughput in
 tokens/s.  ``--clock cpu`` times the one-thread rows by the calling thread's
@@ -42,7 +51,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import features
+from common import features, short_strings
 from common.paths import SHARED_DATA
 
 import cseq
@@ -140,13 +149,74 @@ def plain_rows(name, X_train, y_train, X, est, args, table: Table, tmp: str) -> 
     table.add(f"{name}: python-crfsuite Tagger.tag, 2 threads (own Tagger each)", seconds,
               len(X), n_tok, note)
     one = [X[0][:1]]
-    table.add(f"{name}: fixed cost, one-token predict, plain lists",
-              best(lambda: [est.predict(one) for _ in range(args.fixed)], args.repeat),
-              args.fixed, args.fixed)
-    table.add(f"{name}: fixed cost, one-token Tagger.tag, python-crfsuite",
-              best(lambda: [tagger.tag(one[0]) for _ in range(args.fixed)], args.repeat),
-              args.fixed, args.fixed)
+    t_cseq = table.add(f"{name}: fixed cost, one-token predict, plain lists",
+                       best(lambda: [est.predict(one) for _ in range(args.fixed)], args.repeat),
+                       args.fixed, args.fixed)
+    t_peer = table.add(f"{name}: fixed cost, one-token Tagger.tag, python-crfsuite",
+                       best(lambda: [tagger.tag(one[0]) for _ in range(args.fixed)],
+                            args.repeat), args.fixed, args.fixed)
+    table.rows[-2] = table.rows[-2][:3] + (f"{t_cseq / t_peer:.2f}x crfsuite's speed",)
     tagger.close()
+
+
+def both_clocks(fn, repeat: int) -> tuple[float, float]:
+    """Best wall and best CPU (this thread's) seconds of ``repeat`` runs of ``fn()``."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        fn()
+        cpu.append(time.thread_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return min(wall), min(cpu)
+
+
+def short_string_rows(args, table: "Table", tmp: str) -> None:
+    """Short strings with nested dicts: train through the Trainer API, tag one string a call."""
+    import pycrfsuite
+    from cseq.compat import pycrfsuite as drop_in
+    words, labels = short_strings.strings(args.short_train, seed=1)
+    test_words, test_labels = short_strings.strings(args.short_test, seed=2)
+    X = [short_strings.featurize(w) for w in words]
+    X_test = [short_strings.featurize(w) for w in test_words]
+    n_tok = sum(len(x) for x in X_test)
+    params = {"c1": 0.1, "c2": 0.01, "max_iterations": 200,
+              "feature.possible_transitions": True}
+    taggers, train_times = {}, {}
+    for module in (pycrfsuite, drop_in):
+        path = os.path.join(tmp, f"short.{module.__name__}")
+        trainer = module.Trainer(verbose=False)
+        for xseq, yseq in zip(X, labels):
+            trainer.append(xseq, yseq)
+        trainer.set_params(params)
+        w0, c0 = time.perf_counter(), time.process_time()
+        trainer.train(path)
+        train_times[module] = (time.perf_counter() - w0, time.process_time() - c0)
+        tagger = module.Tagger()
+        tagger.open(path)
+        taggers[module] = tagger
+
+    def accuracy(tag) -> float:
+        pairs = [(a, b) for xseq, gold in zip(X_test, test_labels)
+                 for a, b in zip(tag(xseq), gold)]
+        return sum(a == b for a, b in pairs) / len(pairs)
+    estimator = cseq.load(os.path.join(tmp, f"short.{drop_in.__name__}"))
+    rows = [("python-crfsuite Tagger.tag", taggers[pycrfsuite].tag),
+            ("cseq.compat.pycrfsuite Tagger.tag", taggers[drop_in].tag),
+            ("cseq predict([x])", lambda x: estimator.predict([x])[0])]
+    accuracies = {name: accuracy(tag) for name, tag in rows}
+    peer = None
+    for name, tag in rows:
+        wall, cpu = both_clocks(lambda: [tag(x) for x in X_test], args.repeat)
+        peer = peer or (wall, cpu)
+        table.add(f"short strings: {name}", wall, len(X_test), n_tok,
+                  f"cpu {1e6 * cpu / len(X_test):.1f} µs; {peer[0] / wall:.2f}x crfsuite "
+                  f"(cpu {peer[1] / cpu:.2f}x); accuracy {accuracies[name]:.4f}")
+    (pw, pc), (cw, cc) = train_times[pycrfsuite], train_times[drop_in]
+    table.add(f"short strings: Trainer.train, {args.short_train} strings, python-crfsuite",
+              pw, 1, sum(len(x) for x in X), f"cpu {pc:.2f} s")
+    table.add(f"short strings: Trainer.train, {args.short_train} strings, cseq drop-in",
+              cw, 1, sum(len(x) for x in X), f"cpu {cc:.2f} s; {cw / pw:.2f}x crfsuite's time "
+                                               f"(cpu {cc / pc:.2f}x)")
 
 
 def _thread_tagger(path: str):
@@ -200,6 +270,10 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--iter", type=int, default=5, help="training passes (both systems)")
     p.add_argument("--fixed", type=int, default=2000, help="calls for the one-token cost")
+    p.add_argument("--short-train", type=int, default=3000,
+                   help="short strings to train on (the short-string rows)")
+    p.add_argument("--short-test", type=int, default=2000,
+                   help="short strings tagged one per call")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="one-thread rows by the wall clock or by the thread's CPU time")
     args = p.parse_args()
@@ -216,6 +290,7 @@ def main() -> None:
     rows_dev = rows_dev[:args.sentences]
     table = Table()
     with tempfile.TemporaryDirectory() as tmp:
+        short_string_rows(args, table, tmp)
         plain_rows("EWT", features.featurize(rows_tr), y_tr, features.featurize(rows_dev),
                    cseq.StructuredPerceptron(max_iter=args.iter, random_state=0), args,
                    table, tmp)

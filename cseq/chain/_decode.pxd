@@ -1,5 +1,5 @@
 from cseq._core._types cimport weight_t, label_t, index_t
-from cseq.chain._chain cimport Transitions
+from cseq.chain._chain cimport Chain, Transitions
 
 
 cdef inline size_t viterbi_delta_size(int n_labels, int order) noexcept nogil:
@@ -27,3 +27,6 @@ cdef weight_t loss_augmented_path(weight_t* emissions, index_t n, const Transiti
                                   const label_t* gold, const weight_t* cost, weight_t scale,
                                   weight_t* delta, label_t* back,
                                   label_t* path) noexcept nogil
+
+cdef int decode_all(const Chain* ch, const weight_t* params, label_t* out,
+                    index_t* bad_seq) noexcept nogil

@@ -486,6 +486,20 @@ cdef int decode_range(const Chain* ch, const weight_t* params, const Transitions
     return 0
 
 
+cdef int decode_all(const Chain* ch, const weight_t* params, label_t* out,
+                    index_t* bad_seq) noexcept nogil:
+    """Viterbi-decode every sequence of ``ch``'s corpus with the model's own transitions.
+
+    :c:func:`decode_range` over the whole corpus, without constraints or
+    word rows: the one-call path of prediction (``cseq/learners/_one_call.pyx``)
+    decodes through it, as :func:`decode_corpus` does through
+    :c:func:`decode_range`.
+    """
+    cdef Transitions tr
+    transitions_of(ch.layout, params, &tr)
+    return decode_range(ch, params, &tr, NULL, NULL, 0, ch.corpus.n_seqs, out, bad_seq)
+
+
 cdef class _DenseChain:
     """Validated dense arrays (``transitions2`` (L, L, L) or None) as a Transitions, with scratch."""
 

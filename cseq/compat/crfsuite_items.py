@@ -221,5 +221,9 @@ class CRFsuiteVocabulary(FeatureVocabulary):
             return super().transform(convert(X), n_jobs=n_jobs)
         return Sequences.packed(*packed)
 
+    def packing(self) -> tuple[_pack.StringTable, bool]:
+        """The string table, read by python-crfsuite's rules (see ``FeatureVocabulary.packing``)."""
+        return self._table, True
+
     def __repr__(self) -> str:
         return "CRFsuiteVocabulary()"

@@ -55,7 +55,7 @@ from cseq.compat.sklearn_crfsuite.estimator import CRF as _SklearnCRF, TrainingL
 from cseq.chain.probability import path_log_prob
 from cseq.exceptions import InputTypeError, ModelFormatError
 from cseq.io.serialize import MAGIC, loads, read_file_bytes, write_atomic
-from cseq.learners.base import ChainEstimator
+from cseq.learners.base import ChainEstimator, one_call
 
 __all__ = ["BaseTrainer", "CRFSUITE_VERSION", "CRFSuiteError", "ItemSequence", "ParsedDump",
            "Tagger", "Trainer"]
@@ -496,8 +496,8 @@ class Tagger:
     def __init__(self) -> None:
         self._estimator: ChainEstimator | None = None
         self._data: bytes = b""
+        self._tokens: Any = None
         self._corpus: Any = None
-        self._n = 0
         self._marginals: np.ndarray | None = None
 
     # -- opening ------------------------------------------------------------------------------
@@ -527,14 +527,15 @@ class Tagger:
         fitted = estimator._check_fitted()
         self._estimator, self._data = estimator, data
         self._fitted = fitted
+        self._one_call = one_call(fitted)
         self._crfsuite_items = isinstance(fitted.featurizer, CRFsuiteVocabulary)
-        self._corpus, self._n, self._marginals = None, 0, None
+        self._tokens, self._corpus, self._marginals = None, None, None
         return contextlib.closing(self)
 
     def close(self) -> None:
         """Close the model."""
         self._estimator, self._data = None, b""
-        self._corpus, self._n, self._marginals = None, 0, None
+        self._tokens, self._corpus, self._marginals = None, None, None
 
     def __enter__(self) -> Tagger:
         return self
@@ -595,7 +596,7 @@ class Tagger:
     # -- tagging ------------------------------------------------------------------------------
     def set(self, xseq: Any) -> None:
         """Make ``xseq`` (items or an :class:`ItemSequence`) the current sequence."""
-        fitted = self._model()._check_fitted()
+        self._model()
         if type(xseq) is ItemSequence:
             tokens: Any = xseq._tokens
         elif not self._crfsuite_items:
@@ -605,23 +606,33 @@ class Tagger:
                                  f"{type(xseq).__name__}")
         else:
             tokens = xseq if type(xseq) is list else list(xseq)
-        self._corpus = fitted.featurizer.transform([tokens])
-        self._n = self._corpus.n_tokens
-        self._marginals = None
+        self._tokens, self._corpus, self._marginals = tokens, None, None
 
     def _current(self) -> Any:
+        """The current sequence, packed (once per :meth:`set`)."""
         self._model()
-        if self._corpus is None:
+        if self._tokens is None:
             raise ValueError("no sequence is set: call tag(xseq) or set(xseq) first")
+        if self._corpus is None:
+            self._corpus = self._fitted.featurizer.transform([self._tokens])
         return self._corpus
+
+    @property
+    def _n(self) -> int:
+        return self._current().n_tokens
 
     def tag(self, xseq: Any = None) -> list[str]:
         """The most likely labels of ``xseq`` (default: the current sequence)."""
         if xseq is not None:
             self.set(xseq)
-        corpus = self._current()
+        elif self._tokens is None:
+            self._current()  # the error: no model, or no sequence
+        if self._one_call is not None:
+            labels = self._one_call.predict([self._tokens])
+            if labels is not None:
+                return labels[0]
         fitted = self._fitted
-        return fitted.label_names[fitted.model.decode(corpus)].tolist()
+        return fitted.label_names[fitted.model.decode(self._current())].tolist()
 
     def probability(self, yseq: Sequence[str]) -> float:
         """``P(yseq | x)`` of the current sequence.

@@ -810,8 +810,36 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
     cdef int32_t[::1] attr_view = attr_np
     cdef float[::1] val_view = val_np
     # Raw pointers: the arrays may be empty, and the helpers write through them.
-    cdef int32_t* attr = &attr_view[0] if n_feat_total else NULL
-    cdef float* valp = &val_view[0] if n_feat_total else NULL
+    cdef Py_ssize_t n_feat = _pack_into(
+        X, vocab, grow, n_jobs, crfsuite, n_tok_total, n_feat_total, dicts, &seq_ptr[0],
+        &tok_ptr[0], &attr_view[0] if n_feat_total else NULL,
+        &val_view[0] if n_feat_total else NULL)
+    if n_feat < 0:
+        return None
+    if n_feat < n_feat_total:
+        # Unknown features dropped: a view of the kept ones, copied only when
+        # it would hold less than half of its buffer (so a corpus never keeps
+        # more than twice the memory it needs, and a sentence skips two copies).
+        attr_np = attr_np[:n_feat]
+        val_np = val_np[:n_feat]
+        if 2 * n_feat < n_feat_total:
+            attr_np = attr_np.copy()
+            val_np = val_np.copy()
+    return seq_ptr_np, tok_ptr_np, attr_np, val_np
+
+
+cdef Py_ssize_t _pack_into(object X, StringTable vocab, bint grow, int n_jobs, bint crfsuite,
+                           Py_ssize_t n_tok_total, Py_ssize_t n_feat_total, bint dicts,
+                           int64_t* seq_ptr, int64_t* tok_ptr, int32_t* attr,
+                           float* valp) except -2:
+    """:func:`pack_features`'s walk of ``X``, counted by :func:`_count`, into the caller's
+    arrays (``n_feat_total`` entries of ``attr`` and ``valp``; ``len(X) + 1`` of
+    ``seq_ptr``, ``n_tok_total + 1`` of ``tok_ptr``).
+
+    Returns the number of features kept (unknown ones dropped when not
+    ``grow``), or -1 for what only ``crfsuite_items.convert`` reads exactly
+    (with ``crfsuite``; see :func:`pack_features`).
+    """
     cdef Py_ssize_t i, j, k, m, n, n_tok = 0, n_feat = 0
     cdef double v
     cdef object seq, tok, key, value
@@ -859,7 +887,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                             raise _changed()
                         if type(key) is not str:
                             if crfsuite:
-                                return None
+                                return -1
                             raise InputTypeError(
                                 f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
                         if crfsuite:
@@ -873,16 +901,16 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                                 try:
                                     v = float(value)
                                 except OverflowError:
-                                    return None
+                                    return -1
                             elif type(value) is dict or type(value) is list:
                                 if _emit_nested(&sc, <str>key + ":", value, valp, &n_feat,
                                                 n_feat_total, 1) < 0:
-                                    return None
+                                    return -1
                                 continue
                             else:
-                                return None
+                                return -1
                             if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
-                                return None
+                                return -1
                         elif value is True:
                             v = 1.0
                         elif value is False:
@@ -936,7 +964,7 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
                             items = PySequence_Fast_ITEMS(tok)
                         if not _emit(&sc, items[k]):
                             if crfsuite:
-                                return None
+                                return -1
                             raise InputTypeError(
                                 f"X[{i}][{j}]: features must be str, got "
                                 f"{_describe(<object> items[k])}")
@@ -950,23 +978,67 @@ def pack_features(object X, StringTable vocab not None, bint grow, int n_jobs=1,
         if n_tok != n_tok_total:
             raise _changed()
         _scratch_flush(&sc)
-        if crfsuite and _repeats(&tok_ptr[0], attr, is_dict, n_tok):
-            return None
+        if crfsuite and _repeats(tok_ptr, attr, is_dict, n_tok):
+            return -1
         if not grow:
             n_feat = _drop_unknown(tok_ptr, attr, valp, n_tok)
     finally:
         _scratch_free(&sc)
         free(is_dict)
-    if n_feat < n_feat_total:
-        # Unknown features dropped: a view of the kept ones, copied only when
-        # it would hold less than half of its buffer (so a corpus never keeps
-        # more than twice the memory it needs, and a sentence skips two copies).
-        attr_np = attr_np[:n_feat]
-        val_np = val_np[:n_feat]
-        if 2 * n_feat < n_feat_total:
-            attr_np = attr_np.copy()
-            val_np = val_np.copy()
-    return seq_ptr_np, tok_ptr_np, attr_np, val_np
+    return n_feat
+
+
+cdef int pack_small(object X, object vocab, bint crfsuite, Py_ssize_t max_features,
+                    Packed* out) except -2:
+    """Pack the list ``X`` for prediction (unknown attributes dropped) into C memory.
+
+    What :func:`pack_features` with ``grow`` False and one thread gives, in
+    ``out`` (free it with :func:`packed_free`) instead of NumPy arrays.
+    Returns 0, or -1 with nothing allocated when ``X`` has more than
+    ``max_features`` features or (with ``crfsuite``) needs
+    ``crfsuite_items.convert``; raises what :func:`pack_features` raises.
+    """
+    out.seq_ptr = NULL
+    out.tok_ptr = NULL
+    out.attr = NULL
+    out.values = NULL
+    counts = _count(X, crfsuite)
+    if counts is None:
+        return -1
+    cdef Py_ssize_t n_tok = counts[0], n_feat = counts[1], kept
+    if n_feat > max_features:
+        return -1
+    out.seq_ptr = <int64_t*> malloc((len(X) + 1) * sizeof(int64_t))
+    out.tok_ptr = <int64_t*> malloc((n_tok + 1) * sizeof(int64_t))
+    out.attr = <int32_t*> malloc(max(n_feat, 1) * sizeof(int32_t))
+    out.values = <float*> malloc(max(n_feat, 1) * sizeof(float))
+    if out.seq_ptr == NULL or out.tok_ptr == NULL or out.attr == NULL or out.values == NULL:
+        packed_free(out)
+        raise MemoryError()
+    try:
+        kept = _pack_into(X, <StringTable?> vocab, False, 1, crfsuite, n_tok, n_feat, counts[2],
+                          out.seq_ptr, out.tok_ptr, out.attr, out.values)
+    except BaseException:
+        packed_free(out)
+        raise
+    if kept < 0:
+        packed_free(out)
+        return -1
+    out.n_seqs = len(X)
+    out.n_tok = n_tok
+    out.n_feat = kept
+    return 0
+
+
+cdef void packed_free(Packed* p) noexcept:
+    free(p.seq_ptr)
+    free(p.tok_ptr)
+    free(p.attr)
+    free(p.values)
+    p.seq_ptr = NULL
+    p.tok_ptr = NULL
+    p.attr = NULL
+    p.values = NULL
 
 
 cdef bint _repeats(const int64_t* tok_ptr, const int32_t* attr, const uint8_t* is_dict,
@@ -1010,14 +1082,14 @@ cdef bint _repeats(const int64_t* tok_ptr, const int32_t* attr, const uint8_t* i
         free(seen)
 
 
-cdef Py_ssize_t _drop_unknown(int64_t[::1] tok_ptr, int32_t* attr, float* val,
+cdef Py_ssize_t _drop_unknown(int64_t* tok_ptr, int32_t* attr, float* val,
                               Py_ssize_t n_tok) noexcept:
     """Remove features with id -1 in place, fixing ``tok_ptr``; the new feature count."""
     cdef Py_ssize_t n
     if n_tok * 16 < GIL_MIN_STRINGS:  # a short sentence: the GIL kept, as in _lookup_scratch
-        return _drop_unknown_nogil(&tok_ptr[0], attr, val, n_tok)
+        return _drop_unknown_nogil(tok_ptr, attr, val, n_tok)
     with nogil:
-        n = _drop_unknown_nogil(&tok_ptr[0], attr, val, n_tok)
+        n = _drop_unknown_nogil(tok_ptr, attr, val, n_tok)
     return n
 
 

@@ -123,6 +123,16 @@ class FeatureVocabulary(GrowingFeaturizer, PartsFeaturizer):
         return Sequences.packed(*_pack.pack_features(X, self._table, False,
                                                     resolve_n_jobs(n_jobs)))
 
+    def packing(self) -> tuple[_pack.StringTable, bool]:
+        """The string table :meth:`transform` looks attributes up in, and whether it reads
+        dict tokens by python-crfsuite's rules (``pack_features(crfsuite=...)``).
+
+        For the one-call path of prediction, which packs short inputs the
+        way :meth:`transform` does, into C memory.  The table of a fitted
+        estimator's featurizer is never changed (``partial_fit`` grows a copy).
+        """
+        return self._table, False
+
     def fit_part(self, X: Sequence[Any]) -> FeatureVocabulary:
         """A vocabulary of the attributes of ``X`` alone: one part for :meth:`merge`.
 

@@ -9,6 +9,7 @@ format) and differs only in how it sets the parameters of its
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from cseq.chain.fitted import Fitted
 from cseq.features.protocol import Featurizer, implements
 from cseq.features.vocabulary import FeatureVocabulary
 from cseq.learners import frame
+from cseq.learners._one_call import OneCall
 # Re-exported: their public paths were cseq.learners.base's before the loops moved.
 from cseq.learners.loops import MAX_ITER_REASON, EarlyStopping
 # Re-exported: their public paths were cseq.learners.base's before the parameters moved.
@@ -40,6 +42,33 @@ from cseq.chain.sequences import Sequences
 __all__ = ["ChainEstimator", "EarlyStopping", "COMMON_CONSTRAINTS", "Constraint", "Number",
            "OneOf", "check_flag", "check_keywords", "check_number", "param_names",
            "plain_params", "MAX_ITER_REASON", "MAX_REGULARIZATION"]
+
+
+#: Each fitted snapshot's one-call predictor (False: its model or featurizer has none),
+#: kept while the snapshot lives.
+_ONE_CALLS: weakref.WeakKeyDictionary[Fitted, OneCall | bool] = weakref.WeakKeyDictionary()
+
+
+def one_call(fitted: Fitted) -> OneCall | None:
+    """The one-call predictor of short inputs (``cseq/learners/_one_call.pyx``) for a snapshot.
+
+    There is one when the featurizer packs tokens with a string table
+    (``packing``: feature lists and dicts, python-crfsuite items) and the
+    model decodes the kernel's Viterbi path of its weights
+    (``sparse_viterbi``); its labels are the general path's.  Built once per
+    snapshot: a ``partial_fit`` that publishes a new one gets a new one.
+    """
+    found = _ONE_CALLS.get(fitted)
+    if found is None:
+        packing = getattr(fitted.featurizer, "packing", None)
+        model = fitted.model
+        found = False
+        if packing is not None and model.sparse_viterbi:
+            table, crfsuite = packing()
+            if len(table) <= model.n_attributes:
+                found = OneCall(table, crfsuite, model.index, model.params, list(fitted.classes))
+        _ONE_CALLS[fitted] = found
+    return found or None
 
 
 class ChainEstimator(Parameters, ModelFile):
@@ -298,7 +327,14 @@ class ChainEstimator(Parameters, ModelFile):
             (``cseq.decoding``); an InputError names a sequence they leave
             without any.
         """
-        return decoding.predict(self, self._check_fitted(), X, constraints, fixed, n_jobs)
+        fitted = self._check_fitted()
+        if constraints is None and fixed is None:
+            fast = one_call(fitted)
+            if fast is not None:
+                labels = fast.predict(X)
+                if labels is not None:
+                    return labels
+        return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
                       fixed: Any = None, n_jobs: int = 1) -> list[decoding.NBest]:
