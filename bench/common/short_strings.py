@@ -17,7 +17,8 @@ NUMBERS = [str(n) for n in range(1, 400)] + ["12A", "7B", "1100", "221B"]
 STREETS = ["Main", "Oak", "Elm", "Pine", "Maple", "Cedar", "Lake", "Hill", "Park", "Mill",
            "Church", "High", "Station", "Victoria", "Green", "Spring", "River", "King",
            "Queen", "Market", "North", "South", "West", "Washington", "Lincoln", "Jefferson",
-           "Sunset", "Ridge", "Forest", "Meadow"]
+           "Sunset", "Ridge", "Forest", "Meadow", "Madison", "Franklin", "Clinton", "Salem",
+           "Dover", "Kingston"]
 KINDS = ["St", "St.", "Street", "Ave", "Avenue", "Rd", "Road", "Blvd", "Ln", "Lane", "Dr",
          "Drive", "Way", "Ct", "Pl"]
 UNITS = ["Apt", "Suite", "Unit", "#"]
@@ -26,7 +27,8 @@ CITIES = ["Springfield", "Riverton", "Fairview", "Salem", "Georgetown", "Madison
           "Burlington", "Kingston", "Manchester"]
 STATES = ["CA", "NY", "TX", "WA", "IL", "OH", "MA", "OR", "GA", "NC", "MI", "PA"]
 GIVEN = ["John", "Mary", "James", "Anna", "Robert", "Linda", "Michael", "Sarah", "David",
-         "Laura", "Ana", "Luis", "Wei", "Mei", "Olga", "Ivan", "Fatima", "Omar"]
+         "Laura", "Ana", "Luis", "Wei", "Mei", "Olga", "Ivan", "Fatima", "Omar", "Lincoln",
+         "Jefferson", "Madison", "Taylor", "Lee", "Morgan"]
 SURNAMES = ["Smith", "Johnson", "Garcia", "Miller", "Davis", "Lopez", "Wilson", "Anderson",
             "Taylor", "Moore", "Martin", "Lee", "Chen", "Wang", "Ivanova", "Petrov", "Khan"]
 TITLES = ["Mr", "Mr.", "Mrs", "Ms.", "Dr", "Dr.", "Prof."]
@@ -71,13 +73,30 @@ def _name(rng: random.Random) -> tuple[list[str], list[str]]:
     return words, labels
 
 
+def _noisy(rng: random.Random, words: list[str]) -> list[str]:
+    """What typed strings do: commas left out, words in lower or upper case."""
+    out = []
+    for w in words:
+        if w.endswith(",") and rng.random() < 0.4:
+            w = w[:-1]
+        if rng.random() < 0.1:
+            w = w.lower() if rng.random() < 0.7 else w.upper()
+        out.append(w)
+    return out
+
+
 def strings(n: int, seed: int) -> tuple[list[list[str]], list[list[str]]]:
-    """``n`` address-like and name-like token lists (about 2:1) with their labels."""
+    """``n`` address-like and name-like token lists (about 2:1) with their labels.
+
+    Street, city and given names overlap (Madison, Lincoln, Salem, ...), and
+    some strings lose their commas or their case, so that the labels take
+    the context to get right.
+    """
     rng = random.Random(seed)
     words, labels = [], []
     for _ in range(n):
         w, lab = _address(rng) if rng.random() < 0.67 else _name(rng)
-        words.append(w)
+        words.append(_noisy(rng, w))
         labels.append(lab)
     return words, labels
 

@@ -328,8 +328,8 @@ class ChainEstimator(Parameters, ModelFile):
             without any.
         """
         fitted = self._check_fitted()
-        if constraints is None and fixed is None:
-            fast = one_call(fitted)
+        if constraints is None and fixed is None and type(n_jobs) is int and n_jobs == 1:
+            fast = one_call(fitted)  # a short input, one thread: one compiled call
             if fast is not None:
                 labels = fast.predict(X)
                 if labels is not None:
