@@ -182,18 +182,19 @@ def short_string_rows(args, table: "Table", tmp: str) -> None:
     params = {"c1": 0.1, "c2": 0.01, "max_iterations": 200,
               "feature.possible_transitions": True}
     taggers, train_times = {}, {}
-    for module in (pycrfsuite, drop_in):
-        path = os.path.join(tmp, f"short.{module.__name__}")
-        trainer = module.Trainer(verbose=False)
+    for module, threads in ((pycrfsuite, {}), (drop_in, {}), (drop_in, {"n_jobs": 2})):
+        path = os.path.join(tmp, f"short.{module.__name__}{threads.get('n_jobs', '')}")
+        trainer = module.Trainer(verbose=False, **threads)
         for xseq, yseq in zip(X, labels):
             trainer.append(xseq, yseq)
         trainer.set_params(params)
         w0, c0 = time.perf_counter(), time.process_time()
         trainer.train(path)
-        train_times[module] = (time.perf_counter() - w0, time.process_time() - c0)
-        tagger = module.Tagger()
-        tagger.open(path)
-        taggers[module] = tagger
+        train_times[module, bool(threads)] = (time.perf_counter() - w0,
+                                              time.process_time() - c0)
+        if not threads:
+            taggers[module] = module.Tagger()
+            taggers[module].open(path)
 
     def accuracy(tag) -> float:
         pairs = [(a, b) for xseq, gold in zip(X_test, test_labels)
@@ -211,12 +212,15 @@ def short_string_rows(args, table: "Table", tmp: str) -> None:
         table.add(f"short strings: {name}", wall, len(X_test), n_tok,
                   f"cpu {1e6 * cpu / len(X_test):.1f} µs; {peer[0] / wall:.2f}x crfsuite "
                   f"(cpu {peer[1] / cpu:.2f}x); accuracy {accuracies[name]:.4f}")
-    (pw, pc), (cw, cc) = train_times[pycrfsuite], train_times[drop_in]
+    pw, pc = train_times[pycrfsuite, False]
+    n_train = sum(len(x) for x in X)
     table.add(f"short strings: Trainer.train, {args.short_train} strings, python-crfsuite",
-              pw, 1, sum(len(x) for x in X), f"cpu {pc:.2f} s")
-    table.add(f"short strings: Trainer.train, {args.short_train} strings, cseq drop-in",
-              cw, 1, sum(len(x) for x in X), f"cpu {cc:.2f} s; {cw / pw:.2f}x crfsuite's time "
-                                               f"(cpu {cc / pc:.2f}x)")
+              pw, 1, n_train, f"cpu {pc:.2f} s")
+    for threads in (False, True):
+        cw, cc = train_times[drop_in, threads]
+        table.add(f"short strings: Trainer.train, cseq drop-in{', n_jobs=2' if threads else ''}",
+                  cw, 1, n_train, f"cpu {cc:.2f} s (all threads); {cw / pw:.2f}x crfsuite's "
+                                  "time")
 
 
 def _thread_tagger(path: str):

@@ -39,7 +39,8 @@ def _address(rng: random.Random) -> tuple[list[str], list[str]]:
     words = [rng.choice(NUMBERS)]
     labels = ["AddressNumber"]
     for _ in range(rng.choice([1, 1, 1, 2])):
-        words.append(rng.choice(STREETS))
+        words.append(rng.choice(STREETS) if rng.random() < 0.85
+                     else f"{rng.randint(1, 60)}{rng.choice(['st', 'nd', 'rd', 'th'])}")
         labels.append("StreetName")
     words.append(rng.choice(KINDS))
     labels.append("StreetNamePostType")
@@ -47,8 +48,11 @@ def _address(rng: random.Random) -> tuple[list[str], list[str]]:
         words += [rng.choice(UNITS), str(rng.randint(1, 40))]
         labels += ["OccupancyType", "OccupancyIdentifier"]
     words[-1] += ","
-    words += [rng.choice(CITIES) + ",", rng.choice(STATES)]
-    labels += ["PlaceName", "StateName"]
+    if rng.random() < 0.85:
+        words.append(rng.choice(CITIES) + ",")
+        labels.append("PlaceName")
+    words.append(rng.choice(STATES))
+    labels.append("StateName")
     if rng.random() < 0.5:
         words.append(f"{rng.randint(10000, 99999)}")
         labels.append("ZipCode")
@@ -60,12 +64,16 @@ def _name(rng: random.Random) -> tuple[list[str], list[str]]:
     if rng.random() < 0.3:
         words.append(rng.choice(TITLES))
         labels.append("PrefixMarital")
+    if rng.random() < 0.3:  # "Surname, Given"
+        words += [rng.choice(SURNAMES + GIVEN) + ",", rng.choice(GIVEN)]
+        labels += ["Surname", "GivenName"]
+        return words, labels
     words.append(rng.choice(GIVEN))
     labels.append("GivenName")
     if rng.random() < 0.3:
         words.append(rng.choice(GIVEN)[0] + ".")
         labels.append("MiddleInitial")
-    words.append(rng.choice(SURNAMES))
+    words.append(rng.choice(SURNAMES + GIVEN[-6:]))
     labels.append("Surname")
     if rng.random() < 0.2:
         words.append(rng.choice(SUFFIXES))
@@ -79,7 +87,7 @@ def _noisy(rng: random.Random, words: list[str]) -> list[str]:
     for w in words:
         if w.endswith(",") and rng.random() < 0.4:
             w = w[:-1]
-        if rng.random() < 0.1:
+        if rng.random() < 0.15:
             w = w.lower() if rng.random() < 0.7 else w.upper()
         out.append(w)
     return out

@@ -209,14 +209,19 @@ class BaseTrainer:
         Parameters by python-crfsuite's names (:meth:`set_params`).
     verbose : bool
         Print the training log (:meth:`message`).
+    n_jobs : int
+        cseq's own (python-crfsuite has none): threads for ``lbfgs`` and
+        ``l2sgd`` training (:class:`cseq.CRF`'s; the model is the same up to
+        float rounding).
     """
 
     _PARAMETER_TYPES = _PARAMETER_TYPES
     _ALGORITHM_ALIASES = _ALGORITHM_ALIASES
 
     def __init__(self, algorithm: str | None = None, params: dict[str, Any] | None = None,
-                 verbose: bool = True) -> None:
+                 verbose: bool = True, *, n_jobs: int = 1) -> None:
         self._data: list[tuple[list[Any], list[str], int]] = []
+        self.n_jobs = n_jobs
         self.select("lbfgs" if algorithm is None else algorithm)
         if params is not None:
             self.set_params(params)
@@ -313,7 +318,7 @@ class BaseTrainer:
         """The sklearn-crfsuite layer's CRF the algorithm and parameters describe."""
         names = {param: kw for param, _, kw in _FEATURE_PARAMS + _PARAMS[self._algorithm]}
         return _SklearnCRF(algorithm=_SKLEARN_NAMES.get(self._algorithm, self._algorithm),
-                           **{names[p]: v for p, v in self._values.items()})
+                           n_jobs=self.n_jobs, **{names[p]: v for p, v in self._values.items()})
 
     def train(self, model: str | os.PathLike[str], holdout: int = -1) -> None:
         """Train on the instances and write the model to the file ``model``.

@@ -195,8 +195,7 @@ def _error(call):
 def test_errors_are_python_crfsuites(call):
     kinds = []
     for module in (drop_in, peer):
-        kinds.append(_error(lambda: call(module, module.Trainer(verbose=False),
-                                         module.Tagger())))
+        kinds.append(_error(lambda m=module: call(m, m.Trainer(verbose=False), m.Tagger())))
     assert kinds[0] is not None
     assert issubclass(kinds[0], kinds[1]) or kinds[0] is kinds[1]
 
@@ -212,7 +211,7 @@ def test_errors_on_an_opened_model_are_python_crfsuites(call, crfsuite_model):
     kinds = []
     for tagger in _both(crfsuite_model):
         tagger.set(xseq)
-        kinds.append(_error(lambda: call(tagger)))
+        kinds.append(_error(lambda g=tagger: call(g)))
     assert kinds[0] is not None and issubclass(kinds[0], kinds[1])
 
 
@@ -258,6 +257,22 @@ def test_every_algorithm_trains_a_model_its_tagger_opens(algorithm, tmp_path):
         tagger.tag(X[0])
     assert isinstance(cseq.load(tmp_path / "m"), cseq.CRF if algorithm in ("lbfgs", "l2sgd")
                       else object)
+
+
+def test_threads_train_the_same_labels(tmp_path):
+    X, y = _addresses(200, seed=11)
+    tagged = []
+    for n_jobs in (1, 2):
+        trainer = drop_in.Trainer(verbose=False, n_jobs=n_jobs)
+        for xseq, yseq in zip(X, y):
+            trainer.append(xseq, yseq)
+        trainer.set_params({"c2": 1.0, "max_iterations": 30})
+        trainer.train(str(tmp_path / f"m{n_jobs}"))
+        tagger = drop_in.Tagger()
+        tagger.open(str(tmp_path / f"m{n_jobs}"))
+        assert cseq.load(tmp_path / f"m{n_jobs}").n_jobs == n_jobs
+        tagged.append([tagger.tag(xseq) for xseq in _addresses(100, seed=12)[0]])
+    assert tagged[0] == tagged[1]
 
 
 def test_holdout_groups_are_scored_and_logged(tmp_path):

@@ -180,7 +180,7 @@ def test_parameters_cseq_cannot_honour_are_refused_at_fit(params, message):
 def test_get_set_params_clone_and_repr():
     from sklearn.base import clone
     crf = sklearn_crfsuite.CRF(c1=0.1, all_possible_transitions=True)
-    assert crf.get_params()["c1"] == 0.1 and len(crf.get_params()) == 28
+    assert crf.get_params()["c1"] == 0.1 and len(crf.get_params()) == 29
     copy = clone(crf.set_params(c2=0.5))
     assert copy.get_params() == crf.get_params() and copy is not crf
     assert repr(crf) == "CRF(all_possible_transitions=True, c1=0.1, c2=0.5)"

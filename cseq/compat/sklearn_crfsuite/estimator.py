@@ -190,6 +190,10 @@ class CRF:
         Ignored: cseq keeps its model in memory, without files.
     trainer_cls : None
         A python-crfsuite trainer class cannot drive cseq.
+    n_jobs : int
+        cseq's own (sklearn-crfsuite has none): threads for ``lbfgs`` and
+        ``l2sgd`` training (:class:`cseq.CRF`'s ``n_jobs``; the model is the
+        same up to float rounding).
 
     Attributes
     ----------
@@ -239,7 +243,7 @@ class CRF:
                  averaging: bool | None = None, variance: float | None = None,
                  gamma: float | None = None, verbose: bool = False,
                  model_filename: str | None = None, keep_tempfiles: bool = False,
-                 trainer_cls: Any = None) -> None:
+                 trainer_cls: Any = None, n_jobs: int = 1) -> None:
         self.algorithm = algorithm
         self.min_freq = min_freq
         self.all_possible_states = all_possible_states
@@ -268,6 +272,7 @@ class CRF:
         self.model_filename = model_filename
         self.keep_tempfiles = keep_tempfiles
         self.trainer_cls = trainer_cls
+        self.n_jobs = n_jobs
         self.training_log_: TrainingLog | None = None
 
     # -- parameters: scikit-learn's conventions, by cseq's own estimator methods, which
@@ -280,7 +285,7 @@ class CRF:
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
-                         if v is not None and v is not False)
+                         if v is not None and v is not False and not (k == "n_jobs" and v == 1))
         return f"CRF({args})"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -369,7 +374,8 @@ class CRF:
                              max_iter=s["max_iterations"], tol=s["epsilon"], random_state=0,
                              all_states=all_states, verbose=verbose)
         common = dict(c2=s["c2"], max_iter=s["max_iterations"], tol=s["delta"],
-                      period=s["period"], all_states=all_states, verbose=verbose)
+                      period=s["period"], all_states=all_states, verbose=verbose,
+                      n_jobs=self.n_jobs)
         if algorithm == "l2sgd":
             return _ChainCRF(algorithm="sgd", random_state=0, **common)
         return _ChainCRF(algorithm="lbfgs", c1=s["c1"], **common)
