@@ -6,6 +6,8 @@ means changing an import:
 
 - :mod:`cseq.compat.sklearn_crfsuite`: sklearn-crfsuite's ``CRF`` and its
   ``metrics`` (docs/migrating.md).
+- :mod:`cseq.compat.pycrfsuite`: python-crfsuite's module (``Trainer``,
+  ``Tagger``, ``ItemSequence``).
 - :mod:`cseq.compat.nltk`: an NLTK ``TaggerI`` over a cseq model (needs the
   ``nltk`` extra).
 - :mod:`cseq.compat.spacy`: the spaCy pipeline component ``"cseq"`` (needs
@@ -19,6 +21,7 @@ formats, which every CRFsuite-style layer shares.
 
 Models trained by other libraries become fitted :class:`cseq.CRF` estimators:
 :mod:`cseq.compat.crfsuite_model` (:func:`cseq.from_crfsuite`, CRFsuite's
-binary model files) and :mod:`cseq.compat.crfpp_model`
-(:func:`cseq.from_crfpp`, CRF++'s text models with their templates).
+binary model files, and back: :func:`cseq.to_crfsuite`) and
+:mod:`cseq.compat.crfpp_model` (:func:`cseq.from_crfpp`, CRF++'s text models
+with their templates).
 """

@@ -224,6 +224,12 @@ class ChainEstimator(Parameters, ModelFile):
             callback: Callable[[dict[str, Any]], object] | None = None) -> Self:
         """Train on sequences ``X`` with label sequences ``y``; returns self.
 
+        From its start until it returns, the estimator is unfitted (a
+        ``predict`` in another thread meanwhile raises NotFittedError, or
+        uses the model it took before); a second ``fit`` or ``partial_fit``
+        from another thread waits for this one.  The steps around the
+        learner's training are :func:`cseq.learners.frame.run`'s.
+
         Parameters
         ----------
         X : list of sequences (see the class docstring for token forms).
@@ -238,12 +244,6 @@ class ChainEstimator(Parameters, ModelFile):
         callback : callable, optional
             Called after every iteration with that iteration's record (the
             dict appended to ``history_``).
-
-        From its start until it returns, the estimator is unfitted (a
-        ``predict`` in another thread meanwhile raises NotFittedError, or
-        uses the model it took before); a second ``fit`` or ``partial_fit``
-        from another thread waits for this one.  The steps around the
-        learner's training are :func:`cseq.learners.frame.run`'s.
 
         Raises
         ------

@@ -122,6 +122,7 @@ DOCTEST_MODULES = ["cseq.evaluation.metrics", "cseq.chain.inference", "cseq.conl
                    "cseq.io.serialize", "cseq.exceptions", "cseq.chain.probability", "cseq.chain.decoding", "cseq.report",
                    "cseq.pipeline", "cseq.evaluation.ud_metrics",
                    "cseq.compat.crfsuite_items", "cseq.compat.crfsuite_model",
+                   "cseq.compat.pycrfsuite",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
                    "cseq.segment.segmenter", "cseq.features.clusters"]
