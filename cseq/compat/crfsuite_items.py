@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cseq.features import _pack
-from cseq.exceptions import InputTypeError
+from cseq.exceptions import InputError, InputTypeError
 from cseq.features import FeatureVocabulary, register_featurizer
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.sequences import Sequences
@@ -61,6 +61,15 @@ def _name(key: Any, where: str) -> str:
                          f"{type(key).__name__} {key!r}")
 
 
+def _number(value: Any, name: str, where: str) -> float:
+    """``float(value)``; an InputError for an int beyond float's range."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise InputError(f"{where}: the value of {name!r} is beyond the range of a float: "
+                         f"{value}") from None
+
+
 def _read(item: Any, prefix: str, out: list, where: str) -> None:
     """Append the attributes of ``item`` (names with ``prefix``) to ``out``.
 
@@ -76,7 +85,7 @@ def _read(item: Any, prefix: str, out: list, where: str) -> None:
             elif kind is bool:
                 out.append(name if value else (name, 0.0))
             elif kind is float or kind is int:
-                out.append(name if value == 1 else (name, float(value)))
+                out.append(name if value == 1 else (name, _number(value, name, where)))
             elif isinstance(value, _NESTED):
                 _read(value, name + ":", out, where)
             elif isinstance(value, str):      # a subclass, e.g. numpy's str_
@@ -166,7 +175,11 @@ def _fill(mapping: dict, prefix: str, token: dict[str, float]) -> int:
         kind = type(value)
         if kind is str:
             token[prefix + key + ":" + value] = 1.0
-        elif kind is bool or kind is float or kind is int:
+        elif kind is bool or kind is float:
+            token[prefix + key] = float(value)
+        elif kind is int:
+            if not -2**1023 < value < 2**1023:
+                return -1  # beyond float: item_attributes reports it
             token[prefix + key] = float(value)
         elif kind is dict:
             m = _fill(value, prefix + key + ":", token)

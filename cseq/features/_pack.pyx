@@ -667,6 +667,32 @@ cdef int _emit_joined(Scratch* sc, str a, str b, str c, str d) except -1:
     return 1
 
 
+cdef int _crfsuite_value(object value, double* v) except -2:
+    """How python-crfsuite reads a dict value: 0 with its attribute's value in ``v`` (a str
+    is the value 1 of ``name:str``), 1 for a dict or list (attributes of their own), or
+    -1 for what the compiled reading leaves to ``convert`` (another type, not finite in
+    float32)."""
+    if type(value) is str:
+        v[0] = 1.0
+        return 0
+    if type(value) is dict or type(value) is list:
+        return 1
+    if type(value) is bool:
+        v[0] = 1.0 if value else 0.0
+    elif type(value) is float:
+        v[0] = value
+    elif type(value) is int:
+        try:
+            v[0] = float(value)
+        except OverflowError:
+            return -1
+    else:
+        return -1
+    if not isfinite(v[0]) or not (-3.0e38 < v[0] < 3.0e38):
+        return -1
+    return 0
+
+
 cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssize_t* n_feat,
                       Py_ssize_t cap, int depth) except -2:
     """Read a nested value of a python-crfsuite dict item: the attributes of dict or list
@@ -679,6 +705,7 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
     """
     cdef Py_ssize_t k, m
     cdef double v
+    cdef int kind
     cdef object key, value
     if depth >= MAX_NESTING:
         return -1
@@ -698,27 +725,14 @@ cdef int _emit_nested(Scratch* sc, str prefix, object item, float* valp, Py_ssiz
     for key, value in (<dict>item).items():
         if type(key) is not str:
             return -1
-        if type(value) is dict or type(value) is list:
+        kind = _crfsuite_value(value, &v)
+        if kind < 0:
+            return -1
+        if kind == 1:
             if _emit_nested(sc, prefix + <str>key + ":", value, valp, n_feat, cap,
                             depth + 1) < 0:
                 return -1
             continue
-        if type(value) is str:
-            v = 1.0
-        else:
-            if type(value) is bool:
-                v = 1.0 if value else 0.0
-            elif type(value) is float:
-                v = value
-            elif type(value) is int:
-                try:
-                    v = float(value)
-                except OverflowError:
-                    return -1
-            else:
-                return -1
-            if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
-                return -1
         if n_feat[0] >= cap:
             raise _changed()
         _make_room(sc)
@@ -841,6 +855,7 @@ cdef Py_ssize_t _pack_into(object X, StringTable vocab, bint grow, int n_jobs, b
     (with ``crfsuite``; see :func:`pack_features`).
     """
     cdef Py_ssize_t i, j, k, m, n, n_tok = 0, n_feat = 0
+    cdef int kind
     cdef double v
     cdef object seq, tok, key, value
     cdef PyObject** items
@@ -878,7 +893,9 @@ cdef Py_ssize_t _pack_into(object X, StringTable vocab, bint grow, int n_jobs, b
                 tok = <object> PySequence_Fast_ITEMS(seq)[j]
                 if type(tok) is dict:
                     m = len(<dict>tok)
-                    if n_feat + m > n_feat_total:
+                    # (With crfsuite, nested values may give fewer attributes than
+                    # keys, or more: each write is checked below instead.)
+                    if not crfsuite and n_feat + m > n_feat_total:
                         raise _changed()
                     for key, value in (<dict>tok).items():
                         # key and value are owned references; only the dict
@@ -891,26 +908,14 @@ cdef Py_ssize_t _pack_into(object X, StringTable vocab, bint grow, int n_jobs, b
                             raise InputTypeError(
                                 f"X[{i}][{j}]: feature names must be str, got {_describe(key)}")
                         if crfsuite:
-                            if type(value) is str:
-                                v = 1.0
-                            elif type(value) is bool:
-                                v = 1.0 if value else 0.0
-                            elif type(value) is float:
-                                v = value
-                            elif type(value) is int:
-                                try:
-                                    v = float(value)
-                                except OverflowError:
-                                    return -1
-                            elif type(value) is dict or type(value) is list:
+                            kind = _crfsuite_value(value, &v)
+                            if kind < 0:
+                                return -1
+                            if kind == 1:
                                 if _emit_nested(&sc, <str>key + ":", value, valp, &n_feat,
                                                 n_feat_total, 1) < 0:
                                     return -1
                                 continue
-                            else:
-                                return -1
-                            if not isfinite(v) or not (-3.0e38 < v < 3.0e38):
-                                return -1
                         elif value is True:
                             v = 1.0
                         elif value is False:
@@ -932,6 +937,8 @@ cdef Py_ssize_t _pack_into(object X, StringTable vocab, bint grow, int n_jobs, b
                             raise InputTypeError(
                                 f"X[{i}][{j}]: value of feature {key!r} must be a number, bool "
                                 f"or str, got {_describe(value)}")
+                        if n_feat >= n_feat_total:
+                            raise _changed()
                         if crfsuite and type(value) is str:
                             _emit_joined(&sc, <str>key, ":", <str>value, "")
                         elif not _emit(&sc, <PyObject*> key):

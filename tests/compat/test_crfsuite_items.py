@@ -15,6 +15,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cseq
 from cseq.features import _pack
@@ -239,3 +241,35 @@ def test_partial_fit_keeps_the_crfsuite_reading():
     model.partial_fit(X[20:], y[20:])
     assert type(model.featurizer_) is CRFsuiteVocabulary
     _same_arrays(model.featurizer_.transform(X[:20]), before)
+
+
+_names = st.sampled_from(["w", "p", "w:p", "a:b", "é", ""])
+_scalars = st.one_of(st.sampled_from(["x", "b", "日本", "b:c", ""]), st.booleans(),
+                     st.integers(-3, 3), st.floats(-1e3, 1e3, allow_nan=False),
+                     st.just(float("inf")), st.just(10**400), st.binary(max_size=2),
+                     st.just(np.float64(2.0)))
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.dictionaries(_names, inner, max_size=3),
+                            st.lists(st.sampled_from(["x", "y", "b:c"]), max_size=3),
+                            st.sets(st.sampled_from(["x", "y"]), max_size=2),
+                            st.lists(st.integers(0, 2), min_size=1, max_size=2)),
+    max_leaves=8)
+_items = st.one_of(st.dictionaries(_names, _values, max_size=4),
+                   st.lists(st.sampled_from(["w", "p", "é"]), max_size=3))
+
+
+@given(st.lists(st.lists(_items, min_size=1, max_size=3), min_size=1, max_size=3))
+@settings(max_examples=300, deadline=None)
+def test_any_nested_items_pack_as_convert_reads_them_or_go_to_convert(X):
+    """Whatever the items hold, the compiled reading gives convert's arrays, or None."""
+    try:
+        ref_corpus = FeatureVocabulary().fit_transform(convert(X))
+    except (cseq.InputError, cseq.InputTypeError):
+        ref_corpus = None
+    table = _pack.StringTable()
+    packed = _pack.pack_features(X, table, True, crfsuite=True)
+    if packed is None:
+        return
+    assert ref_corpus is not None
+    _same_arrays(cseq.Sequences(*packed), ref_corpus)
