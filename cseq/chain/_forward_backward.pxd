@@ -1,7 +1,7 @@
 from libc.math cimport INFINITY, exp
 
 from cseq._core._types cimport weight_t, label_t, index_t
-from cseq.chain._chain cimport Layout, Transitions
+from cseq.chain._chain cimport Chain, Layout, Transitions
 
 
 cdef struct FBTables:
@@ -47,6 +47,8 @@ cdef void fb_add_pairs2(const FBTables* tb, FBWork* wk, index_t t, weight_t* out
 cdef void fb_add_triples(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil
 cdef int fb_tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
                        const weight_t* trans) except -1
+cdef int marginals_all(const Chain* ch, const weight_t* params, weight_t* out,
+                       index_t* bad_seq) except -1
 
 
 cdef inline void fb_add_pairs(const FBTables* tb, FBWork* wk, index_t t, weight_t* out) noexcept nogil:

@@ -806,6 +806,26 @@ cdef int fb_tables_for(FBTables* tb, const Layout* lay, const weight_t* params,
     return 0
 
 
+cdef int marginals_all(const Chain* ch, const weight_t* params, weight_t* out,
+                       index_t* bad_seq) except -1:
+    """Label marginals of every sequence of ``ch``'s corpus into ``out`` (rows by token).
+
+    What :func:`corpus_marginals` computes without constraints, on one
+    thread, with the GIL held: the one-call path of prediction
+    (``cseq/learners/_one_call.pyx``).  ``bad_seq`` as for
+    :c:func:`_marginals_range` (the rows of a sequence it names are not
+    written).
+    """
+    cdef FBTables tb
+    cdef int failed
+    fb_tables_for(&tb, ch.layout, params, NULL)
+    failed = _marginals_range(ch, &tb, params, NULL, 0, ch.corpus.n_seqs, out, bad_seq)
+    fb_tables_free(&tb)
+    if failed:
+        raise MemoryError("cseq: out of memory in forward-backward")
+    return 0
+
+
 def corpus_marginals(ChainIndex ix, const weight_t[::1] params, CorpusView cv,
                      const index_t[::1] chunks, int n_jobs, MaskSet masks=None):
     """Label marginals (n_tokens, L) for every token of a validated corpus, without the GIL.

@@ -119,7 +119,7 @@ class LinearChain:
     :class:`~cseq.learners.greedy.GreedyChain`): :meth:`decode`, :meth:`marginals`,
     :meth:`dense_chains`, :meth:`posteriors`, :meth:`sequence_log_prob`, and
     the flags :attr:`linear_scores`, :attr:`probabilistic`,
-    :attr:`chain_scores`, :attr:`decodes_word_rows` and :attr:`sparse_viterbi`.  :mod:`cseq.decoding`,
+    :attr:`chain_scores`, :attr:`decodes_word_rows` and :attr:`sparse_kernels`.  :mod:`cseq.decoding`,
     :mod:`cseq.probability`, :mod:`cseq.explain` and :mod:`cseq.report` ask
     the model, never what kind of estimator trained it.
 
@@ -147,10 +147,10 @@ class LinearChain:
     #: Whether :meth:`decode` takes ``word_rows`` (the emission memo of
     #: :func:`cseq.chain.mapping.map_decoded`).
     decodes_word_rows: bool = True
-    #: Whether :meth:`decode` is the kernel's Viterbi path of :attr:`params` over the
-    #: packed corpus, which the one-call path of prediction
-    #: (``cseq/learners/_one_call.pyx``) runs too.
-    sparse_viterbi: bool = True
+    #: Whether :meth:`decode` and :meth:`marginals` are the kernels' Viterbi path and
+    #: forward-backward of :attr:`params` over the packed corpus, which the one-call
+    #: path of prediction (``cseq/learners/_one_call.pyx``) runs too.
+    sparse_kernels: bool = True
 
     def __init__(self, n_labels: int, attr_ptr: np.ndarray, attr_labels: np.ndarray,
                  params: np.ndarray, order: int = 1) -> None:

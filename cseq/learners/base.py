@@ -55,7 +55,7 @@ def one_call(fitted: Fitted) -> OneCall | None:
     There is one when the featurizer packs tokens with a string table
     (``packing``: feature lists and dicts, python-crfsuite items) and the
     model decodes the kernel's Viterbi path of its weights
-    (``sparse_viterbi``); its labels are the general path's.  Built once per
+    (``sparse_kernels``); its labels are the general path's.  Built once per
     snapshot: a ``partial_fit`` that publishes a new one gets a new one.
     """
     found = _ONE_CALLS.get(fitted)
@@ -63,7 +63,7 @@ def one_call(fitted: Fitted) -> OneCall | None:
         packing = getattr(fitted.featurizer, "packing", None)
         model = fitted.model
         found = False
-        if packing is not None and model.sparse_viterbi:
+        if packing is not None and model.sparse_kernels:
             table, crfsuite = packing()
             if len(table) <= model.n_attributes:
                 found = OneCall(table, crfsuite, model.index, model.params, list(fitted.classes))
@@ -391,8 +391,14 @@ class ChainEstimator(Parameters, ModelFile):
         """``predict_marginals`` of the learners whose model defines probabilities (CRF, HMM,
         MEMM): the model's marginals, under constraints those of the restricted distribution
         (:func:`cseq.decoding.predict_marginals`)."""
-        return decoding.predict_marginals(self, self._check_fitted(), X, constraints, fixed,
-                                          n_jobs)
+        fitted = self._check_fitted()
+        if constraints is None and fixed is None and type(n_jobs) is int and n_jobs == 1:
+            fast = one_call(fitted)  # a short input, one thread: one compiled call
+            if fast is not None:
+                marginals = fast.marginals(X)
+                if marginals is not None:
+                    return marginals
+        return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
 
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
                           n_jobs: int = 1) -> np.ndarray:

@@ -42,7 +42,7 @@ class GreedyChain(LinearChain):
     linear_scores = False
     chain_scores = False
     decodes_word_rows = False
-    sparse_viterbi = False
+    sparse_kernels = False
 
     def __init__(self, n_labels, attr_ptr, attr_labels, params, tag_attrs=None,
                  tag_labels=None, order: int = 1) -> None:

@@ -37,7 +37,7 @@ class LocalChain(LinearChain):
     linear_scores = False
     probabilistic = True
     decodes_word_rows = False
-    sparse_viterbi = False
+    sparse_kernels = False
 
     def decode(self, corpus: Sequences, n_jobs: int = 1, *, allowed=None,
                allowed_transitions=None, allowed_start=None, allowed_end=None) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import threading
 
+import numpy as np
 import pytest
 
 import cseq
@@ -59,16 +60,23 @@ def test_one_call_labels_are_the_general_paths(cls, order, seed):
     X, y = _corpus(seed, 40, dicts=True)
     est.fit(X, y)
     fast = one_call(est._check_fitted())
-    if not est.model_.sparse_viterbi:
+    if not est.model_.sparse_kernels:
         assert fast is None
         return
     assert fast is not None
     rng = random.Random(seed + 10)
+    fitted = est._check_fitted()
     for _ in range(20):
         part = _corpus(rng.randrange(10**6), rng.randrange(0, MAX_SEQUENCES + 1), dicts=True)[0]
         expected = _general(est, part)
         assert fast.predict(part) == expected
         assert est.predict(part) == expected
+        marginals = decoding.predict_marginals(est, fitted, part, None, None, 1)
+        for mine, general in zip(fast.marginals(part), marginals, strict=True):
+            np.testing.assert_array_equal(mine, general)
+        if hasattr(est, "predict_marginals"):
+            for mine, general in zip(est.predict_marginals(part), marginals, strict=True):
+                np.testing.assert_array_equal(mine, general)
 
 
 def test_crfsuite_items_nested_or_not_are_the_general_paths():
@@ -98,7 +106,8 @@ def test_crfsuite_items_nested_or_not_are_the_general_paths():
 ])
 def test_what_one_call_does_not_take_goes_the_general_way(X):
     est = cseq.StructuredPerceptron(max_iter=2).fit(*_corpus(0, 30, dicts=False))
-    assert one_call(est._check_fitted()).predict(X) is None
+    fast = one_call(est._check_fitted())
+    assert fast.predict(X) is None and fast.marginals(X) is None
     assert est.predict(X) == _general(est, X)
 
 
