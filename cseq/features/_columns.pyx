@@ -127,6 +127,26 @@ cdef int _fast_kind(object sent, Py_ssize_t n, Py_ssize_t need, const int32_t[::
     return 2
 
 
+cdef object _setup(str who, Py_ssize_t need, const int32_t[::1] columns,
+                   const int32_t[::1] slot_col, const int32_t[::1] slot_func, Py_ssize_t n_seq,
+                   Buf* buf, Ids* cells):
+    """What :func:`intern_columns` and :func:`intern_for_lookup` (``who``) check and set up
+    first: the slots and columns in range, empty scratch, and the sentence lengths' array."""
+    cdef Py_ssize_t n_cols = columns.shape[0], s, k
+    for s in range(slot_col.shape[0]):
+        if not (0 <= slot_col[s] < n_cols) or not (-1 <= slot_func[s] < N_FUNCTIONS):
+            raise ValueError(f"{who}: slot out of range")
+    for k in range(n_cols):
+        if not (0 <= columns[k] < need):
+            raise ValueError(f"{who}: column beyond need")
+    buf.p = NULL
+    buf.cap = 0
+    cells.p = NULL
+    cells.n = 0
+    cells.cap = 0
+    return np.empty(n_seq, dtype=np.int64)
+
+
 def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
                    const int32_t[::1] slot_col not None, const int32_t[::1] slot_func not None,
                    Py_ssize_t max_offset, rows_of):
@@ -166,24 +186,13 @@ def intern_columns(list X, Py_ssize_t need, const int32_t[::1] columns not None,
         for the column ``k`` of slot ``s``.
     """
     cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
-    cdef Py_ssize_t k, s
     cdef Values vals = Values()
     cdef Buf buf
     cdef Ids cells
     cdef int64_t n_tok
-    for s in range(n_slots):
-        if not (0 <= slot_col[s] < n_cols) or not (-1 <= slot_func[s] < N_FUNCTIONS):
-            raise ValueError("intern_columns: slot out of range")
-    for k in range(n_cols):
-        if not (0 <= columns[k] < need):
-            raise ValueError("intern_columns: column beyond need")
-    lengths_np = np.empty(n_seq, dtype=np.int64)
+    lengths_np = _setup("intern_columns", need, columns, slot_col, slot_func, n_seq, &buf,
+                        &cells)
     cdef int64_t[::1] lengths = lengths_np
-    buf.p = NULL
-    buf.cap = 0
-    cells.p = NULL
-    cells.n = 0
-    cells.cap = 0
     try:
         _intern_cells(X, need, columns, rows_of, vals, &buf, &cells, lengths)
         n_tok = cells.n // n_cols if n_cols else int(np.sum(lengths_np))
@@ -274,7 +283,7 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
         The hash of every id: ``values.hashes()``, then the function values.
     """
     cdef Py_ssize_t n_seq = len(X), n_cols = columns.shape[0], n_slots = slot_col.shape[0]
-    cdef Py_ssize_t s, k
+    cdef Py_ssize_t s
     # Sized for a few sentences (it grows as needed; the ids do not depend on
     # its size): a table for a thousand strings costs more to clear than
     # interning one sentence.
@@ -285,19 +294,9 @@ def intern_for_lookup(list X, Py_ssize_t need, const int32_t[::1] columns not No
     cdef uint64_t[::1] hv
     if n_jobs < 1:
         raise ValueError("intern_for_lookup: n_jobs must be >= 1")
-    for s in range(n_slots):
-        if not (0 <= slot_col[s] < n_cols) or not (-1 <= slot_func[s] < N_FUNCTIONS):
-            raise ValueError("intern_for_lookup: slot out of range")
-    for k in range(n_cols):
-        if not (0 <= columns[k] < need):
-            raise ValueError("intern_for_lookup: column beyond need")
-    lengths_np = np.empty(n_seq, dtype=np.int64)
+    lengths_np = _setup("intern_for_lookup", need, columns, slot_col, slot_func, n_seq, &buf,
+                        &cells)
     cdef int64_t[::1] lengths = lengths_np
-    buf.p = NULL
-    buf.cap = 0
-    cells.p = NULL
-    cells.n = 0
-    cells.cap = 0
     try:
         _intern_cells(X, need, columns, rows_of, vals, &buf, &cells, lengths)
         n_tok = cells.n // n_cols if n_cols else int(np.sum(lengths_np))
