@@ -533,6 +533,7 @@ class Tagger:
         self._estimator, self._data = estimator, data
         self._fitted = fitted
         self._one_call = one_call(fitted)
+        self._ids = {name: i for i, name in enumerate(fitted.classes)}
         self._crfsuite_items = isinstance(fitted.featurizer, CRFsuiteVocabulary)
         self._tokens, self._corpus, self._marginals = None, None, None
         return contextlib.closing(self)
@@ -652,7 +653,7 @@ class Tagger:
         if len(yseq) != self._n:
             raise ValueError(f"The numbers of items and labels differ: |x| = {self._n}, "
                              f"|y| = {len(yseq)}")
-        ids = self._label_ids()
+        ids = self._ids
         for y in yseq:
             if y not in ids:
                 raise RuntimeError(f"Failed to convert into label identifier: {y}")
@@ -666,7 +667,7 @@ class Tagger:
     def marginal(self, y: str, pos: int) -> float:
         """``P(y_pos = y | x)`` of the current sequence."""
         corpus = self._current()
-        ids = self._label_ids()
+        ids = self._ids
         if y not in ids:
             raise RuntimeError(f"Failed to convert into label identifier: {y}")
         if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)) \
@@ -676,5 +677,3 @@ class Tagger:
             self._marginals = self._fitted.model.marginals(corpus)
         return float(self._marginals[pos, ids[y]])
 
-    def _label_ids(self) -> dict[str, int]:
-        return {name: i for i, name in enumerate(self._fitted.classes)}

@@ -71,6 +71,16 @@ def one_call(fitted: Fitted) -> OneCall | None:
     return found or None
 
 
+def _in_one_call(fitted: Fitted, method: str, X: Any, n_jobs: Any, constraints: Any,
+                 fixed: Any) -> Any:
+    """``OneCall.predict`` or ``OneCall.marginals`` (``method``) of ``X`` for a short input
+    on one thread without constraints, or None: the caller then takes the general path."""
+    if constraints is not None or fixed is not None or type(n_jobs) is not int or n_jobs != 1:
+        return None
+    fast = one_call(fitted)
+    return None if fast is None else getattr(fast, method)(X)
+
+
 class ChainEstimator(Parameters, ModelFile):
     """Shared machinery of the estimators: parameters, data, prediction, persistence
     (the parameters from :class:`~cseq.learners.params.Parameters`, the model
@@ -328,12 +338,9 @@ class ChainEstimator(Parameters, ModelFile):
             without any.
         """
         fitted = self._check_fitted()
-        if constraints is None and fixed is None and type(n_jobs) is int and n_jobs == 1:
-            fast = one_call(fitted)  # a short input, one thread: one compiled call
-            if fast is not None:
-                labels = fast.predict(X)
-                if labels is not None:
-                    return labels
+        labels = _in_one_call(fitted, "predict", X, n_jobs, constraints, fixed)
+        if labels is not None:
+            return labels
         return decoding.predict(self, fitted, X, constraints, fixed, n_jobs)
 
     def predict_nbest(self, X: Sequence[Any], k: int = 5, *, constraints: Any = None,
@@ -392,12 +399,9 @@ class ChainEstimator(Parameters, ModelFile):
         MEMM): the model's marginals, under constraints those of the restricted distribution
         (:func:`cseq.decoding.predict_marginals`)."""
         fitted = self._check_fitted()
-        if constraints is None and fixed is None and type(n_jobs) is int and n_jobs == 1:
-            fast = one_call(fitted)  # a short input, one thread: one compiled call
-            if fast is not None:
-                marginals = fast.marginals(X)
-                if marginals is not None:
-                    return marginals
+        marginals = _in_one_call(fitted, "marginals", X, n_jobs, constraints, fixed)
+        if marginals is not None:
+            return marginals
         return decoding.predict_marginals(self, fitted, X, constraints, fixed, n_jobs)
 
     def sequence_log_prob(self, X: Sequence[Any], y: Sequence[Sequence[str]], *,
