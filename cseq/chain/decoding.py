@@ -34,13 +34,13 @@ import numpy as np
 from cseq.chain.mapping import gold_ids, map_blocks, map_decoded, split
 from cseq.exceptions import InputError, InputTypeError
 from cseq.chain.fitted import Fitted
-from cseq.chain.inference import as_mask_array, forward_backward, viterbi_nbest
+from cseq.chain.inference import as_mask_array, forward_backward, n_best_count, viterbi_nbest
 from cseq.evaluation.metrics import SCHEMES, _split_label, detect_scheme
 from cseq.chain.model import LinearChain, per_sequence
 from cseq.chain.sequences import Sequences, label_lists
 
 __all__ = ["scheme_constraints", "NBest", "predict", "predict_marginals", "predict_nbest",
-           "score"]
+           "score", "lattice_cells"]
 
 #: The names ``constraints=`` takes.
 CONSTRAINT_SCHEMES = ("bio", "iob2", "iob1", "bioes", "iobes")
@@ -122,6 +122,26 @@ def scheme_constraints(labels: Sequence[str], scheme: str = "bio"
             start[j] = pj in ("O", "B", "S")
             end[j] = pj in ("O", "E", "S")
     return trans, start, end
+
+
+def lattice_cells(n: int, n_labels: int, order: int = 1, *, nbest: int | None = None,
+                  marginals: bool = False) -> int:
+    """The decoding-lattice cells one sequence of ``n`` tokens takes: what the
+    decoders' memory and time grow with, for bounding a request before it runs.
+
+    ``n`` x the chain's states (``n_labels``, or its square at second order),
+    x the n-best lists' length ``min(nbest, L ** n)`` (:func:`viterbi_nbest`
+    keeps that many partial paths per state), x 3 with ``marginals`` (the
+    forward, backward and marginal tables).
+
+    >>> lattice_cells(10, 17), lattice_cells(10, 17, nbest=5), lattice_cells(1, 17, nbest=100)
+    (170, 850, 289)
+    >>> lattice_cells(10, 17, order=2), lattice_cells(10, 17, marginals=True)
+    (2890, 510)
+    """
+    states = n_labels * n_labels if order == 2 else n_labels
+    width = n_best_count(nbest, n, n_labels) if nbest is not None else 1
+    return n * states * width * (3 if marginals else 1)
 
 
 def _check_chain(est: Any, model: LinearChain) -> None:

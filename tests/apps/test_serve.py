@@ -208,7 +208,8 @@ def _read_answers(sock: socket.socket, n: int) -> list[tuple[bytes, bytes]]:
             assert chunk, "closed early"
             got += chunk
         head, _, got = got.partition(b"\r\n\r\n")
-        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:")))
         while len(got) < length:
             got += sock.recv(65536)
         out.append((head, got[:length]))
@@ -216,7 +217,7 @@ def _read_answers(sock: socket.socket, n: int) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def test_pipelining_expect_continue_and_http10_keep_alive(pos_server, models):
+def test_pipelining_expect_continue_and_a_chunked_body(pos_server, models):
     expected = cseq.load(models["pos"]).predict(SENTENCES)
     bodies = [json.dumps({"tokens": s}).encode() for s in SENTENCES]
     with socket.create_connection(("127.0.0.1", pos_server.port), timeout=10) as s:
@@ -230,12 +231,12 @@ def test_pipelining_expect_continue_and_http10_keep_alive(pos_server, models):
         assert s.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
         s.sendall(bodies[0])
         assert json.loads(_read_answers(s, 1)[0][1])["labels"] == expected[0]
-    with socket.create_connection(("127.0.0.1", pos_server.port), timeout=10) as s:
-        one = b"POST /tag HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: %d\r\n\r\n%s"
-        for body, labels in zip(bodies, expected):
-            s.sendall(one % (len(body), body))
-            head, out = _read_answers(s, 1)[0]
-            assert b"Connection: keep-alive" in head and json.loads(out)["labels"] == labels
+        # A chunked body, in three pieces.
+        b = bodies[1]
+        s.sendall(b"POST /tag HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  + b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (b[:5], b[5:9], b[9:]))
+                  + b"0\r\n\r\n")
+        assert json.loads(_read_answers(s, 1)[0][1])["labels"] == expected[1]
 
 
 def test_marginals_constraints_and_columns_as_cseq_tag(chunk_server, models):
@@ -328,19 +329,27 @@ BAD_HTTP = [
     (_http("GET", "/tag", b""), 405, "/tag takes POST"),
     (_http("DELETE", "/health", b""), 405, "/health takes GET"),
     (_http("GET", "/reload", b""), 405, "/reload takes POST"),
+    (_http("POST", "/metrics", b""), 405, "/metrics takes GET"),
     (_http("GET", "/nothing", b""), 404, "no endpoint '/nothing'"),
     (_http("POST", "/tag?nbest=2", b'{"tokens": ["a"]}'), 400, "no query parameters"),
     (_http("POST", "/reload", b'{"path": "/tmp/other.cseq"}'), 400, "takes no fields"),
-    (b"POST /tag HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 411,
-     "chunked"),
-    (b"POST /tag HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400, "malformed Content-Length"),
+    (b"POST /tag HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400, "malformed HTTP request"),
     (b"POST /tag HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400,
-     "conflicting content-length"),
-    (b"NONSENSE\r\n\r\n", 400, "malformed request line"),
+     "malformed HTTP request"),
+    (b"POST /tag HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+     400, "malformed HTTP request"),
+    (b"NONSENSE\r\n\r\n", 400, "malformed HTTP request"),
     (b"GET /health HTTP/2.0\r\n\r\n", 505, "not supported"),
-    (b"GET /health HTTP/1.1\r\nBad header line\r\n\r\n", 400, "malformed header line"),
+    (b"GET /health HTTP/1.1\r\nBad header line\r\n\r\n", 400, "malformed HTTP request"),
+    # RFC 9110 5.5 / RFC 9112 2.2: a bare CR, a NUL or a bare LF in a header is refused
+    # (a bare LF kept in a value would hide the Content-Length after it).
+    (b"GET /health HTTP/1.1\r\nX: a\rb\r\n\r\n", 400, "malformed HTTP request"),
+    (b"GET /health HTTP/1.1\r\nX: a\x00b\r\n\r\n", 400, "malformed HTTP request"),
+    (b"POST /tag HTTP/1.1\r\nX: a\nContent-Length: 17\r\n\r\n" + b'{"tokens": ["a"]}', 400,
+     "malformed HTTP request"),
+    (b"GET /health HTTP/1.1\r\nX: \x7f\r\n\r\n", 400, "malformed HTTP request"),
     (b"GET /health HTTP/1.1\r\nX: " + b"a" * 40_000 + b"\r\n\r\n", 431, "request head"),
-    (b"POST /tag HTTP/1.1\r\nExpect: magic\r\nContent-Length: 2\r\n\r\n{}", 417, "Expect"),
+    (b"GET /health HTTP/1.1\r\n" + b"X: a\r\n" * 101 + b"\r\n", 431, "more than 100 headers"),
 ]
 
 
@@ -406,10 +415,13 @@ def test_a_bad_request_keeps_the_connection_when_its_body_was_read(pos_server, m
 
 def test_a_request_that_fails_in_a_batch_fails_alone(models):
     """The model refusing one sentence of a batch answers 400 to its request only."""
-    from cseq.serve import Loaded, TagRequest, _Job, _Tagger
+    from cseq.serve import SERVE_DEFAULTS, Loaded
+    from cseq.serve.batching import Job, Tagger
+    from cseq.serve.requests import TagRequest
 
     class Picky:
         classes_ = ["A"]
+        model_ = None
 
         def predict(self, X, constraints=None):
             if any("BAD" in row for x in X for row in x):
@@ -418,13 +430,17 @@ def test_a_request_that_fails_in_a_batch_fails_alone(models):
 
     class Holder:
         model = Loaded(Picky(), {}, (None, 1))
+        limits = SERVE_DEFAULTS
 
     async def run():
         loop = asyncio.get_running_loop()
-        tagger = _Tagger(Holder(), 1, 1000)
-        jobs = [_Job(TagRequest((False, None, None), [[(w,)]], True), loop.create_future(),
-                     loop) for w in ["ok", "BAD", "fine"]]
-        tagger._tag_batch(jobs)  # one batch, as the worker would take it
+        tagger = Tagger(Holder(), 1, 1000)
+        jobs = [Job(TagRequest((False, None, None), [[(w,)]], True), loop.create_future(),
+                    loop) for w in ["ok", "BAD", "fine"]]
+        for job in jobs:
+            job.loaded = Holder.model
+            job.cursor = 1
+        tagger._tag_batch([(job, 0, 1) for job in jobs])  # one batch, as a worker takes it
         tagger.close()
         return [await asyncio.wait_for(j.future, 5) for j in jobs]
     results = asyncio.run(run())
@@ -433,11 +449,17 @@ def test_a_request_that_fails_in_a_batch_fails_alone(models):
     assert "a BAD token" in json.loads(results[1][1])["error"]
 
 
+#: Limits that let a request of 3,000 sentences through (the tests that need one busy).
+_LARGE = ("--max-request-tokens", "200000", "--max-request-cost", "100000000", "--max-bytes",
+          "10000000")
+
+
 def test_queue_and_connection_limits_answer_503(models):
     X, _ = read_conll(train_path(), sep="\t")
     # A long job (most of a second): the queue stays full while the test looks.
     big = {"sentences": [[row[0] for row in x] for x in X[:3000]], "nbest": 20}
-    with serving(models["pos"], "--max-queue", "1", "--max-connections", "3") as server:
+    with serving(models["pos"], "--max-queue", "1", "--max-connections", "3",
+                 *_LARGE) as server:
         slow = server.connect()
         health = server.connect()
         try:
@@ -524,7 +546,7 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
     signal, are answered; then the server exits 0."""
     X, _ = read_conll(train_path(), sep="\t")
     batches = [[[row[0] for row in x] for x in X[k:k + 3000]] for k in (0, 3000, 6000)]
-    with serving(models["pos"]) as server:
+    with serving(models["pos"], *_LARGE) as server:
         conns = [server.connect() for _ in batches]
         idle = server.connect()
         server.request("GET", "/health", conn=idle)
@@ -546,8 +568,9 @@ def test_sigterm_answers_the_requests_in_flight_then_exits_0(models):
         # is answered (not reset), and the connection then closed.
         idle.request("GET", "/health")
         r = idle.getresponse()
-        assert r.status == 200 and r.getheader("Connection") == "close"
-        assert json.loads(r.read())["status"] == "ok"
+        assert r.status == 200 and json.loads(r.read())["status"] == "ok"
+        if r.getheader("Connection") != "close":  # sent before the server saw the signal
+            assert idle.sock.recv(1) == b""       # then closed once idle
         for conn, batch in zip(conns, batches):
             r = conn.getresponse()
             out = json.loads(r.read())
@@ -587,3 +610,205 @@ def test_a_client_that_does_not_read_is_cut_after_the_timeout(models):
                 assert server.tag(_GOOD)["labels"]  # others are served meanwhile
             assert time.monotonic() - t < 8, "the connection was never cut"
         assert server.stop() == 0
+
+
+# ----------------------------------------------------------------------------
+# what one request may cost
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_one_huge_request_is_refused_at_once_and_stalls_nobody(models):
+    """The audit's reproducer (200,000 tokens, nbest 100, inside the 1 MiB body limit)
+    gets 413 at once naming the limit; a large request within the limits is cut into
+    batches, so 2-token requests sent meanwhile are each answered within the bound
+    docs/production.md states, and the server's memory stays within +200 MB."""
+    est = cseq.load(models["pos"])
+    huge = json.dumps({"tokens": ["a"] * 200_000, "nbest": 100})
+    assert len(huge) < 1 << 20
+    with serving(models["pos"]) as server:
+        before = _rss_mib(server.proc.pid)
+        t = time.monotonic()
+        status, out = server.request("POST", "/tag", huge)
+        assert status == 413 and "--max-request-tokens" in out["error"]
+        assert time.monotonic() - t < 2
+        status, out = server.request("POST", "/tag", {"tokens": ["a"] * 15_000, "nbest": 100})
+        assert status == 413 and "--max-request-cost" in out["error"]
+        # Within the limits: 19 sentences of 1,000 tokens, 5-best (1.6M cells).
+        X, _ = read_conll(train_path(), sep="\t")
+        words = [row[0] for x in X for row in x]
+        large = {"sentences": [words[k:k + 1000] for k in range(0, 19_000, 1000)], "nbest": 5}
+        small = ["The", "dog"]
+        expected = est.predict([small])[0]
+        waits: list[float] = []
+        big = server.connect()
+        try:
+            big.request("POST", "/tag", body=json.dumps(large))
+            conn = server.connect()
+            for _ in range(40):
+                t = time.monotonic()
+                assert server.tag({"tokens": small}, conn) == {"labels": expected}
+                waits.append(time.monotonic() - t)
+            conn.close()
+            r = big.getresponse()
+            out = json.loads(r.read())
+            assert r.status == 200 and len(out["sentences"]) == 19
+            assert out["sentences"][3]["labels"] == est.predict_nbest(
+                [large["sentences"][3]], k=5)[0].labels[0]
+        finally:
+            big.close()
+        assert max(waits) < 1.0, max(waits)
+        assert _rss_mib(server.proc.pid) - before < 200
+        assert server.stop() == 0
+
+
+def test_an_oversize_body_is_answered_413_before_the_client_finishes_sending(models):
+    """Declared over --max-bytes: 413 in JSON, which the client still sending reads
+    (the server reads on and drops the rest, rather than resetting the connection)."""
+    with serving(models["pos"], "--max-bytes", "1000") as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"POST /tag HTTP/1.1\r\nContent-Length: 4000000\r\n\r\n")
+            for _ in range(40):  # 2.6 MB of the body, while the answer is already there
+                s.sendall(b" " * 65536)
+            status, body = 0, b""
+            got = b""
+            while b"\r\n\r\n" not in got:
+                got += s.recv(65536)
+            head, _, body = got.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 413 ")
+            while not body.endswith(b"}"):
+                body += s.recv(65536)
+            assert "the limit is 1000 (--max-bytes)" in json.loads(body)["error"]
+            s.sendall(b" " * (4_000_000 - 40 * 65536))  # the rest: the connection lives on
+            s.sendall(_http("GET", "/health", b""))
+            assert b'"status": "ok"' in _read_answers(s, 1)[0][1]
+        # With Expect: 100-continue, the body is never asked for: 413, then closed.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"POST /tag HTTP/1.1\r\nExpect: 100-continue\r\n"
+                      b"Content-Length: 4000000\r\n\r\n")
+            head, body = _read_answers(s, 1)[0]
+            assert head.startswith(b"HTTP/1.1 413 ") and b"connection: close" in head.lower()
+            assert s.recv(100) == b""
+        assert server.stop() == 0
+
+
+def test_a_bad_header_is_answered_in_json_then_closed_in_order(pos_server):
+    """A bare CR in a header: 400 in JSON, then an orderly close (the answer is read
+    whole, no reset)."""
+    with socket.create_connection(("127.0.0.1", pos_server.port), timeout=10) as s:
+        s.sendall(b"GET /health HTTP/1.1\r\nX: a\rb\r\n\r\n")
+        head, body = _read_answers(s, 1)[0]
+        assert head.startswith(b"HTTP/1.1 400 ") and b"connection: close" in head.lower()
+        assert "malformed HTTP request" in json.loads(body)["error"]
+        assert s.recv(100) == b""
+
+
+# ----------------------------------------------------------------------------
+# metrics, worker processes, the application itself
+
+
+def _metrics(server: Server) -> dict[tuple[str, tuple], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+    c = server.connect()
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/plain; version=0.0.4")
+    text = r.read().decode()
+    c.close()
+    return {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "pid"))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_metrics_count_requests_tokens_batches_and_reloads(models, tmp_path):
+    path = tmp_path / "model.cseq"
+    _replace(models["pos"], path)
+    with serving(path) as server:
+        for s in SENTENCES:
+            server.tag({"tokens": s})
+        server.request("POST", "/tag", {"tokens": 5})
+        server.request("POST", "/reload")
+        m = _metrics(server)
+        assert m[("cseq_requests_total", (("endpoint", "/tag"), ("status", "200")))] == 4
+        assert m[("cseq_requests_total", (("endpoint", "/tag"), ("status", "400")))] == 1
+        assert m[("cseq_tokens_total", ())] == sum(map(len, SENTENCES))
+        assert m[("cseq_batch_sentences_count", ())] == 4
+        assert m[("cseq_request_duration_seconds_count", (("endpoint", "/tag"),))] == 5
+        assert m[("cseq_reloads_total", (("result", "ok"),))] == 1
+        info = {k: v for k, v in m.items() if k[0] == "cseq_model_info"}
+        assert list(info.values()).count(1.0) == 1  # the one before (if another) is 0
+        assert dict(next(k for k, v in info.items() if v == 1)[1])["learner"] == "perceptron"
+        assert server.stop() == 0
+
+
+def test_workers_are_processes_reloaded_together_and_counted_together(models, tmp_path):
+    path = tmp_path / "model.cseq"
+    _replace(models["pos"], path)
+    chunk = cseq.load(models["chunk"])
+    with serving(path, "--workers", "2") as server:
+        pids = set()
+        deadline = time.monotonic() + 20
+        while len(pids) < 2:  # each new connection may reach either worker
+            pids.add(server.request("GET", "/health")[1]["pid"])
+            assert time.monotonic() < deadline, pids
+        assert server.proc.pid not in pids
+        for s in SENTENCES:
+            server.tag({"tokens": s})
+        _replace(models["chunk"], path)
+        status, out = server.request("POST", "/reload")
+        assert status == 200 and out["model"]["labels"] == chunk.classes_
+        seen: dict[int, list[str]] = {}
+        deadline = time.monotonic() + 20
+        while len(seen) < 2 or any(v != chunk.classes_ for v in seen.values()):
+            health = server.request("GET", "/health")[1]
+            seen[health["pid"]] = health["model"]["labels"]
+            assert time.monotonic() < deadline, seen
+        m = _metrics(server)
+        assert m[("cseq_requests_total", (("endpoint", "/tag"), ("status", "200")))] == 4
+        assert m[("cseq_reloads_total", (("result", "ok"),))] == 2
+        # SIGHUP to the supervisor reloads every worker.
+        _replace(models["pos"], path)
+        server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while _metrics(server)[("cseq_reloads_total", (("result", "ok"),))] < 4:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert server.stop() == 0
+        assert b"stopped" in server.proc.stderr.read()
+
+
+def test_the_application_runs_under_any_asgi_server(models):
+    """cseq.serve.app driven by hand, as an ASGI server would (no lifespan events)."""
+    from cseq.serve import app
+    service = app(str(models["pos"]), max_request_tokens=10)
+    expected = cseq.load(models["pos"]).predict([SENTENCES[0]])[0]
+
+    async def call(method, path, body=b""):
+        sent = []
+        chunks = [body[:3], body[3:]]
+
+        async def receive():
+            chunk = chunks.pop(0) if chunks else b""
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+
+        async def send(message):
+            sent.append(message)
+        await service({"type": "http", "http_version": "1.1", "method": method, "path": path,
+                       "query_string": b"", "headers": []}, receive, send)
+        return sent[0]["status"], json.loads(sent[1]["body"])
+    try:
+        status, out = asyncio.run(call("POST", "/tag", json.dumps({"tokens": SENTENCES[0]})
+                                       .encode()))
+        assert status == 200 and out == {"labels": expected}
+        status, out = asyncio.run(call("POST", "/tag", json.dumps({"tokens": ["a"] * 11})
+                                       .encode()))
+        assert status == 413 and "the limit is 10" in out["error"]
+    finally:
+        service.close()
+    with pytest.raises(TypeError, match="unknown limits"):
+        app(str(models["pos"]), max_tokens=5)
