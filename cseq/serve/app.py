@@ -69,7 +69,7 @@ class Loaded:
 
     @property
     def order(self) -> int:
-        return int(getattr(self.est.model_, "order", 1))
+        return int(self.est.model_.order)
 
 
 def load_model(path: str) -> Loaded:

@@ -421,7 +421,9 @@ def test_a_request_that_fails_in_a_batch_fails_alone(models):
 
     class Picky:
         classes_ = ["A"]
-        model_ = None
+
+        class model_:  # noqa: N801 - the estimator's attribute
+            order = 1
 
         def predict(self, X, constraints=None):
             if any("BAD" in row for x in X for row in x):

@@ -125,9 +125,9 @@ DOCTEST_MODULES = ["cseq.evaluation.metrics", "cseq.chain.inference", "cseq.conl
                    "cseq.compat.pycrfsuite",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
-                   "cseq.segment.segmenter", "cseq.features.clusters"]
+                   "cseq.segment.segmenter", "cseq.features.clusters", "cseq.serve.app"]
 #: Modules that need an optional extra: their examples skip without it.
-OPTIONAL = {"cseq.compat.nltk": "nltk"}
+OPTIONAL = {"cseq.compat.nltk": "nltk", "cseq.serve.app": "prometheus_client"}
 
 
 @pytest.mark.parametrize("name", DOCTEST_MODULES)
