@@ -343,7 +343,8 @@ def app(model_path: str, **limits: Any) -> Service:
 
     >>> import cseq, cseq.serve, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "m.cseq")
-    >>> _ = cseq.StructuredPerceptron(max_iter=1).fit([["a", "b"]], [["X", "Y"]]).save(path)
+    >>> model = cseq.StructuredPerceptron(max_iter=1).fit([[["w=a"], ["w=b"]]], [["X", "Y"]])
+    >>> model.save(path)
     >>> service = cseq.serve.app(path, max_request_tokens=1000)
     >>> service.health()["model"]["labels"]
     ['X', 'Y']
