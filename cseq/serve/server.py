@@ -271,6 +271,16 @@ def serve(path: str, host: str = "127.0.0.1", port: int = 8080, **limits: Any) -
         sock.close()
 
 
+def _stop_with(parent: int) -> None:
+    """Have this worker get SIGTERM when the supervisor dies, even by SIGKILL
+    (Linux's PR_SET_PDEATHSIG), so that no worker outlives it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before the call
+        os._exit(1)
+
+
 class _Supervisor:
     """``processes`` forked workers on one socket: reloaded together, stopped together,
     a worker that dies replaced (loading the file itself)."""
@@ -280,6 +290,7 @@ class _Supervisor:
         self.path, self.loaded, self.sock = path, loaded, sock
         self.limits, self.server_limits, self.timeout = limits, server_limits, timeout
         self.children: dict[int, int] = {}  # pid -> read end of its reload pipe
+        self.parent = os.getpid()
         self.stop = False
         self.hup = False
 
@@ -297,6 +308,7 @@ class _Supervisor:
                     os.close(fd)
                 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                     signal.signal(sig, signal.SIG_DFL)
+                _stop_with(self.parent)
                 service = Service(self.path, loaded=loaded, **self.limits)
                 service.on_reload = lambda: os.write(w, b"r")
                 _run(service, self.sock, self.timeout, self.server_limits["max_connections"])

@@ -814,3 +814,23 @@ def test_the_application_runs_under_any_asgi_server(models):
         service.close()
     with pytest.raises(TypeError, match="unknown limits"):
         app(str(models["pos"]), max_tokens=5)
+
+
+def test_workers_do_not_outlive_a_killed_supervisor(models):
+    with serving(models["pos"], "--workers", "2") as server:
+        pids = set()
+        deadline = time.monotonic() + 20
+        while len(pids) < 2:
+            pids.add(server.request("GET", "/health")[1]["pid"])
+            assert time.monotonic() < deadline
+        server.proc.kill()
+        server.proc.wait(timeout=10)
+        def alive(pid: int) -> bool:
+            try:
+                return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+            except OSError:  # gone
+                return False
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in pids):
+            assert time.monotonic() < deadline, "a worker outlived its supervisor"
+            time.sleep(0.05)
