@@ -44,6 +44,12 @@ CLUSTER_TEMPLATES = (
 )
 
 _PATH = re.compile(r"[01]+\Z")
+#: Longest bit string (a cluster tree deeper than this is no tree of words), longest
+#: line of a cluster file (read in pieces of this, so a file without line breaks
+#: costs bounded memory), largest count (int64).
+MAX_PATH_BITS = 256
+MAX_LINE_CHARS = 65536
+MAX_COUNT = 2 ** 63 - 1
 #: Most clusters: the kernel keeps six (C+1) x (C+1) float64 matrices, 1.2 GB at 5,000.
 MAX_CLUSTERS = 5000
 #: Merges run between two progress reports (a few per second at C = 1,000).
@@ -82,9 +88,13 @@ class Clusters:
             if not w or w.split() != [w]:
                 raise InputError(f"cluster word {w!r} is empty or holds whitespace")
             if not _PATH.match(p):
-                raise InputError(f"cluster path {p!r} of {w!r} is not a string of 0s and 1s")
-        if any(c < 0 for c in counts):
-            raise InputError("cluster counts must be >= 0")
+                raise InputError(f"cluster path {p[:40]!r} of {w[:40]!r} is not a string of 0s "
+                                 "and 1s")
+            if len(p) > MAX_PATH_BITS:
+                raise InputError(f"cluster path of {w[:40]!r} has {len(p)} bits; at most "
+                                 f"{MAX_PATH_BITS}")
+        if any(not 0 <= c <= MAX_COUNT for c in counts):
+            raise InputError(f"cluster counts must be from 0 to {MAX_COUNT}")
         self.words, self.paths, self.counts = words, paths, counts
         self._path = dict(zip(words, paths))
         if len(self._path) != len(words):
@@ -169,22 +179,28 @@ def read_clusters(path: str | os.PathLike[str]) -> Clusters:
     seen: dict[str, int] = {}
     try:
         with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                fields = line.rstrip("\r\n").split("\t")
+            for n, line in enumerate(iter(lambda: f.readline(MAX_LINE_CHARS + 1), ""), 1):
                 where = f"cluster file {os.fspath(path)}, line {n}"
+                if len(line) > MAX_LINE_CHARS:
+                    raise InputError(f"{where}: the line is over {MAX_LINE_CHARS:,} characters")
+                fields = line.rstrip("\r\n").split("\t")
                 if not 2 <= len(fields) <= 3:
                     raise InputError(f"{where}: expected bit-string<TAB>word[<TAB>count], "
                                      f"got {line[:60]!r}")
                 p, w = fields[0], fields[1]
                 if not _PATH.match(p):
                     raise InputError(f"{where}: {p[:30]!r} is not a bit string of 0s and 1s")
+                if len(p) > MAX_PATH_BITS:
+                    raise InputError(f"{where}: the bit string has {len(p)} bits; at most "
+                                     f"{MAX_PATH_BITS}")
                 if not w or w.split() != [w]:
                     raise InputError(f"{where}: the word {w[:30]!r} is empty or holds whitespace")
                 if w in seen:
                     raise InputError(f"{where}: the word {w[:30]!r} is already on line {seen[w]}")
                 c = fields[2] if len(fields) == 3 else "0"
-                if not c.isascii() or not c.isdigit():
-                    raise InputError(f"{where}: the count {c[:30]!r} is not a non-negative integer")
+                if not c.isascii() or not c.isdigit() or len(c) > 19 or int(c) > MAX_COUNT:
+                    raise InputError(f"{where}: the count {c[:30]!r} is not an integer from 0 "
+                                     f"to {MAX_COUNT}")
                 seen[w] = n
                 words.append(w)
                 paths.append(p)

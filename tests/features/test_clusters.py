@@ -7,6 +7,8 @@ import itertools
 import math
 
 import numpy as np
+import time
+
 import pytest
 
 from cseq.exceptions import InputError, ModelFormatError
@@ -154,7 +156,13 @@ def test_cluster_file_round_trip(tmp_path):
     ("", "no cluster line"),
     ("0101\n", "expected bit-string"),
     ("01x\tdog\t3\n", "not a bit string"),
-    ("01\tdog\t-3\n", "not a non-negative integer"),
+    ("01\tdog\t-3\n", "not an integer from 0"),
+    # Crafted: a count of 5,000 digits (Python's int() refuses it with a ValueError of its
+    # own), one past int64, a bit string no cluster tree has, a line with no end.
+    ("01\tdog\t" + "9" * 5000 + "\n", "not an integer from 0"),
+    ("01\tdog\t9223372036854775808\n", "not an integer from 0"),
+    ("0" * 257 + "\tdog\n", "257 bits; at most 256"),
+    ("01\t" + "d" * 2_000_000, "line 1: the line is over 65,536 characters"),
     ("01\tdog\t3\n11\tdog\t1\n", "already on line 1"),
     ("01\t\t3\n", "empty or holds whitespace"),
     ("01\tdog\t3\textra\n", "expected bit-string"),
@@ -164,6 +172,25 @@ def test_bad_cluster_files(tmp_path, text, message):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=message):
         read_clusters(path)
+
+
+def test_a_million_distinct_words_read_in_bounded_time_and_a_repeat_named(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("".join(f"{i % 64:b}\tw{i}\t{i}\n" for i in range(1_000_000)),
+                    encoding="utf-8")
+    t = time.process_time()
+    c = read_clusters(path)
+    assert len(c) == 1_000_000 and c.path("w65") == "1"
+    assert time.process_time() - t < 30  # linear: about 2 s here
+    with path.open("a", encoding="utf-8") as f:
+        f.write("0\tw5\n")
+    with pytest.raises(InputError, match="line 1000001: the word 'w5' is already on line 6"):
+        read_clusters(path)
+
+
+def test_clusters_of_one_repeated_word():
+    c = brown_clusters(["a a a a", "a a"], 5)
+    assert c.words == ["a"] and len(c.paths[0]) >= 1
 
 
 def test_cluster_file_not_utf8_or_missing(tmp_path):
