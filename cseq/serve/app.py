@@ -33,8 +33,7 @@ from cseq._tagging import load_fitted, model_columns
 from cseq.exceptions import CSeqError
 from cseq.serve.batching import Job, Tagger, encode, error_body
 from cseq.serve.metrics import CONTENT_TYPE, Metrics
-from cseq.serve.requests import REQUEST_LIMITS, BadRequest, TagRequest, check_size, \
-    parse_tag_request
+from cseq.serve.requests import REQUEST_LIMITS, BadRequest, check_size, parse_tag_request
 
 __all__ = ["Service", "Loaded", "load_model", "app", "SERVE_DEFAULTS"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from cseq.chain.decoding import lattice_cells
 
-__all__ = ["BadRequest", "TagRequest", "parse_tag_request", "check_widths",
+__all__ = ["BadRequest", "TagRequest", "parse_tag_request", "check_widths", "check_size",
            "request_cost", "MAX_NBEST", "REQUEST_LIMITS"]
 
 #: The largest ``nbest`` a request may ask.
