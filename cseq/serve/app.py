@@ -246,6 +246,11 @@ class Service:
                                      f"limit is {limit} (--max-bytes)")
                 chunks.append(chunk)
                 more = message.get("more_body", False)
+        if declared is not None and declared <= 65536:
+            # A small body the server has, or will have as soon as it is sent: read
+            # without a timer task (uvicorn's own deadline bounds the wait).
+            await read()
+            return b"".join(chunks)
         try:
             await asyncio.wait_for(read(), self.limits["timeout"])
         except asyncio.TimeoutError:

@@ -187,7 +187,9 @@ def _protocol_class(timeout: float, max_connections: int) -> type:
 def _bind(host: str, port: int) -> socket.socket:
     """The listening socket (IPv4 or IPv6 by ``host``); OSError if it cannot be had."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto named: asyncio sets TCP_NODELAY only on sockets that say IPPROTO_TCP, and
+    # without it an answer's body waits ~40 ms behind its head (Nagle, delayed ACK).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
