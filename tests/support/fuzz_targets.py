@@ -1,5 +1,6 @@
 """Hypothesis fuzz targets for the parsers of untrusted bytes: model files (cseq's, CRFsuite's
-and CRF++'s) and CoNLL.
+and CRF++'s), the segmenter file, cluster files, template text, CoNLL and the service's
+request bodies.
 
 Each target takes generated input, calls the parser, and treats any exception
 other than a cseq exception (``CSeqError``) or an ``OSError`` as a failure.
@@ -26,6 +27,14 @@ Whatever parses must also be usable.
 * :func:`fuzz_conll` -- random text for ``read_conll`` and ``read_conllu``
   built from tabs, spaces, blank lines, ``-DOCSTART-``, ``#``, IDs, BOMs,
   CRs, NULs and invalid UTF-8, read as bytes and as text.
+* :func:`fuzz_segmenter_file` -- byte edits of the shipped English segmenter
+  (the checksum recomputed), loaded by ``load_segmenter`` and segmenting.
+* :func:`fuzz_cluster_file`, :func:`fuzz_templates`, :func:`fuzz_http_body`
+  -- byte and line edits (lines repeated, swapped, numbers replaced, lines
+  made 70,000 characters long) of a cluster file (read, then used by a
+  template featurizer that is fitted and predicts), of the template presets
+  (parsed, then expanded), and of ``POST /tag`` bodies (parsed and costed as
+  ``cseq serve`` does; its 4xx refusal is allowed).
 
 The model files are seeded by every learner and training state
 (:data:`SEEDS`: every command of :mod:`cseq.registry`, the CRF by L1,
@@ -278,11 +287,9 @@ def check_loads(data: bytes, report: bool = False) -> None:
 # Model files: byte mutations
 
 
-@st.composite
-def mutated_model(draw) -> bytes:
-    data = seed_models()[draw(st.sampled_from(sorted(seed_models())))]
-    resign = draw(st.integers(0, 9)) > 0  # recompute the checksum 90% of the time
-    buf = bytearray(data[:-DIGEST] if resign else data)
+def _edit(draw, buf: bytearray) -> None:
+    """One to four byte edits of ``buf`` in place: truncation, a bit flip, bytes
+    inserted, deleted or overwritten, a run of zeros or 0xFF."""
     for _ in range(draw(st.integers(1, 4))):
         op = draw(st.sampled_from(["truncate", "flip", "insert", "delete", "overwrite",
                                    "zero-run"]))
@@ -304,9 +311,24 @@ def mutated_model(draw) -> bytes:
             n = draw(st.integers(1, 64))
             buf[k:k + n] = bytes(len(buf[k:k + n])) if draw(st.booleans()) \
                 else b"\xff" * len(buf[k:k + n])
+
+
+@st.composite
+def mutated_container(draw, seeds) -> bytes:
+    """Edits of one of ``seeds()`` (model-container bytes), the checksum recomputed
+    90% of the time so that the damage reaches the parser."""
+    chosen = seeds()
+    data = chosen[draw(st.sampled_from(sorted(chosen)))]
+    resign = draw(st.integers(0, 9)) > 0
+    buf = bytearray(data[:-DIGEST] if resign else data)
+    _edit(draw, buf)
     if resign:
         buf += hashlib.sha256(bytes(buf)).digest()
     return bytes(buf)
+
+
+def mutated_model():
+    return mutated_container(seed_models)
 
 
 def fuzz_model_loads(data: bytes) -> None:
@@ -591,8 +613,129 @@ def fuzz_crfpp_model(data: bytes) -> None:
     use_imported(est)
 
 
+# ---------------------------------------------------------------------------
+# The segmenter file, cluster files, template text, the service's request bodies
+
+
+@functools.lru_cache(maxsize=None)
+def segmenter_seeds() -> dict[str, bytes]:
+    path = Path(cseq.__file__).parent / "data" / "en_ewt.segmenter"
+    return {"en_ewt": path.read_bytes()}
+
+
+def fuzz_segmenter_file(data: bytes) -> None:
+    """The segmenter's model file (the first half of a raw-text pipeline), then segmenting."""
+    from cseq.pipeline import load_segmenter
+    COUNTS["segmenter_file"] += 1
+    with _scratch(data) as path:
+        try:
+            seg = load_segmenter(path)
+        except CSeqError:
+            return
+    _step("segment", lambda: seg.segment("The dog barks. A cat sat on the mat."))
+
+
+@contextlib.contextmanager
+def _scratch(data: bytes):
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "input"
+        path.write_bytes(data)
+        yield path
+
+
+@functools.lru_cache(maxsize=None)
+def cluster_seed() -> bytes:
+    from cseq.features.clusters import brown_clusters
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.tsv"
+        brown_clusters([" ".join(s) for s in SENTS] * 3, 4).write(path)
+        return path.read_bytes()
+
+
+@st.composite
+def mutated_text(draw, seeds) -> bytes:
+    """Byte edits of one of ``seeds()`` (texts), or lines of it repeated, swapped or
+    replaced by edge values."""
+    buf = bytearray(draw(st.sampled_from(seeds())))
+    if draw(st.booleans()):
+        _edit(draw, buf)
+    else:
+        lines = bytes(buf).split(b"\n")
+        k = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["repeat", "swap", "number", "long"]))
+        if op == "repeat":
+            lines[k:k] = [lines[k]] * draw(st.integers(1, 50))
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[k], lines[j] = lines[j], lines[k]
+        elif op == "number":
+            lines[k] = re.sub(rb"\d+", draw(st.sampled_from(_NUMBERS)).encode(), lines[k],
+                              count=1)
+        else:
+            lines[k] += draw(st.sampled_from([b"0", b"a", b"\t", b"9"])) * draw(
+                st.sampled_from([100, 5000, 70000]))
+        buf = bytearray(b"\n".join(lines))
+    return bytes(buf)
+
+
+def fuzz_cluster_file(data: bytes) -> None:
+    """A word-cluster file, then the table used by a template featurizer."""
+    from cseq.features.clusters import read_clusters
+    COUNTS["cluster_file"] += 1
+    with _scratch(data) as path:
+        try:
+            clusters = read_clusters(path)
+        except CSeqError:
+            return
+    _step("clusters", lambda: cseq.StructuredPerceptron(
+        max_iter=1, features=cseq.TemplateFeaturizer(
+            "U00:%x[0,0]\nU01:%x[0,0:cluster4]\nB", clusters=clusters)).fit(
+                [[(w,) for w in s] for s in SENTS], TAGS).predict([[("The",), ("cat",)]]))
+
+
+def _template_seeds() -> list[bytes]:
+    from cseq.features.presets import PRESETS
+    return [text.encode() for text in PRESETS.values()] + [TMPL.encode(), TMPL_TAGS.encode()]
+
+
+def fuzz_templates(data: bytes) -> None:
+    """Template text, parsed, then expanded over a sentence of three columns."""
+    from cseq.features.template_language import Templates, expand
+    COUNTS["templates"] += 1
+    try:
+        t = Templates.parse(data.decode("utf-8", "surrogateescape"))
+    except CSeqError:
+        return
+    _step("expand", lambda: expand(t, [(w, "NN", "B-NP") for w in SENTS[0]],
+                                   tags=lambda i, w: "N"))
+
+
+def _body_seeds() -> list[bytes]:
+    return [b'{"tokens": ["The", "dog", "barks"]}', b'{"tokens": [["a", "NN"]], "marginals": true}',
+            b'{"sentences": [["a", "b"], [], ["c"]], "nbest": 3, "constraints": "bio"}']
+
+
+def fuzz_http_body(data: bytes) -> None:
+    """A ``POST /tag`` body as the service checks it: parsed, then costed against
+    its limits (a 4xx ``BadRequest`` is the service's refusal)."""
+    from cseq.serve.requests import REQUEST_LIMITS, BadRequest, check_size, parse_tag_request
+    COUNTS["http_body"] += 1
+    try:
+        request = parse_tag_request(data)
+        check_size(request, 17, 2, REQUEST_LIMITS)
+    except BadRequest as exc:
+        assert 400 <= exc.status < 500 and str(exc)
+        COUNTS["http_body: refused"] += 1
+
+
 TARGETS = {
     "model_loads": (fuzz_model_loads, (mutated_model(),)),
+    "segmenter_file": (fuzz_segmenter_file, (mutated_container(segmenter_seeds),)),
+    "cluster_file": (fuzz_cluster_file, (mutated_text(lambda: [cluster_seed()]),)),
+    "templates": (fuzz_templates, (mutated_text(_template_seeds),)),
+    "http_body": (fuzz_http_body, (mutated_text(_body_seeds),)),
     "model_header": (fuzz_model_header, (edited_header(),)),
     "crfsuite_model": (fuzz_crfsuite_model, (mutated_crfsuite(),)),
     "crfpp_model": (fuzz_crfpp_model, (mutated_crfpp(),)),
