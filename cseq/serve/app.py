@@ -248,7 +248,8 @@ class Service:
                 more = message.get("more_body", False)
         if declared is not None and declared <= 65536:
             # A small body the server has, or will have as soon as it is sent: read
-            # without a timer task (uvicorn's own deadline bounds the wait).
+            # without a timer task (the server's request deadline bounds the wait:
+            # under cseq serve, --timeout from the request's first byte).
             await read()
             return b"".join(chunks)
         try:

@@ -627,21 +627,21 @@ def fuzz_segmenter_file(data: bytes) -> None:
     """The segmenter's model file (the first half of a raw-text pipeline), then segmenting."""
     from cseq.pipeline import load_segmenter
     COUNTS["segmenter_file"] += 1
-    with _scratch(data) as path:
-        try:
-            seg = load_segmenter(path)
-        except CSeqError:
-            return
-    _step("segment", lambda: seg.segment("The dog barks. A cat sat on the mat."))
+    seg = _read_file(data, load_segmenter)
+    if seg is not None:
+        _step("segment", lambda: seg.segment("The dog barks. A cat sat on the mat."))
 
 
-@contextlib.contextmanager
-def _scratch(data: bytes):
+def _read_file(data: bytes, reader):
+    """``reader(path)`` of ``data`` written to a scratch file; None if cseq refuses it."""
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "input"
         path.write_bytes(data)
-        yield path
+        try:
+            return reader(path)
+        except CSeqError:
+            return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -684,11 +684,9 @@ def fuzz_cluster_file(data: bytes) -> None:
     """A word-cluster file, then the table used by a template featurizer."""
     from cseq.features.clusters import read_clusters
     COUNTS["cluster_file"] += 1
-    with _scratch(data) as path:
-        try:
-            clusters = read_clusters(path)
-        except CSeqError:
-            return
+    clusters = _read_file(data, read_clusters)
+    if clusters is None:
+        return
     _step("clusters", lambda: cseq.StructuredPerceptron(
         max_iter=1, features=cseq.TemplateFeaturizer(
             "U00:%x[0,0]\nU01:%x[0,0:cluster4]\nB", clusters=clusters)).fit(
