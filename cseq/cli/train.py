@@ -101,8 +101,8 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     if learner.templates:
         clusters = None
         if args.clusters is not None:
-            from cseq.features.clusters import read_clusters, with_cluster_templates
-            templates, clusters = with_cluster_templates(templates), read_clusters(args.clusters)
+            from cseq.features.clusters import cluster_table, with_cluster_templates
+            templates, clusters = with_cluster_templates(templates), cluster_table(args.clusters)
         params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq,
                                                 clusters=clusters)
     elif args.clusters is not None:
@@ -386,9 +386,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
-    t.add_argument("--clusters", metavar="FILE", default=None,
-                   help="word clusters (cseq clusters, or Liang's wcluster): adds the cluster "
-                   "templates to templates that use none; the table is kept in the model")
+    t.add_argument("--clusters", metavar="en|FILE", default=None,
+                   help="word classes: 'en' for the English classes shipped with cseq (400,000 "
+                   "words in 1,000 classes of the GloVe 6B vectors), or a cluster file (cseq "
+                   "clusters, Liang's wcluster); adds the cluster templates to templates that "
+                   "use none. A file's table is kept in the model; 'en' by name and digest")
     defaults = "; ".join(f"{name} with the preset{'s' if len(c.default_for) > 1 else ''} "
                          + " and ".join(", ".join(c.default_for).rsplit(", ", 1))
                          for name, c in COMMANDS.items() if c.default_for)

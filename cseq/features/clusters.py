@@ -14,10 +14,16 @@ model file (:meth:`Clusters.get_arrays`), so tagging needs no cluster file.
 
 from __future__ import annotations
 
+import functools
+import gzip
+import hashlib
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +34,15 @@ from cseq.features.template_language import Templates, as_templates
 from cseq.features.vocabulary import check_strings, decode_strings, encode_strings
 from cseq.io._files import replacing
 
-__all__ = ["ARRAYS", "CLUSTER_TEMPLATES", "MAX_CLUSTERS", "Clusters", "brown_clusters", "read_clusters",
+__all__ = ["ARRAYS", "BUNDLED", "CLUSTER_TEMPLATES", "MAX_CLUSTERS", "Clusters", "brown_clusters",
+           "bundled_clusters", "cluster_table", "clusters_from_reference", "read_clusters", "tree_paths",
            "with_cluster_templates"]
+
+#: The word-class tables shipped in the wheel (``cseq/data``), by the name that
+#: ``cseq train --clusters`` and ``TemplateFeaturizer(clusters=...)`` take: ``en``,
+#: 400,000 English words (lowercased) in 1,000 classes of the GloVe 6B vectors
+#: (``scripts/build_word_classes.py``; PDDL 1.0, see ``cseq/data/README.md``).
+BUNDLED = {"en": "en_glove6b.classes.gz"}
 
 #: Names of the arrays :meth:`Clusters.get_arrays` gives (a model file's cluster table).
 ARRAYS = frozenset({"cluster_words", "cluster_word_ptr", "cluster_paths", "cluster_path_ptr",
@@ -96,6 +109,10 @@ class Clusters:
         if any(not 0 <= c <= MAX_COUNT for c in counts):
             raise InputError(f"cluster counts must be from 0 to {MAX_COUNT}")
         self.words, self.paths, self.counts = words, paths, counts
+        #: The name in :data:`BUNDLED` of a shipped table (:func:`bundled_clusters`), else
+        #: None; a model stores a shipped table by this name and digest, not whole.
+        self.bundled: str | None = None
+        self._digest: str | None = None
         self._path = dict(zip(words, paths))
         if len(self._path) != len(words):
             dup = next(w for w, n in Counter(words).items() if n > 1)
@@ -129,6 +146,19 @@ class Clusters:
         """Write the table to ``path`` as a cluster file, atomically."""
         with replacing(path) as f:
             f.write(self.to_text())
+
+    def digest(self) -> str:
+        """SHA-256 of :meth:`to_text`, hexadecimal: names the table's content."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.to_text().encode("utf-8")).hexdigest()
+        return self._digest
+
+    def reference(self) -> dict[str, str]:
+        """What a model stores of a shipped table: its name and digest
+        (:func:`clusters_from_reference` reads it back)."""
+        if self.bundled is None:
+            raise InputError("only a shipped table (bundled_clusters) has a reference")
+        return {"bundled": self.bundled, "sha256": self.digest()}
 
     def get_arrays(self) -> dict[str, np.ndarray]:
         """The table as named arrays for a model file (:data:`ARRAYS`)."""
@@ -165,8 +195,75 @@ class Clusters:
         return f"Clusters({len(self)} words, {self.n_clusters} clusters)"
 
 
+def bundled_clusters(name: str) -> Clusters:
+    """A word-class table shipped with cseq, by its name in :data:`BUNDLED`.
+
+    Read once per process and shared (treat it as read-only).
+
+    Examples
+    --------
+    >>> en = bundled_clusters("en")
+    >>> en.path("Tuesday") == en.path("wednesday") != en.path("Paris")
+    True
+    """
+    if not isinstance(name, str) or name not in BUNDLED:
+        raise InputError(f"no shipped word classes named {name!r}; there are "
+                         f"{', '.join(sorted(BUNDLED))}")
+    return _read_bundled(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _read_bundled(name: str) -> Clusters:
+    # The file is cseq's own, checked whole by read_clusters in the tests; read here
+    # without the per-line checks (0.3 s against 1.5 s for 400,000 words).
+    path = resources.files("cseq").joinpath("data", BUNDLED[name])
+    with gzip.open(str(path), "rt", encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()]
+    table = Clusters.__new__(Clusters)
+    table.paths = [r[0] for r in rows]
+    table.words = [r[1] for r in rows]
+    table.counts = [0] * len(rows)
+    table.bundled, table._digest = name, None
+    table._path = dict(zip(table.words, table.paths))
+    return table
+
+
+def cluster_table(spec: Any) -> Clusters:
+    """A cluster table from what a user names: a :class:`Clusters`, the name of a shipped
+    table (:data:`BUNDLED`; a file of that name wins), or a cluster file's path."""
+    if isinstance(spec, Clusters):
+        return spec
+    if isinstance(spec, str) and spec in BUNDLED and not os.path.exists(spec):
+        return bundled_clusters(spec)
+    if isinstance(spec, (str, os.PathLike)):
+        return read_clusters(spec)
+    raise InputTypeError("clusters must be a Clusters table, a shipped table's name "
+                         f"({', '.join(sorted(BUNDLED))}) or a cluster file's path, "
+                         f"not {type(spec).__name__}")
+
+
+def clusters_from_reference(ref: Any, what: str) -> Clusters:
+    """The shipped table a model names (:meth:`Clusters.reference`); ModelFormatError
+    naming ``what`` if the reference is malformed or this cseq ships other classes."""
+    if not (isinstance(ref, dict) and set(ref) == {"bundled", "sha256"}
+            and all(isinstance(v, str) for v in ref.values())):
+        raise ModelFormatError(f"{what}: bad reference to shipped word classes: {str(ref)[:80]}")
+    if ref["bundled"] not in BUNDLED:
+        raise ModelFormatError(f"{what}: the model needs the shipped word classes "
+                               f"{ref['bundled'][:40]!r}, which this cseq does not ship")
+    table = bundled_clusters(ref["bundled"])
+    if table.digest() != ref["sha256"]:
+        raise ModelFormatError(f"{what}: the model was trained with other word classes "
+                               f"{ref['bundled']!r} (sha256 {ref['sha256'][:12]}...) than this "
+                               f"cseq ships ({table.digest()[:12]}...); retrain it, or tag with "
+                               "the cseq version that trained it")
+    return table
+
+
 def read_clusters(path: str | os.PathLike[str]) -> Clusters:
     """Read a cluster file (``path<TAB>word<TAB>count`` per line; the count optional).
+
+    A path ending in ``.gz`` is decompressed.
 
     Raises
     ------
@@ -177,8 +274,9 @@ def read_clusters(path: str | os.PathLike[str]) -> Clusters:
     """
     words, paths, counts = [], [], []
     seen: dict[str, int] = {}
+    opener: Any = gzip.open if os.fspath(path).endswith(".gz") else open
     try:
-        with open(path, encoding="utf-8") as f:
+        with opener(path, "rt", encoding="utf-8") as f:
             for n, line in enumerate(iter(lambda: f.readline(MAX_LINE_CHARS + 1), ""), 1):
                 where = f"cluster file {os.fspath(path)}, line {n}"
                 if len(line) > MAX_LINE_CHARS:
@@ -207,6 +305,8 @@ def read_clusters(path: str | os.PathLike[str]) -> Clusters:
                 counts.append(int(c))
     except UnicodeDecodeError as exc:
         raise InputError(f"cluster file {os.fspath(path)} is not UTF-8 text ({exc})") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(f"cluster file {os.fspath(path)} is not a whole gzip file ({exc})") from None
     except OSError as exc:
         raise InputError(f"cannot read cluster file {os.fspath(path)}: {exc.strerror or exc}") from None
     if not words:
@@ -249,8 +349,12 @@ def _pairs(sentences: list[list[str]], ids: dict[str, int], n_words: int
             cnt[order].astype(np.float64))
 
 
-def _paths(leaf: np.ndarray, tree: np.ndarray) -> list[str]:
-    """Each leaf's bit string from the merge tree (root first); ``"0"`` for a lone leaf."""
+def tree_paths(tree: np.ndarray) -> list[str]:
+    """Each leaf's bit string from a merge tree, root first (``"0"`` for a lone leaf).
+
+    ``tree`` is ``(n_leaves - 1, 2)``: leaves are ``0 .. n_leaves - 1`` and the
+    ``k``-th merge, of ``tree[k]``'s two nodes, is node ``n_leaves + k``.
+    """
     n_leaves = len(tree) + 1
     bits = [""] * (2 * n_leaves - 1)
     for k in range(len(tree) - 1, -1, -1):  # from the root down
@@ -312,7 +416,7 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
         if progress is not None:
             progress(kernel.merges_done, kernel.n_merges)
     leaf, tree = kernel.result()
-    paths = _paths(leaf, tree)
+    paths = tree_paths(tree)
     # As wcluster lists them: by cluster, then by falling count.
     order = sorted(range(len(vocab)), key=lambda i: (paths[leaf[i]], i))
     return Clusters([vocab[i] for i in order], [paths[leaf[i]] for i in order],

@@ -18,7 +18,6 @@ the functions of :mod:`cseq.features.featurizer_state`.
 from __future__ import annotations
 
 import copy
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -34,7 +33,7 @@ from cseq.features.template_language import Templates, as_templates, expand, sen
 from cseq.features.token_functions import TAGS
 from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
-from cseq.features.clusters import Clusters, read_clusters
+from cseq.features.clusters import Clusters, cluster_table, clusters_from_reference
 from cseq.features.protocol import GrowingFeaturizer, PartsFeaturizer, register_featurizer
 from cseq.features.vocabulary import decode_strings
 from cseq._core.threads import resolve_n_jobs
@@ -224,9 +223,11 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         every bucket costs the model memory, used or not.
     clusters : Clusters, str or path, optional
         The word clusters the ``cluster`` template functions read
-        (:mod:`cseq.features.cluster_functions`): a table or the path of a
-        cluster file (:func:`cseq.features.clusters.read_clusters`).  Needed
-        when the templates use them; the table is kept in the model file.
+        (:mod:`cseq.features.cluster_functions`): a table, ``"en"`` for the
+        English classes shipped with cseq (:data:`cseq.features.clusters.BUNDLED`),
+        or the path of a cluster file (:func:`cseq.features.clusters.read_clusters`).
+        Needed when the templates use them.  A model file keeps a table whole,
+        and a shipped one by name and digest.
 
     Attributes
     ----------
@@ -316,9 +317,10 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         """JSON-able configuration (no fitted state); :meth:`from_config` rebuilds it."""
         config = {"kind": "templates", "templates": self.templates.text,
                   "min_freq": self.min_freq, "n_buckets": self.n_buckets}
-        if self.clusters is not None:
-            c = self.clusters
-            config["clusters"] = {"words": c.words, "paths": c.paths, "counts": c.counts}
+        c = self.clusters
+        if c is not None:
+            config["clusters"] = (c.reference() if c.bundled is not None else
+                                  {"words": c.words, "paths": c.paths, "counts": c.counts})
         return config
 
     @classmethod
@@ -326,8 +328,12 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         """An unfitted featurizer from :meth:`get_config` output; ModelFormatError if invalid."""
         try:
             table = config.get("clusters")
-            clusters = (None if table is None else
-                        Clusters(table["words"], table["paths"], table["counts"]))
+            if table is None:
+                clusters = None
+            elif "bundled" in table:
+                clusters = clusters_from_reference(table, "template featurizer configuration")
+            else:
+                clusters = Clusters(table["words"], table["paths"], table["counts"])
             return cls(config["templates"], min_freq=config["min_freq"],
                        n_buckets=config["n_buckets"], clusters=clusters)
         except (KeyError, TypeError, ValueError) as exc:
@@ -1038,10 +1044,6 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
 
 
 def _as_clusters(clusters: Any) -> Clusters | None:
-    """The ``clusters`` parameter as a table: None, a :class:`Clusters`, or a cluster file's path."""
-    if clusters is None or isinstance(clusters, Clusters):
-        return clusters
-    if isinstance(clusters, (str, os.PathLike)):
-        return read_clusters(clusters)
-    raise InputTypeError("clusters must be a Clusters table, a cluster file's path or None, "
-                         f"not {type(clusters).__name__}")
+    """The ``clusters`` parameter as a table (:func:`~cseq.features.clusters.cluster_table`)
+    or None."""
+    return None if clusters is None else cluster_table(clusters)

@@ -17,7 +17,7 @@ from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.features.vocabulary import check_strings, encode_strings
 from cseq.features.tagdict import TagDictionary
 from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
-from cseq.features.clusters import Clusters
+from cseq.features.clusters import Clusters, clusters_from_reference
 
 __all__ = ["HASH_SCHEME", "STATE_FORMAT", "state_of", "from_state"]
 
@@ -43,7 +43,8 @@ def state_of(featurizer: Any) -> tuple[dict, dict[str, np.ndarray]]:
     templates, in both modes, the tag dictionary's arrays too
     (:meth:`cseq.features.tagdict.TagDictionary.get_arrays`).  With word
     clusters, their whole table (:meth:`cseq.features.clusters.Clusters.get_arrays`):
-    the model needs no cluster file to tag.
+    the model needs no cluster file to tag; a table shipped with cseq is stored
+    as its name and digest instead (``meta["clusters"]``).
     """
     meta = {
         "kind": "templates",
@@ -57,7 +58,9 @@ def state_of(featurizer: Any) -> tuple[dict, dict[str, np.ndarray]]:
     }
     featurizer._check_fitted()
     tag_arrays = featurizer._tags.get_arrays() if featurizer._tags is not None else {}
-    if featurizer.clusters is not None:
+    if featurizer.clusters is not None and featurizer.clusters.bundled is not None:
+        meta["clusters"] = featurizer.clusters.reference()
+    elif featurizer.clusters is not None:
         tag_arrays.update(featurizer.clusters.get_arrays())
     if featurizer.n_buckets is not None:
         meta["n_attributes"] = featurizer.n_buckets
@@ -113,7 +116,9 @@ def from_state(cls: type, meta: dict, arrays: dict) -> Any:
                                   or n_columns < 1):
         raise bad("'n_columns' must be a positive int or null")
     clusters = None
-    if CLUSTER_ARRAYS & set(arrays):
+    if "clusters" in meta:
+        clusters = clusters_from_reference(meta["clusters"], "template featurizer state")
+    elif CLUSTER_ARRAYS & set(arrays):
         clusters = Clusters.from_arrays(arrays, "template featurizer state")
         arrays = {k: v for k, v in arrays.items() if k not in CLUSTER_ARRAYS}
     try:
