@@ -228,9 +228,9 @@ def read_vectors(path: str | os.PathLike[str], *, format: str = "auto", max_word
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "v.txt")
-    >>> _ = open(p, "w").write("2 3\\nthe 0.1 0.2 0.3\\ncat 1 0 -1\\n")
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "v.txt"
+    >>> _ = p.write_text("2 3\\nthe 0.1 0.2 0.3\\ncat 1 0 -1\\n")
     >>> words, m = read_vectors(p)
     >>> words, m.shape
     (['the', 'cat'], (2, 3))
