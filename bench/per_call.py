@@ -12,7 +12,8 @@ CoNLL-2000's last 1,000 sentences (chunk labels):
   attributes, from the word and its XPOS/POS tag): the averaged perceptron,
   ``predict([s])`` per sentence, against python-crfsuite's ``Tagger.tag``
   with the same lists and an averaged perceptron trained on them;
-* from the words with the ``pos`` preset (EWT only): the perceptron and the
+* from the words with the ``pos`` preset (EWT only): the perceptron (without
+  and with the shipped English word classes, ``clusters="en"``) and the
   greedy tagger, per sentence and in one call for all, and per sentence on a
   cold first pass (one pass right after fitting, before the sentences have
   been tagged, so no per-thread cache knows their words: the repeated rows
@@ -243,6 +244,9 @@ def template_rows(words_train, y_train, words, args, table: Table) -> None:
     for label, est in (
             ("perceptron", cseq.StructuredPerceptron(
                 max_iter=args.iter, random_state=0, features=cseq.TemplateFeaturizer("pos"))),
+            ("perceptron + en classes", cseq.StructuredPerceptron(
+                max_iter=args.iter, random_state=0,
+                features=cseq.TemplateFeaturizer("pos", clusters="en"))),
             ("greedy", cseq.GreedyTagger(max_iter=args.iter, random_state=0,
                                          features=cseq.TemplateFeaturizer("pos")))):
         est.fit(words_train, y_train)

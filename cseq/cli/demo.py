@@ -20,11 +20,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     n_train = len(X) * 4 // 5
     print(f"cseq {cseq.__version__}: POS tagging demo on the {len(X)} training sentences of "
           f"UD English EWT (CC BY-SA 4.0) shipped with cseq")
-    print(f"training an averaged perceptron ('pos' templates, {args.max_iter} passes) on the "
-          f"first {n_train} sentences ({sum(map(len, X[:n_train]))} tokens)...")
+    print(f"training an averaged perceptron ('pos' templates and the English word classes, "
+          f"{args.max_iter} passes) on the first {n_train} sentences "
+          f"({sum(map(len, X[:n_train]))} tokens)...")
     t = time.perf_counter()
     est = cseq.StructuredPerceptron(max_iter=args.max_iter, random_state=0,
-                                    features=TemplateFeaturizer("pos"))
+                                    features=TemplateFeaturizer("pos", clusters="en"))
     est.fit(X[:n_train], y[:n_train])
     print(f"trained in {time.perf_counter() - t:.2f}s")
     acc = est.score(X[n_train:], y[n_train:])

@@ -24,6 +24,7 @@ from cseq.cli.common import (_check_output_path, _cluster, _cluster_options, _in
 from cseq.cli.progress import _Progress
 from cseq.exceptions import InputError, TrainingInterrupted
 from cseq.registry import COMMANDS, Command, command_of, default_command
+from cseq.features.presets import PRESET_CLUSTERS
 
 
 #: Hyperparameter options of ``cseq train`` (argparse dest -> option string).
@@ -99,19 +100,27 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     learner = COMMANDS[args.algorithm]
     params = _learner_params(args, templates)
     if learner.templates:
-        clusters = None
-        if args.clusters is not None:
+        clusters, spec = None, _clusters_option(args, templates)
+        if spec is not None:
             from cseq.features.clusters import cluster_table, with_cluster_templates
-            templates, clusters = with_cluster_templates(templates), cluster_table(args.clusters)
+            templates, clusters = with_cluster_templates(templates), cluster_table(spec)
         params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq,
                                                 clusters=clusters)
-    elif args.clusters is not None:
+    elif args.clusters not in (None, "none"):
         raise InputError(f"--clusters does not apply to --algorithm {args.algorithm} "
                          "(it takes no templates)")
     elif args.template is not None:
         raise InputError(f"--template does not apply to --algorithm {args.algorithm} "
                          "(it reads the word, the first column, alone)")
     return learner.estimator(**params)
+
+
+def _clusters_option(args: argparse.Namespace, templates: Any) -> str | None:
+    """The word classes to train with: ``--clusters``, else the preset's
+    (:data:`cseq.features.presets.PRESET_CLUSTERS`); None for ``--clusters none``."""
+    if args.clusters is None:
+        return PRESET_CLUSTERS.get(templates) if isinstance(templates, str) else None
+    return None if args.clusters == "none" else args.clusters
 
 
 def _learner_params(args: argparse.Namespace, templates: Any) -> dict[str, Any]:
@@ -386,11 +395,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     t.add_argument("--template", default=None,
                    help="feature templates: pos, chunk, ner or a CRF++ template file; "
                    "default: chosen from the data's shape (and said so). " + _PRESET_HELP)
-    t.add_argument("--clusters", metavar="en|FILE", default=None,
+    t.add_argument("--clusters", metavar="en|none|FILE", default=None,
                    help="word classes: 'en' for the English classes shipped with cseq (400,000 "
-                   "words in 1,000 classes of the GloVe 6B vectors), or a cluster file (cseq "
-                   "clusters, Liang's wcluster); adds the cluster templates to templates that "
-                   "use none. A file's table is kept in the model; 'en' by name and digest")
+                   "words in 1,000 classes of the GloVe 6B vectors), a cluster file (cseq "
+                   "clusters, Liang's wcluster), or 'none'; adds the cluster templates to "
+                   "templates that use none. A file's table is kept in the model, 'en' by name "
+                   "and digest. Default: " + ", ".join(f"'{c}' with the {p} preset" for p, c in
+                                                       PRESET_CLUSTERS.items()) + ", else none")
     defaults = "; ".join(f"{name} with the preset{'s' if len(c.default_for) > 1 else ''} "
                          + " and ".join(", ".join(c.default_for).rsplit(", ", 1))
                          for name, c in COMMANDS.items() if c.default_for)

@@ -33,7 +33,8 @@ from cseq.features.template_language import Templates, as_templates, expand, sen
 from cseq.features.token_functions import TAGS
 from cseq.features.cluster_functions import cluster_bits, cluster_value
 from cseq.features.clusters import ARRAYS as CLUSTER_ARRAYS
-from cseq.features.clusters import Clusters, cluster_table, clusters_from_reference
+from cseq.features.clusters import (Clusters, cluster_table, clusters_from_reference,
+                                    with_cluster_templates)
 from cseq.features.protocol import GrowingFeaturizer, PartsFeaturizer, register_featurizer
 from cseq.features.vocabulary import decode_strings
 from cseq._core.threads import resolve_n_jobs
@@ -226,8 +227,10 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         (:mod:`cseq.features.cluster_functions`): a table, ``"en"`` for the
         English classes shipped with cseq (:data:`cseq.features.clusters.BUNDLED`),
         or the path of a cluster file (:func:`cseq.features.clusters.read_clusters`).
-        Needed when the templates use them.  A model file keeps a table whole,
-        and a shipped one by name and digest.
+        Needed when the templates use them; templates that use none get the
+        cluster templates (:data:`cseq.features.clusters.CLUSTER_TEMPLATES`:
+        the word's class at four grains, its neighbours' at two).  A model
+        file keeps a table whole, and a shipped one by name and digest.
 
     Attributes
     ----------
@@ -283,6 +286,8 @@ class TemplateFeaturizer(GrowingFeaturizer, PartsFeaturizer):
         self.min_freq = int(min_freq)
         self.n_buckets = n_buckets
         self.clusters = _as_clusters(clusters)
+        if self.clusters is not None:
+            self.templates = with_cluster_templates(self.templates)
         self._compile_spec()
         if self._cluster_slots and self.clusters is None:
             raise InputError("the templates use a 'cluster' token function: give the word "

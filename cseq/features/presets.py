@@ -172,3 +172,9 @@ B
 
 #: Template text of the built-in presets.
 PRESETS: dict[str, str] = {"pos": _POS, "chunk": _CHUNK, "ner": _NER}
+
+#: The shipped word classes (``cseq.features.clusters.BUNDLED``) that ``cseq train``
+#: adds to a preset when ``--clusters`` is not given (``--clusters none`` leaves them
+#: out): chosen on 5 folds of the training data, where a change must gain more than
+#: two standard errors (``bench/accuracy/folds.py``, docs/accuracy.md).
+PRESET_CLUSTERS: dict[str, str] = {"pos": "en", "ner": "en"}

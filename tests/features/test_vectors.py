@@ -301,6 +301,15 @@ def test_cli_train_with_the_shipped_classes(tmp_path, capsys):
     assert main(["train", str(train), "--algorithm", "perceptron", "--template", "pos",
                  "--clusters", "en", "-o", str(model), "--quiet"]) == 0
     assert cseq.load(model).featurizer_.clusters is bundled_clusters("en")
+    for preset, options, want in (("pos", [], "en"), ("ner", [], "en"),
+                                  ("pos", ["--clusters", "none"], None)):
+        assert main(["train", str(train), "--algorithm", "perceptron", "--template", preset,
+                     *options, "-o", str(model), "--quiet"]) == 0
+        table = cseq.load(model).featurizer_.clusters
+        assert (table and table.bundled) == want, (preset, options)
+    assert main(["train", str(train), "--algorithm", "hmm", "--template", "pos",
+                 "-o", str(model), "--quiet"]) == 1  # the hmm takes no templates
+    capsys.readouterr()
     assert main(["train", str(train), "--algorithm", "hmm", "--clusters", "en",
                  "-o", str(model), "--quiet"]) == 1
     assert "--clusters does not apply" in capsys.readouterr().err
