@@ -36,12 +36,14 @@ MAX_DIMS = 10_000
 #: The most characters of a word in a binary file.
 _MAX_WORD_BYTES = 1000
 _BLOCK = 1 << 16
+#: The largest magnitude of a value (a vector's squared length must not overflow).
+_MAX_VALUE = 1e15
 
 
 def _header(line: str) -> tuple[int, int] | None:
     """``(N, D)`` if ``line`` is word2vec's header, else None."""
     f = line.split()
-    if len(f) == 2 and all(v.isascii() and v.isdigit() for v in f):
+    if len(f) == 2 and all(v.isascii() and v.isdigit() and len(v) <= 18 for v in f):
         return int(f[0]), int(f[1])
     return None
 
@@ -80,6 +82,9 @@ class _Rows:
         if not np.isfinite(values).all():
             raise InputError(f"{self.where}, {line}: the vector of {word[:30]!r} is not finite "
                              "(NaN or infinity)")
+        if np.abs(values).max(initial=0) > _MAX_VALUE:
+            raise InputError(f"{self.where}, {line}: the vector of {word[:30]!r} holds a value "
+                             f"beyond {_MAX_VALUE:g}")
         if word in self.seen:
             self.duplicates += 1
             return
@@ -89,7 +94,7 @@ class _Rows:
             grown = np.empty((min(2 * n, self.max_words), self.out.shape[1]), dtype=np.float32)
             grown[:n] = self.out
             self.out = grown
-        self.out[n] = values if self.proj is None else values @ self.proj
+        self.out[n] = values if self.proj is None else values.astype(np.float32) @ self.proj
         self.words.append(word)
 
     def result(self) -> tuple[list[str], np.ndarray]:
@@ -128,7 +133,7 @@ def _read_text(f: io.BufferedReader, first: bytes, args: tuple, where: str
                 raise InputError(f"{where}, {at}: {len(fields) - 1} values after the word; "
                                  f"{said} {rows.dims}")
             try:
-                values = np.array(fields[1:], dtype=np.float32)
+                values = np.array(fields[1:], dtype=np.float64)
             except ValueError:
                 bad = next(v for v in fields[1:] if not _is_float(v))
                 raise InputError(f"{where}, {at}: {bad[:30]!r} is not a number") from None
@@ -392,9 +397,10 @@ def vector_classes(words: Sequence[str], vectors: np.ndarray, n_classes: int = 1
         raise InputError(f"{len(words)} words for {len(x)} vectors; expected as many, at least one")
     if not np.isfinite(x).all():
         raise InputError("vectors must be finite (no NaN or infinity)")
-    x = x.astype(np.float32)
-    norm = np.linalg.norm(x, axis=1, keepdims=True)
-    x = x / np.where(norm > 0, norm, 1)
+    x = x.astype(np.float64)
+    norm = np.sqrt(((x / np.maximum(np.abs(x).max(1, keepdims=True), 1e-300)) ** 2).sum(
+        1, keepdims=True)) * np.abs(x).max(1, keepdims=True)
+    x = (x / np.where(norm > 0, norm, 1)).astype(np.float32)
     k = min(int(n_classes), len(x))
     if k == 1:
         return Clusters(list(words), ["0"] * len(x))

@@ -74,6 +74,7 @@ def test_binary_given_as_text_and_text_as_binary(tmp_path):
     ("a 1 nan 3\n", r"line 1: the vector of 'a' is not finite"),
     ("a 1 inf 3\n", r"line 1: the vector of 'a' is not finite"),
     ("a 1 x 3\n", r"line 1: 'x' is not a number"),
+    ("a 1 1e300 3\n", r"line 1: the vector of 'a' holds a value beyond 1e\+15"),
     ("3 2\na 1 2\nb 1 2\n", r"the header says 3 words; the file holds 2"),
     ("1 2\na 1 2\nb 1 2\n", r"the header says 1 words; the file holds 2"),
     ("", "holds no vector"),
@@ -103,6 +104,13 @@ def test_bad_binary_files(tmp_path):
         read_vectors(tmp_path / "e.bin", format="binary")
     with pytest.raises(InputError, match="cannot read vector file"):
         read_vectors(tmp_path / "missing.bin")
+
+
+def test_a_header_of_huge_numbers_is_a_row(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("9" * 5000 + " 3\n", encoding="utf-8")  # not int()'s digit limit
+    words, m = read_vectors(path)
+    assert words == ["9" * 5000] and m.tolist() == [[3.0]]
 
 
 def test_max_words_stops_reading_and_repeats_are_skipped(tmp_path):
@@ -205,6 +213,9 @@ def test_classes_are_deterministic_and_bounded():
     assert a == b and a.n_clusters == 40 and a.words == words
     assert vector_classes(words[:3], x[:3], 10).n_clusters == 3  # fewer words than classes
     assert vector_classes(words[:1], x[:1], 10).paths == ["0"]
+    huge = vector_classes(list("abcd"), np.array([[1e300, 0], [2e300, 1e299], [0, 1e300],
+                                                  [1e299, 3e300]]), 2)
+    assert huge.path("a") == huge.path("b") != huge.path("c") == huge.path("d")
     zero = np.zeros((4, 3))
     assert len(vector_classes(list("abcd"), zero, 2)) == 4  # zero vectors: no division by zero
 

@@ -29,10 +29,12 @@ Whatever parses must also be usable.
   CRs, NULs and invalid UTF-8, read as bytes and as text.
 * :func:`fuzz_segmenter_file` -- byte edits of the shipped English segmenter
   (the checksum recomputed), loaded by ``load_segmenter`` and segmenting.
-* :func:`fuzz_cluster_file`, :func:`fuzz_templates`, :func:`fuzz_http_body`
-  -- byte and line edits (lines repeated, swapped, numbers replaced, lines
-  made 70,000 characters long) of a cluster file (read, then used by a
-  template featurizer that is fitted and predicts), of the template presets
+* :func:`fuzz_cluster_file`, :func:`fuzz_vector_file`, :func:`fuzz_templates`,
+  :func:`fuzz_http_body` -- byte and line edits (lines repeated, swapped,
+  numbers replaced, lines made 70,000 characters long) of a cluster file
+  (read, then used by a template featurizer that is fitted and predicts), of
+  word-vector files in text and binary (read, clustered, the classes used to
+  train and tag), of the template presets
   (parsed, then expanded), and of ``POST /tag`` bodies (parsed and costed as
   ``cseq serve`` does; its 4xx refusal is allowed).
 
@@ -693,6 +695,33 @@ def fuzz_cluster_file(data: bytes) -> None:
                 [[(w,) for w in s] for s in SENTS], TAGS).predict([[("The",), ("cat",)]]))
 
 
+@functools.lru_cache(maxsize=None)
+def vector_seeds() -> list[bytes]:
+    """A word2vec text file, a GloVe file (no header) and a word2vec binary file."""
+    import struct
+    rng = np.random.default_rng(0)
+    rows = [(w, rng.standard_normal(4)) for w in sorted({w for s in SENTS for w in s})]
+    body = "".join(w + " " + " ".join(f"{v:.4f}" for v in vec) + "\n" for w, vec in rows)
+    binary = f"{len(rows)} 4\n".encode() + b"".join(
+        w.encode() + b" " + struct.pack("<4f", *vec) + b"\n" for w, vec in rows)
+    return [f"{len(rows)} 4\n{body}".encode(), body.encode(), binary]
+
+
+def fuzz_vector_file(data: bytes) -> None:
+    """A word-vector file (either format, found by ``auto``), then its classes used to tag."""
+    from cseq.features.vectors import read_vectors, vector_classes
+    COUNTS["vector_file"] += 1
+    read = _read_file(data, lambda p: read_vectors(p, max_words=500, max_dims=8))
+    if read is None:
+        return
+    words, vectors = read
+    assert len(words) == len(vectors) and np.isfinite(vectors).all() and vectors.shape[1] <= 8
+    classes = vector_classes(words, vectors, 3)
+    _step("vector classes", lambda: cseq.StructuredPerceptron(
+        max_iter=1, features=cseq.TemplateFeaturizer("U00:%x[0,0]\nB", clusters=classes)).fit(
+            [[(w,) for w in s] for s in SENTS], TAGS).predict([[("The",), ("cat",)]]))
+
+
 def _template_seeds() -> list[bytes]:
     from cseq.features.presets import PRESETS
     return [text.encode() for text in PRESETS.values()] + [TMPL.encode(), TMPL_TAGS.encode()]
@@ -732,6 +761,7 @@ TARGETS = {
     "model_loads": (fuzz_model_loads, (mutated_model(),)),
     "segmenter_file": (fuzz_segmenter_file, (mutated_container(segmenter_seeds),)),
     "cluster_file": (fuzz_cluster_file, (mutated_text(lambda: [cluster_seed()]),)),
+    "vector_file": (fuzz_vector_file, (mutated_text(vector_seeds),)),
     "templates": (fuzz_templates, (mutated_text(_template_seeds),)),
     "http_body": (fuzz_http_body, (mutated_text(_body_seeds),)),
     "model_header": (fuzz_model_header, (edited_header(),)),
