@@ -38,6 +38,7 @@ sys.path.insert(0, str(_Path(__file__).resolve().parent))  # for `accuracy`
 from common.paths import SHARED_DATA  # noqa: E402
 
 import argparse
+import functools
 import math
 import os
 import time
@@ -86,9 +87,15 @@ def _run(task: str, candidate: str, X, y, Xd, yd) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _data(task: str, data: str) -> tuple:
+    """The task's files, read once per worker process."""
+    return load(task, Path(data))
+
+
 def _job(args: tuple) -> tuple[tuple, dict]:
     task, candidate, fold, k, data = args
-    X, y, Xd, yd = load(task, Path(data))
+    X, y, Xd, yd = _data(task, data)
     if fold is None:  # all of train, scored on dev
         return (task, candidate, "dev"), _run(task, candidate, X, y, Xd, yd)
     if task == "chunk":  # the bench split's training part is train.txt minus its last 1,000

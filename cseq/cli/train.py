@@ -100,12 +100,9 @@ def _make_estimator(args: argparse.Namespace, templates: Any) -> Any:
     learner = COMMANDS[args.algorithm]
     params = _learner_params(args, templates)
     if learner.templates:
-        clusters, spec = None, _clusters_option(args, templates)
-        if spec is not None:
-            from cseq.features.clusters import cluster_table, with_cluster_templates
-            templates, clusters = with_cluster_templates(templates), cluster_table(spec)
+        # The featurizer reads the table and adds the cluster templates.
         params["features"] = TemplateFeaturizer(templates, min_freq=args.min_freq,
-                                                clusters=clusters)
+                                                clusters=_clusters_option(args, templates))
     elif args.clusters not in (None, "none"):
         raise InputError(f"--clusters does not apply to --algorithm {args.algorithm} "
                          "(it takes no templates)")

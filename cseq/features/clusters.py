@@ -35,7 +35,7 @@ from cseq.features.vocabulary import check_strings, decode_strings, encode_strin
 from cseq.io._files import replacing
 
 __all__ = ["ARRAYS", "BUNDLED", "CLUSTER_TEMPLATES", "MAX_CLUSTERS", "Clusters", "brown_clusters",
-           "bundled_clusters", "cluster_table", "clusters_from_reference", "read_clusters", "tree_paths",
+           "bundled_clusters", "check_counts", "cluster_table", "clusters_from_reference", "read_clusters", "tree_paths",
            "with_cluster_templates"]
 
 #: The word-class tables shipped in the wheel (``cseq/data``), by the name that
@@ -108,15 +108,26 @@ class Clusters:
                                  f"{MAX_PATH_BITS}")
         if any(not 0 <= c <= MAX_COUNT for c in counts):
             raise InputError(f"cluster counts must be from 0 to {MAX_COUNT}")
-        self.words, self.paths, self.counts = words, paths, counts
-        #: The name in :data:`BUNDLED` of a shipped table (:func:`bundled_clusters`), else
-        #: None; a model stores a shipped table by this name and digest, not whole.
-        self.bundled: str | None = None
-        self._digest: str | None = None
-        self._path = dict(zip(words, paths))
+        self._assign(words, paths, counts)
         if len(self._path) != len(words):
             dup = next(w for w, n in Counter(words).items() if n > 1)
             raise InputError(f"cluster word {dup!r} appears more than once")
+
+    def _assign(self, words: list[str], paths: list[str], counts: list[int],
+                bundled: str | None = None) -> None:
+        self.words, self.paths, self.counts = words, paths, counts
+        #: The name in :data:`BUNDLED` of a shipped table (:func:`bundled_clusters`), else
+        #: None; a model stores a shipped table by this name and digest, not whole.
+        self.bundled = bundled
+        self._digest: str | None = None
+        self._path = dict(zip(words, paths))
+
+    @classmethod
+    def _unchecked(cls, words: list[str], paths: list[str], bundled: str) -> "Clusters":
+        """A table of cseq's own shipped data, without the per-word checks."""
+        table = cls.__new__(cls)
+        table._assign(words, paths, [0] * len(words), bundled)
+        return table
 
     def __len__(self) -> int:
         return len(self.words)
@@ -219,13 +230,7 @@ def _read_bundled(name: str) -> Clusters:
     path = resources.files("cseq").joinpath("data", BUNDLED[name])
     with gzip.open(str(path), "rt", encoding="utf-8") as f:
         rows = [line.split("\t") for line in f.read().splitlines()]
-    table = Clusters.__new__(Clusters)
-    table.paths = [r[0] for r in rows]
-    table.words = [r[1] for r in rows]
-    table.counts = [0] * len(rows)
-    table.bundled, table._digest = name, None
-    table._path = dict(zip(table.words, table.paths))
-    return table
+    return Clusters._unchecked([r[1] for r in rows], [r[0] for r in rows], name)
 
 
 def cluster_table(spec: Any) -> Clusters:
@@ -364,6 +369,15 @@ def tree_paths(tree: np.ndarray) -> list[str]:
     return [bits[i] or "0" for i in range(n_leaves)]
 
 
+def check_counts(**values: Any) -> None:
+    """Each keyword's value must be an int >= 1: InputTypeError or InputError naming it."""
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InputTypeError(f"{name} must be an int, not {type(v).__name__}")
+        if v < 1:
+            raise InputError(f"{name} must be >= 1, got {v}")
+
+
 def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000, *,
                    min_count: int = 1, progress: Callable[[int, int], None] | None = None
                    ) -> Clusters:
@@ -393,11 +407,7 @@ def brown_clusters(texts: Iterable[str | Sequence[str]], n_clusters: int = 1000,
     .. [1] P. Liang, "Semi-supervised learning for natural language", MEng
        thesis, MIT, 2005.
     """
-    for name, v in (("n_clusters", n_clusters), ("min_count", min_count)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InputTypeError(f"{name} must be an int, not {type(v).__name__}")
-        if v < 1:
-            raise InputError(f"{name} must be >= 1, got {v}")
+    check_counts(n_clusters=n_clusters, min_count=min_count)
     if n_clusters > MAX_CLUSTERS:
         raise InputError(f"n_clusters must be at most {MAX_CLUSTERS:,} (the clustering keeps "
                          f"six (C+1)^2 matrices of floats), got {n_clusters:,}")

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cseq.exceptions import InputError, InputTypeError
-from cseq.features.clusters import MAX_CLUSTERS, MAX_PATH_BITS, Clusters, tree_paths
+from cseq.exceptions import InputError
+from cseq.features.clusters import MAX_CLUSTERS, MAX_PATH_BITS, Clusters, check_counts, tree_paths
 
 __all__ = ["MAX_DIMS", "VECTOR_FORMATS", "read_vectors", "vector_classes"]
 
@@ -242,11 +242,7 @@ def read_vectors(path: str | os.PathLike[str], *, format: str = "auto", max_word
     """
     if format not in VECTOR_FORMATS:
         raise InputError(f"format must be one of {', '.join(VECTOR_FORMATS)}, got {format!r}")
-    for name, v in (("max_words", max_words), ("max_dims", max_dims)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InputTypeError(f"{name} must be an int, not {type(v).__name__}")
-        if v < 1:
-            raise InputError(f"{name} must be >= 1, got {v}")
+    check_counts(max_words=max_words, max_dims=max_dims)
     where = f"vector file {os.fspath(path)}"
     args = (int(max_words), int(max_dims), seed)
     try:
@@ -383,11 +379,7 @@ def vector_classes(words: Sequence[str], vectors: np.ndarray, n_classes: int = 1
     >>> c.path("a") == c.path("b") != c.path("c") == c.path("d")
     True
     """
-    for name, v in (("n_classes", n_classes), ("max_iter", max_iter)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InputTypeError(f"{name} must be an int, not {type(v).__name__}")
-        if v < 1:
-            raise InputError(f"{name} must be >= 1, got {v}")
+    check_counts(n_classes=n_classes, max_iter=max_iter)
     if n_classes > MAX_CLUSTERS:
         raise InputError(f"n_classes must be at most {MAX_CLUSTERS:,}, got {n_classes:,}")
     x = np.asarray(vectors)
@@ -397,9 +389,10 @@ def vector_classes(words: Sequence[str], vectors: np.ndarray, n_classes: int = 1
         raise InputError(f"{len(words)} words for {len(x)} vectors; expected as many, at least one")
     if not np.isfinite(x).all():
         raise InputError("vectors must be finite (no NaN or infinity)")
+    # Unit rows; each first divided by its largest magnitude, so no square overflows.
     x = x.astype(np.float64)
-    norm = np.sqrt(((x / np.maximum(np.abs(x).max(1, keepdims=True), 1e-300)) ** 2).sum(
-        1, keepdims=True)) * np.abs(x).max(1, keepdims=True)
+    x /= np.maximum(np.abs(x).max(1, keepdims=True), np.finfo(np.float64).tiny)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
     x = (x / np.where(norm > 0, norm, 1)).astype(np.float32)
     k = min(int(n_classes), len(x))
     if k == 1:
