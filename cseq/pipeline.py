@@ -1,34 +1,46 @@
-"""Raw text in, tagged sentences out: a segmenter and a tagger in one object.
+"""Raw text in, tagged sentences out: a segmenter and taggers in one object, and one file.
 
 :class:`Pipeline` holds a :class:`cseq.segment.Segmenter` (sentences, tokens,
-multiword tokens) and, optionally, a fitted cseq tagger that labels the
-syntactic words.  It reads paragraphs (:func:`cseq.io.raw.iter_paragraphs`
-for a file, :func:`cseq.io.raw.paragraphs_of` for a string), segments each,
-and tags the words in batches of about ``batch_chars`` characters, so a
-file of any size needs memory for one batch.  Every token keeps its
-character offsets, so labels map back onto the original string.
+multiword tokens) and, optionally, fitted cseq taggers that label the
+syntactic words, one per CoNLL-U column (:data:`COLUMNS`: UPOS, XPOS,
+FEATS, and LEMMA through a :class:`cseq.segment.lemmas.Lemmatizer`).  It
+reads paragraphs (:func:`cseq.io.raw.iter_paragraphs` for a file,
+:func:`cseq.io.raw.paragraphs_of` for a string), segments each, and tags the
+words in batches of about ``batch_chars`` characters, so a file of any size
+needs memory for one batch.  Every token keeps its character offsets, so
+labels map back onto the original string.
 
-:func:`load_pipeline` loads a pipeline shipped in the wheel (``"en"``: a
-segmenter and a UPOS tagger trained on UD English EWT, see
-``cseq/data/README.md``) or one saved by :meth:`Pipeline.save`.
+:meth:`Pipeline.train` trains all of it from one CoNLL-U treebank (``cseq
+pipeline train``), :meth:`Pipeline.save` writes it as one file (a cseq model
+container whose parts are the models' own files, see
+``docs/model-format.md``) and :func:`load_pipeline` reads such a file or the
+pipeline shipped in the wheel (``"en"``: UD English EWT, see
+``cseq/data/README.md``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from cseq.exceptions import InputError, InputTypeError, ModelFormatError
 from cseq.io.raw import Paragraph, paragraphs_of
 
-__all__ = ["Pipeline", "TaggedSentence", "format_tagged", "load_pipeline"]
+__all__ = ["COLUMNS", "Pipeline", "TaggedSentence", "format_tagged", "load_pipeline"]
+
+#: The CoNLL-U columns a pipeline may tag, in the order they are tagged and written.
+COLUMNS = ("upos", "xpos", "feats", "lemma")
 
 
 @dataclass(frozen=True, slots=True)
 class TaggedSentence:
-    """One sentence of raw text, segmented and (with a tagger) tagged.
+    """One sentence of raw text, segmented and (with taggers) tagged.
 
     Attributes
     ----------
@@ -38,10 +50,14 @@ class TaggedSentence:
         The paragraph it comes from (its text, and its offset in the file
         or string: add it to a token's offsets to index the whole input).
     labels : tuple of str or None
-        One label per syntactic word (``sentence.words()``); None without a
+        One label per syntactic word (``sentence.words()``) of the
+        pipeline's first column (UPOS where it tags UPOS); None without a
         tagger.
     first, last : bool
         Whether it is the first (last) sentence of its paragraph.
+    columns : dict of str to tuple of str, optional
+        Every tagged column's labels by CoNLL-U column name (``"upos"``,
+        ``"xpos"``, ``"feats"``, ``"lemma"``); None without a tagger.
     """
 
     sentence: Any
@@ -49,6 +65,7 @@ class TaggedSentence:
     labels: tuple[str, ...] | None
     first: bool
     last: bool
+    columns: Mapping[str, tuple[str, ...]] | None = None
 
     @property
     def words(self) -> list[str]:
@@ -57,7 +74,7 @@ class TaggedSentence:
 
 
 class Pipeline:
-    """A segmenter and, optionally, a tagger: raw text to tagged sentences.
+    """A segmenter and, optionally, taggers: raw text to tagged sentences.
 
     Parameters
     ----------
@@ -66,10 +83,15 @@ class Pipeline:
         ``segment_many(texts)`` is used where it has one).
     tagger : fitted cseq estimator, optional
         A tagger that reads one column (the word); its labels go to the
-        words of the segmented sentences.
+        words of the segmented sentences, in the UPOS column.  Shorthand
+        for ``taggers={"upos": tagger}``.
+    taggers : dict of str to tagger, optional
+        A tagger per CoNLL-U column (keys of :data:`COLUMNS`): fitted cseq
+        estimators that read the word alone, and for ``"lemma"`` a
+        :class:`cseq.segment.lemmas.Lemmatizer`.
     batch_chars : int, default 100000
-        Characters of raw text segmented before the tagger runs on their
-        words at once (the tagger is fastest on large batches).
+        Characters of raw text segmented before the taggers run on their
+        words at once (a tagger is fastest on large batches).
 
     Examples
     --------
@@ -78,17 +100,39 @@ class Pipeline:
     [('It', 'PRON'), ("'s", 'AUX'), ('3', 'NUM'), ('pm', 'NOUN'), ('.', 'PUNCT'), ...]
     """
 
-    def __init__(self, segmenter: Any, tagger: Any = None, *, batch_chars: int = 100_000) -> None:
+    def __init__(self, segmenter: Any, tagger: Any = None, *,
+                 taggers: Mapping[str, Any] | None = None, batch_chars: int = 100_000) -> None:
         if not callable(getattr(segmenter, "segment", None)):
             raise InputTypeError(f"segmenter must be a cseq Segmenter, got "
                                  f"{type(segmenter).__name__}")
-        if tagger is not None:
-            _check_tagger(tagger, "the tagger")
+        if tagger is not None and taggers is not None:
+            raise InputError("give tagger or taggers, not both")
+        if taggers is None:
+            taggers = {} if tagger is None else {"upos": tagger}
+        if not isinstance(taggers, Mapping):
+            raise InputTypeError(f"taggers must be a dict of column to tagger, got "
+                                 f"{type(taggers).__name__}")
+        unknown = [c for c in taggers if c not in COLUMNS]
+        if unknown:
+            raise InputError(f"taggers: unknown column {unknown[0]!r} (one of "
+                             f"{', '.join(COLUMNS)})")
+        for column, est in taggers.items():
+            _check_tagger(est.tagger if column == "lemma" and _is_lemmatizer(est) else est,
+                          f"the {column} tagger")
+            if column == "lemma" and not _is_lemmatizer(est):
+                raise InputTypeError("the lemma column takes a cseq.segment.lemmas.Lemmatizer, "
+                                     f"got {type(est).__name__}")
         if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
             raise InputError(f"batch_chars must be a positive integer, got {batch_chars!r}")
         self.segmenter = segmenter
-        self.tagger = tagger
+        #: The taggers by column, in :data:`COLUMNS` order.
+        self.taggers: dict[str, Any] = {c: taggers[c] for c in COLUMNS if c in taggers}
         self.batch_chars = batch_chars
+
+    @property
+    def tagger(self) -> Any:
+        """The tagger of the first tagged column (UPOS where there is one), or None."""
+        return next(iter(self.taggers.values()), None)
 
     @classmethod
     def load(cls, segmenter: str | os.PathLike[str], tagger: str | os.PathLike[str] | None = None,
@@ -129,30 +173,198 @@ class Pipeline:
         segmented = many(texts) if many is not None else [self.segmenter.segment(t) for t in texts]
         batch = list(zip(paragraphs, segmented))
         sentences = [s for _, sents in batch for s in sents]
-        if self.tagger is not None and sentences:
+        predicted: dict[str, list[Any]] = {}
+        if self.taggers and sentences:
             X = [[(w,) for w in s.words()] for s in sentences]
-            labels: Iterator[Any] = iter(self.tagger.predict(X, n_jobs=n_jobs))
-        else:
-            labels = iter(())
+            for column, est in self.taggers.items():
+                predicted[column] = est.predict(X, n_jobs=n_jobs)
+        first = next(iter(self.taggers), None)
+        k = 0
         for para, sents in batch:
             for i, s in enumerate(sents):
-                lab = next(labels, None) if self.tagger is not None else None
-                yield TaggedSentence(s, para, None if lab is None else tuple(lab),
-                                     i == 0, i == len(sents) - 1)
+                columns = ({c: tuple(labels[k]) for c, labels in predicted.items()}
+                           if predicted else None)
+                k += 1
+                yield TaggedSentence(s, para, None if columns is None else columns[first],
+                                     i == 0, i == len(sents) - 1, columns)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the whole pipeline to one file, atomically (a temporary file, then a rename).
+
+        The file is a cseq model container (``docs/model-format.md``) whose
+        header lists the parts and whose arrays are the parts' own model
+        files, each checked on its own when loaded; :func:`load_pipeline`
+        reads it.
+
+        Raises
+        ------
+        InputTypeError
+            If the segmenter or a tagger is not a fitted cseq model (a rule
+            segmenter cannot be saved).
+        """
+        from cseq.io.serialize import dumps, pack, write_atomic
+        estimator = getattr(self.segmenter, "estimator_", None)
+        if estimator is None:
+            raise InputTypeError("only a fitted cseq Segmenter can be saved in a pipeline file")
+        parts = {"segmenter": dumps(estimator)}
+        meta: dict[str, Any] = {"format": _PIPELINE_FORMAT, "columns": list(self.taggers)}
+        for column, est in self.taggers.items():
+            if column == "lemma":
+                parts[column] = dumps(est.tagger)
+                meta["lemma_table"] = est.get_state()
+            else:
+                parts[column] = dumps(est)
+        arrays = {f"part:{name}": np.frombuffer(data, dtype=np.uint8)
+                  for name, data in parts.items()}
+        write_atomic(pack({"pipeline": meta}, arrays), path)
+
+    @classmethod
+    def train(cls, train: str | os.PathLike[str], dev: str | os.PathLike[str] | None = None, *,
+              columns: Sequence[str] = COLUMNS, preset: str = "auto", clusters: Any = None,
+              random_state: int = 0, verbose: bool = False, **kwargs: Any) -> Pipeline:
+        """Train a segmenter and a tagger per column from one CoNLL-U treebank.
+
+        Parameters
+        ----------
+        train : path
+            The treebank's training file (CoNLL-U with ``# text`` lines or
+            ``SpaceAfter=No``, as UD treebanks are).
+        dev : path, optional
+            A development file, scored after training when ``verbose``.
+        columns : sequence of str, default all of :data:`COLUMNS`
+            The columns to tag; a column that is ``_`` throughout ``train``
+            is left out.
+        preset : {"auto", "alphabetic", "nospace"}
+            The segmenter's character features; ``"auto"`` chooses
+            ``"nospace"`` when fewer than one token in five of ``train`` is
+            followed by a space (Chinese, Japanese, Thai).
+        clusters : optional
+            Word classes for the taggers (``"en"`` or a file, as for
+            :class:`cseq.TemplateFeaturizer`); none by default.
+        random_state : int
+            Seed of every learner.
+        verbose : bool
+            Print each part's training time (and dev scores) to stderr.
+        **kwargs
+            Passed to the :class:`Pipeline` (``batch_chars``).
+
+        The settings (``PIPELINE_DEFAULTS`` in this module) are the same
+        for every language: docs/languages.md gives how they score on
+        eleven treebanks.
+        """
+        from cseq.segment import Segmenter
+        from cseq.segment.conllu import space_share
+        path = os.fspath(train)
+        unknown = [c for c in columns if c not in COLUMNS]
+        if isinstance(columns, str) or unknown:
+            raise InputError(f"columns must be a list of {', '.join(COLUMNS)}, got "
+                             f"{columns!r:.80}")
+        if preset == "auto":
+            preset = "nospace" if space_share(path) < 0.2 else "alphabetic"
+        t0 = time.perf_counter()
+        segmenter = Segmenter(PIPELINE_DEFAULTS["segmenter_learner"], preset,
+                              max_iter=PIPELINE_DEFAULTS["segmenter_max_iter"],
+                              random_state=random_state, n_jobs=1,
+                              **PIPELINE_DEFAULTS["segmenter_params"])
+        import warnings
+        from cseq.exceptions import ConvergenceWarning
+        with warnings.catch_warnings():
+            # the iteration budget is a setting: L-BFGS stops there before its tolerance
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            segmenter.fit(path)
+        _say(verbose, f"segmenter ({preset}): {time.perf_counter() - t0:.0f}s")
+        from cseq.conll import read_conllu
+        rows = read_conllu(path, label=None, columns=("form", "lemma", "upos", "xpos", "feats"))[0]
+        words = [[r[0] for r in sent] for sent in rows]
+        index = {"lemma": 1, "upos": 2, "xpos": 3, "feats": 4}
+        taggers: dict[str, Any] = {}
+        for column in COLUMNS:
+            if column not in columns:
+                continue
+            labels = [[r[index[column]] for r in sent] for sent in rows]
+            if all(lab == "_" for sent in labels for lab in sent):
+                _say(verbose, f"{column}: '_' throughout, not tagged")
+                continue
+            t0 = time.perf_counter()
+            if column == "lemma":
+                from cseq.segment.lemmas import Lemmatizer, lemma_rule
+                n = len({lemma_rule(w, lab) for ws, ls in zip(words, labels)
+                         for w, lab in zip(ws, ls)})
+                taggers[column] = Lemmatizer.fit(_column_tagger(n, random_state, clusters),
+                                                 words, labels)
+            else:
+                n = len({lab for sent in labels for lab in sent})
+                taggers[column] = _column_tagger(n, random_state, clusters).fit(
+                    [[(w,) for w in ws] for ws in words], labels)
+            _say(verbose, f"{column} ({n} labels, {_kind(n)}): {time.perf_counter() - t0:.0f}s")
+        return cls(segmenter, taggers=taggers, **kwargs)
+
+
+#: Version of the pipeline file's header (``pipeline.format``); a reader refuses a newer one.
+_PIPELINE_FORMAT = 1
+
+#: The settings of :meth:`Pipeline.train`, the same for every language.  The segmenter's
+#: are the English pipeline's (scripts/build_pipeline.py); a tagger per column reads the
+#: ``pos`` templates, as a second-order chain for up to 20 labels, a first-order one for
+#: up to 64 and greedy left to right beyond (Viterbi's cost grows as labels**(order + 1)).
+PIPELINE_DEFAULTS: dict[str, Any] = {
+    "segmenter_learner": "crf",
+    "segmenter_max_iter": 100,
+    "segmenter_params": {"c1": 0.1, "c2": 0.1},
+    "tagger_epochs": 10,
+    "greedy_epochs": 10,
+    "order2_max_labels": 20,
+    "order1_max_labels": 64,
+}
+
+
+def _kind(n_labels: int) -> str:
+    if n_labels <= PIPELINE_DEFAULTS["order2_max_labels"]:
+        return "order 2"
+    if n_labels <= PIPELINE_DEFAULTS["order1_max_labels"]:
+        return "order 1"
+    return "greedy"
+
+
+def _column_tagger(n_labels: int, seed: int, clusters: Any) -> Any:
+    """An unfitted tagger for a column of ``n_labels`` labels (PIPELINE_DEFAULTS)."""
+    import cseq
+    features = cseq.TemplateFeaturizer("pos", clusters=clusters)
+    kind = _kind(n_labels)
+    if kind == "greedy":
+        return cseq.GreedyTagger(max_iter=PIPELINE_DEFAULTS["greedy_epochs"], random_state=seed,
+                                 features=features)
+    return cseq.StructuredPerceptron(max_iter=PIPELINE_DEFAULTS["tagger_epochs"],
+                                     random_state=seed, order=2 if kind == "order 2" else 1,
+                                     features=features)
+
+
+def _say(verbose: bool, message: str) -> None:
+    if verbose:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _is_lemmatizer(est: Any) -> bool:
+    from cseq.segment.lemmas import Lemmatizer
+    return isinstance(est, Lemmatizer)
 
 
 def format_tagged(tagged: Iterable[TaggedSentence], *, fmt: str = "conllu",
                   column: str = "upos") -> Iterator[str]:
     """The output text of tagged sentences, one sentence at a time, numbered from 1.
 
-    ``fmt`` is ``"conllu"``, ``"text"`` or ``"jsonl"``; ``column`` the
-    CoNLL-U column of the labels (see
-    :func:`cseq.io.conllu_write.format_segmented`).
+    ``fmt`` is ``"conllu"``, ``"text"`` or ``"jsonl"``.  A sentence of a
+    pipeline with several columns writes each in its own CoNLL-U column
+    (``column`` is then not used); one with a single column writes it in
+    ``column`` (see :func:`cseq.io.conllu_write.format_segmented`).
     """
     from cseq.io.conllu_write import format_segmented
     known: set[str] = set()
     for n, t in enumerate(tagged, 1):
-        yield format_segmented(t.sentence, t.labels, paragraph=t.paragraph.text, fmt=fmt,
+        labels: Any = t.labels
+        if t.columns is not None and len(t.columns) > 1:
+            labels = t.columns
+        yield format_segmented(t.sentence, labels, paragraph=t.paragraph.text, fmt=fmt,
                                sent_id=n, paragraph_start=t.first, paragraph_end=t.last,
                                offset=t.paragraph.offset, column=column, known_labels=known)
 
@@ -199,32 +411,95 @@ def load_tagger(path: str | os.PathLike[str]) -> Any:
     return est
 
 
-#: Pipelines shipped in the wheel: name -> (segmenter file, tagger file) in cseq/data.
-BUNDLED = {"en": ("en_ewt.segmenter", "en_ewt.upos")}
+#: Pipelines shipped in the wheel: name -> pipeline file in cseq/data.
+BUNDLED = {"en": "en_ewt.cseqp"}
 
 
-def load_pipeline(name: str = "en", **kwargs: Any) -> Pipeline:
-    """The pipeline ``name`` shipped with cseq (``"en"``), or a segmenter file's.
+def load_pipeline(name: str | os.PathLike[str] = "en", **kwargs: Any) -> Pipeline:
+    """The pipeline ``name`` shipped with cseq (``"en"``), or a pipeline file's.
 
     Parameters
     ----------
-    name : str, default "en"
+    name : str or os.PathLike, default "en"
         ``"en"``: a segmenter and a UPOS tagger trained on UD English EWT
-        (CC BY-SA 4.0, see ``cseq/data/README.md``).
+        (CC BY-SA 4.0, see ``cseq/data/README.md``); otherwise the path of
+        a file :meth:`Pipeline.save` (``cseq pipeline train``) wrote.
     **kwargs
         Passed to :class:`Pipeline` (``batch_chars``).
 
     Raises
     ------
     InputError
-        For an unknown name, or if the wheel lacks the pipeline's files.
+        For an unknown name that is not a file, or if the wheel lacks the
+        pipeline's file.
+    ModelFormatError
+        If the file is not a valid pipeline file (a single model's file, a
+        truncated or corrupted one), naming it.
     """
-    if name not in BUNDLED:
-        raise InputError(f"no pipeline {name!r}; shipped: {', '.join(sorted(BUNDLED))}")
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-    seg, tag = (os.path.join(here, f) for f in BUNDLED[name])
-    for f in (seg, tag):
-        if not os.path.exists(f):
-            raise InputError(f"the {name!r} pipeline's file {f} is missing from this installation "
-                             "(build it with scripts/build_pipeline.py)")
-    return Pipeline.load(seg, tag, **kwargs)
+    if isinstance(name, str) and name in BUNDLED and not os.path.exists(name):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", BUNDLED[name])
+        if not os.path.exists(path):
+            raise InputError(f"the {name!r} pipeline's file {path} is missing from this "
+                             "installation (build it with scripts/build_pipeline.py)")
+    elif isinstance(name, (str, os.PathLike)):
+        path = os.fspath(name)
+        if not os.path.exists(path):
+            raise InputError(f"no pipeline {path!r}: neither a shipped one "
+                             f"({', '.join(sorted(BUNDLED))}) nor a file")
+    else:
+        raise InputTypeError(f"load_pipeline takes a name or a path, got {type(name).__name__}")
+    from cseq.io.serialize import read_file_bytes
+    try:
+        return _pipeline_from_bytes(read_file_bytes(path), **kwargs)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{path}: {exc}") from None
+
+
+def _pipeline_from_bytes(data: bytes, **kwargs: Any) -> Pipeline:
+    """The pipeline of a pipeline file's bytes, every part checked as a model file of its own."""
+    from cseq.io.serialize import loads, unpack
+    from cseq.segment import Segmenter
+    from cseq.segment.lemmas import Lemmatizer
+
+    def known(header: dict) -> set[str]:
+        meta = header.get("pipeline")
+        if not isinstance(meta, dict):
+            what = ("a single model's file, not a pipeline file (give it with --segmenter or "
+                    "as a tagger)") if "estimator" in header else "not a pipeline file"
+            raise ModelFormatError(what)
+        version = meta.get("format")
+        if type(version) is not int or not 1 <= version <= _PIPELINE_FORMAT:
+            raise ModelFormatError(f"pipeline format {version!r:.20} is not supported (this "
+                                   f"cseq reads 1..{_PIPELINE_FORMAT})")
+        columns = meta.get("columns")
+        if (not isinstance(columns, list) or len(set(map(str, columns))) != len(columns)
+                or not all(c in COLUMNS for c in columns)):
+            raise ModelFormatError(f"the pipeline's columns {columns!r:.80} are not a list of "
+                                   f"distinct {', '.join(COLUMNS)}")
+        return {f"part:{name}" for name in ("segmenter", *columns)}
+
+    header, arrays = unpack(data, known)
+    meta = header["pipeline"]
+    missing = [n for n in known(header) if n not in arrays]
+    if missing:
+        raise ModelFormatError(f"the pipeline file lacks its part {missing[0][5:]!r}")
+
+    def part(name: str) -> Any:
+        try:
+            return loads(arrays[f"part:{name}"].tobytes())
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"its {name} part: {exc}") from None
+
+    segmenter = Segmenter.from_estimator(part("segmenter"), "its segmenter part")
+    taggers: dict[str, Any] = {}
+    for column in meta["columns"]:
+        est = part(column)
+        if getattr(est, "model_", None) is None:
+            raise ModelFormatError(f"its {column} part is an unfitted model")
+        if column == "lemma":
+            est = Lemmatizer(est, Lemmatizer.table_from_state(meta.get("lemma_table")))
+        taggers[column] = est
+    try:
+        return Pipeline(segmenter, taggers=taggers, **kwargs)
+    except (InputError, InputTypeError) as exc:
+        raise ModelFormatError(f"its parts do not make a pipeline: {exc}") from None

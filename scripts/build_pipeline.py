@@ -1,8 +1,8 @@
 """Build the English pipeline shipped in the wheel: a segmenter and a UPOS tagger trained on UD EWT.
 
-    python scripts/build_pipeline.py                  # writes cseq/data/en_ewt.{segmenter,upos}
+    python scripts/build_pipeline.py                  # writes cseq/data/en_ewt.cseqp
     python scripts/build_pipeline.py --check          # rebuilds in a temporary directory and
-                                                      # compares bytes with cseq/data's files
+                                                      # compares bytes with cseq/data's file
     python scripts/build_pipeline.py --evaluate       # also scores both on raw EWT dev
     python scripts/build_pipeline.py --tagger-orders  # UPOS from raw of taggers of order 1
                                                       # and 2, seeds 0-2 (the TAGGER_ORDER choice)
@@ -35,9 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "cseq" / "data"
 DATA = REPO.parent / "shared" / "data" / "ud_en_ewt"
 
-#: The files written, as cseq.pipeline.BUNDLED names them.
-SEGMENTER_FILE = "en_ewt.segmenter"
-TAGGER_FILE = "en_ewt.upos"
+#: The pipeline file written (one file: the segmenter and the tagger), as
+#: cseq.pipeline.BUNDLED names it.
+PIPELINE_FILE = "en_ewt.cseqp"
 
 #: Training settings (changing one changes the shipped bytes: rebuild and commit).
 #: The segmenter: an L1-regularized CRF (L-BFGS, one thread, so the same bytes on
@@ -64,28 +64,38 @@ SEED = 0
 
 
 def build(train: Path, out: Path, *, verbose: bool = True) -> dict[str, Path]:
-    """Train both models on ``train`` and save them in ``out``; return their paths."""
+    """Train the segmenter and the tagger on ``train`` and save them as one pipeline file in
+    ``out``; return ``{"pipeline": its path}``."""
     import cseq
+    from cseq.pipeline import Pipeline, load_tagger
     from cseq.segment import Segmenter
 
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"segmenter": out / SEGMENTER_FILE, "tagger": out / TAGGER_FILE}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         # L-BFGS stops at its iteration budget before its tolerance is met: the
         # budget is one of the settings (the same bytes every run), as in the
         # 100-iteration figures of docs/segmentation.md
         warnings.simplefilter("ignore", cseq.ConvergenceWarning)
-        Segmenter(SEGMENTER_LEARNER, "alphabetic", max_iter=SEGMENTER_MAX_ITER,
-                  random_state=SEED, c1=SEGMENTER_C1, c2=SEGMENTER_C2, n_jobs=1).fit(str(train)).save(
-            paths["segmenter"])
+        segmenter = Segmenter(SEGMENTER_LEARNER, "alphabetic", max_iter=SEGMENTER_MAX_ITER,
+                              random_state=SEED, c1=SEGMENTER_C1, c2=SEGMENTER_C2,
+                              n_jobs=1).fit(str(train))
     if verbose:
         print(f"segmenter: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     t0 = time.perf_counter()
-    train_tagger(train, paths["tagger"], order=TAGGER_ORDER, seed=SEED)
+    with tempfile.TemporaryDirectory() as tmp:
+        # both through their own files, as the pipeline file holds them: a model
+        # read back writes the bytes it was read from
+        segmenter.save(Path(tmp) / "segmenter")
+        segmenter = Segmenter.load(Path(tmp) / "segmenter")
+        tagger_path = Path(tmp) / "upos"
+        train_tagger(train, tagger_path, order=TAGGER_ORDER, seed=SEED)
+        tagger = load_tagger(tagger_path)
     if verbose:
         print(f"tagger: {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    return paths
+    path = out / PIPELINE_FILE
+    Pipeline(segmenter, tagger).save(path)
+    return {"pipeline": path}
 
 
 def train_tagger(train: Path, path: Path, *, order: int, seed: int) -> None:
@@ -105,14 +115,16 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def evaluate(paths: dict[str, Path], dev: Path) -> dict:
-    """``ud_scores`` of the pipeline on raw ``dev`` (made as issue 29 says), against ``dev``."""
+def evaluate(pipe, dev: Path) -> dict:
+    """``ud_scores`` of a pipeline (or a pipeline file's path) on raw ``dev`` (made as issue
+    29 says), against ``dev``."""
     from cseq.io.raw import conllu_raw_text, paragraphs_of
     from cseq.metrics import ud_scores
-    from cseq.pipeline import Pipeline, format_tagged
+    from cseq.pipeline import format_tagged, load_pipeline
 
+    if isinstance(pipe, Path):
+        pipe = load_pipeline(pipe)
     text = "\n\n".join(conllu_raw_text(dev)) + "\n"
-    pipe = Pipeline.load(paths["segmenter"], paths["tagger"])
     out = "".join(format_tagged(pipe.process(paragraphs_of(text))))
     return ud_scores(dev, io.StringIO(out))
 
@@ -132,13 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.train.exists():
         p.error(f"no training file {args.train} (UD English EWT train; give --train)")
     if args.tagger_orders:
+        from cseq.pipeline import Pipeline, load_pipeline, load_tagger
+        segmenter = load_pipeline(args.out / PIPELINE_FILE).segmenter
         with tempfile.TemporaryDirectory() as tmp:
             for order in (1, 2):
                 for seed in (0, 1, 2):
                     tagger = Path(tmp) / f"order{order}-seed{seed}.upos"
                     train_tagger(args.train, tagger, order=order, seed=seed)
-                    upos = evaluate({"segmenter": args.out / SEGMENTER_FILE, "tagger": tagger},
-                                    args.dev)["upos"]
+                    upos = evaluate(Pipeline(segmenter, load_tagger(tagger)), args.dev)["upos"]
                     print(f"tagger order {order}, seed {seed}: UPOS F1 {100 * upos.f1:.2f}",
                           flush=True)
         return 0
@@ -156,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, path in paths.items():
         print(f"{name}: {path} {path.stat().st_size:,} bytes sha256 {digest(path)}")
     if args.evaluate:
-        for key, s in evaluate(paths, args.dev).items():
+        for key, s in evaluate(paths["pipeline"], args.dev).items():
             print(f"{key}: F1 {100 * s.f1:.2f}")
     return 0
 

@@ -66,7 +66,7 @@ def check_wheel(path: Path) -> list[str]:
             errors.append(f"unexpected top-level entry in wheel: {n}")
     required = ["cseq/__init__.py", "cseq/_version.py", "cseq/py.typed", "cseq/cli/__init__.py",
                 "cseq/data/__init__.py", "cseq/data/ewt_sample.tsv", "cseq/data/ewt_train.tsv.gz",
-                "cseq/data/en_ewt.segmenter", "cseq/data/en_ewt.upos",
+                "cseq/data/en_ewt.cseqp",
                 "cseq/data/en_glove6b.classes.gz", "cseq/data/LICENSE.txt",
                 "cseq/data/README.md", "cseq/compat/__init__.py",
                 "cseq/compat/sklearn_crfsuite/__init__.py"]

@@ -138,12 +138,13 @@ def run_cseq(args, train: Path, text: str) -> Result:
                                                   HERE / "scripts" / "build_pipeline.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
+    from cseq.pipeline import load_pipeline
     out = CACHE / f"cseq-{cseq.__version__}"
-    paths = {"segmenter": out / build.SEGMENTER_FILE, "tagger": out / build.TAGGER_FILE}
-    if args.fresh or not all(p.exists() for p in paths.values()):
-        paths = build.build(train, out)
-    seg_only = Pipeline.load(paths["segmenter"])
-    full = Pipeline.load(paths["segmenter"], paths["tagger"])
+    path = out / build.PIPELINE_FILE
+    if args.fresh or not path.exists():
+        path = build.build(train, out)["pipeline"]
+    full = load_pipeline(path)
+    seg_only = Pipeline(full.segmenter)
 
     def through(pipe):
         return "".join(format_tagged(pipe.process(paragraphs_of(text))))

@@ -1,4 +1,4 @@
-"""The ``cseq`` command line: train, tag, serve, eval, info, import, export and demo.
+"""The ``cseq`` command line: train, tag, serve, eval, info, import, export, demo, clusters, pipeline.
 
 Built on the public Python API (estimators, templates, readers, metrics) and
 the streaming readers and writers of :mod:`cseq.io._streams`.  Every command has
@@ -8,7 +8,8 @@ models a one-line message naming the file (and line) and exit code 1.
 One module per command holds the command and its options (``add_parser``):
 :mod:`~cseq.cli.train`, :mod:`~cseq.cli.tag`, :mod:`~cseq.cli.serve`,
 :mod:`~cseq.cli.evaluate`, :mod:`~cseq.cli.info` (``info``, ``import``, ``export``),
-:mod:`~cseq.cli.demo`; :mod:`~cseq.cli.common` holds what they share.
+:mod:`~cseq.cli.demo`, :mod:`~cseq.cli.clusters`, :mod:`~cseq.cli.pipeline`;
+:mod:`~cseq.cli.common` holds what they share.
 What ``cseq tag`` shares with the service (loading a fitted model, the
 tagging options it honours) is :mod:`cseq._tagging`, which both import.
 """
@@ -19,7 +20,7 @@ import argparse
 import os
 import sys
 
-from cseq.cli import clusters, demo, evaluate, info, serve, tag, train
+from cseq.cli import clusters, demo, evaluate, info, pipeline, serve, tag, train
 from cseq.exceptions import CSeqError, InputError
 
 __all__ = ["main"]
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     info.add_parsers(sub)
     demo.add_parser(sub)
     clusters.add_parser(sub)
+    pipeline.add_parser(sub)
     return p
 
 

@@ -20,7 +20,7 @@ def _cmd_tag(args: argparse.Namespace) -> int:
     if args.segmenter is not None or args.pipeline is not None or args.format == "raw":
         return _cmd_tag_raw(args)
     if args.input is None:
-        raise InputError("give the model and the input file (or --pipeline NAME and the input)")
+        raise InputError("give the model and the input file (or --pipeline NAME|FILE and the input)")
     if args.output is not None:
         _check_output_path(args.output, "the output", [args.input, args.model])
     est = load_fitted(args.model)
@@ -69,7 +69,7 @@ def _cmd_tag_raw(args: argparse.Namespace) -> int:
     from cseq.pipeline import Pipeline, format_tagged, load_pipeline
     if args.segmenter is None and args.pipeline is None:
         raise InputError("--format raw needs a segmenter: --segmenter SEG (with a tagger "
-                         "model) or --pipeline NAME")
+                         "model) or --pipeline NAME|FILE")
     if args.segmenter is not None and args.pipeline is not None:
         raise InputError("--pipeline holds its own segmenter: drop --segmenter")
     if args.pipeline is not None:
@@ -226,9 +226,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "--segmenter), then tag the words; output CoNLL-U (default: # sent_id, "
                    "# text, multiword-token lines, SpaceAfter=No, the labels in UPOS or "
                    "--label-column, _ elsewhere), text or jsonl (with character offsets)")
-    g.add_argument("--pipeline", metavar="NAME", default=None,
-                   help="raw text in, with a segmenter and tagger shipped with cseq (en: "
-                   "UD English EWT, UPOS); the only file argument is then the input")
+    g.add_argument("--pipeline", metavar="NAME|FILE", default=None,
+                   help="raw text in, with a pipeline shipped with cseq (en: UD English EWT, "
+                   "UPOS) or a pipeline file of cseq pipeline train (its columns: UPOS, XPOS, "
+                   "FEATS, LEMMA); the only file argument is then the input")
     g.add_argument("--batch-chars", type=_int_at_least(1), default=100_000,
                    help="raw text: characters segmented before the tagger runs on their "
                    "words (default 100000)")

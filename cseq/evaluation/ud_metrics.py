@@ -18,6 +18,9 @@ forms, and each token and sentence is a span of that character string.
   through a longest common subsequence of their forms, compared case-
   insensitively; ties go the way the script's walk through its table goes.
 * **UPOS**, **XPOS**: an aligned word whose column equals the gold one.
+  **UFeats**: the same of FEATS with only its universal features
+  (:data:`UNIVERSAL_FEATURES`), sorted; **AllTags**: UPOS, XPOS and UFeats
+  together; **Lemmas**: LEMMA, a gold ``_`` matching any system lemma.
   Precision divides by the system's words, recall by the gold words;
   ``aligned_accuracy`` divides by the aligned words.
 
@@ -44,7 +47,7 @@ from cseq.exceptions import InputError
 from cseq.io.conll_read import conllu_blocks, is_word_id
 from cseq.io.sources import Source, open_lines, source_name
 
-__all__ = ["UDScore", "ud_scores"]
+__all__ = ["UNIVERSAL_FEATURES", "UDScore", "ud_scores"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ class _Word:
     form: str           # lower-cased, spaces removed: what the LCS compares
     upos: str
     xpos: str
+    ufeats: str         # the universal features only, sorted (as the script compares them)
+    lemma: str
 
 
 class _Treebank:
@@ -137,7 +142,8 @@ class _Treebank:
                 continue
             tok_start, tok_end = self.tokens[-1]
             self.words.append(_Word(tok_start, tok_end, int(fields[0]) <= range_end,
-                                    _strip_spaces(fields[1]).lower(), fields[3], fields[4]))
+                                    _strip_spaces(fields[1]).lower(), fields[3], fields[4],
+                                    _universal(fields[5]), fields[2]))
         if len(self.chars) > start:
             self.sentences.append((start, len(self.chars)))
             self.sentence_lines.append(first_line)
@@ -149,6 +155,20 @@ class _Treebank:
             return f"the end of {self.name}"
         return f"the sentence at {self.name}:{self.sentence_lines[i]}"
 
+
+
+#: The universal features of UD v2 that UFeats compares (the CoNLL 2018 scorer's
+#: UNIVERSAL_FEATURES); any other feature of FEATS is left out on both sides.
+UNIVERSAL_FEATURES = frozenset({
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number",
+    "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident",
+    "Polarity", "Person", "Polite"})
+
+
+def _universal(feats: str) -> str:
+    """FEATS with only its universal features, sorted, joined by ``|`` (``_`` gives "")."""
+    return "|".join(sorted(f for f in feats.split("|")
+                           if f.partition("=")[0] in UNIVERSAL_FEATURES))
 
 
 def _strip_spaces(form: str) -> str:
@@ -255,7 +275,7 @@ def _align(gold: list[_Word], system: list[_Word]) -> list[tuple[int, int]]:
 
 
 def ud_scores(gold: Source, system: Source, *, encoding: str = "utf-8") -> dict[str, UDScore]:
-    """Tokens, sentences, words, UPOS and XPOS scores of ``system`` against ``gold``.
+    """Tokens, sentences, words, UPOS, XPOS, UFeats, AllTags and Lemmas scores of ``system``.
 
     The rules are those of the CoNLL 2018 shared task's ``conll18_ud_eval.py``
     (see the module's documentation); the figures are the same as its, on
@@ -272,7 +292,9 @@ def ud_scores(gold: Source, system: Source, *, encoding: str = "utf-8") -> dict[
     Returns
     -------
     dict of str to UDScore
-        ``"tokens"``, ``"sentences"``, ``"words"``, ``"upos"``, ``"xpos"``.
+        ``"tokens"``, ``"sentences"``, ``"words"``, ``"upos"``, ``"xpos"``,
+        ``"ufeats"`` (the universal features of FEATS, :data:`UNIVERSAL_FEATURES`),
+        ``"alltags"`` (UPOS, XPOS and UFeats together) and ``"lemmas"``.
 
     Raises
     ------
@@ -312,4 +334,12 @@ def ud_scores(gold: Source, system: Source, *, encoding: str = "utf-8") -> dict[
         "words": UDScore(n_gold, n_sys, n_aligned, n_aligned),
         "upos": column("upos"),
         "xpos": column("xpos"),
+        "ufeats": column("ufeats"),
+        "alltags": UDScore(n_gold, n_sys, sum(
+            (gw.upos, gw.xpos, gw.ufeats) == (sw.upos, sw.xpos, sw.ufeats)
+            for gw, sw in ((g.words[a], s.words[b]) for a, b in pairs)), n_aligned),
+        # a gold lemma "_" (a treebank without lemmas there) counts as matched, as in the script
+        "lemmas": UDScore(n_gold, n_sys, sum(
+            gw.lemma == "_" or gw.lemma == sw.lemma
+            for gw, sw in ((g.words[a], s.words[b]) for a, b in pairs)), n_aligned),
     }

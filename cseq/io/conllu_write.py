@@ -14,7 +14,7 @@ one column (UPOS by default) and ``_`` in every other column.  HEAD is
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cseq.io.conll_read import CONLLU_COLUMNS
@@ -40,7 +40,8 @@ def one_line(text: str) -> str:
     return text if text.isprintable() else text.translate(_BREAKS)
 
 
-def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: str, fmt: str,
+def format_segmented(sentence: Any, labels: Sequence[str] | Mapping[str, Sequence[str]] | None, *,
+                     paragraph: str, fmt: str,
                      sent_id: int, paragraph_start: bool, paragraph_end: bool, offset: int = 0,
                      column: str = "upos", known_labels: set[str] | None = None) -> str:
     """The output text of one segmented (and tagged) sentence, with its line ends.
@@ -50,8 +51,12 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
     sentence : cseq.segment.Sentence
         Its tokens (``form``, ``start``, ``end``, ``words``,
         ``space_after``), offsets into the paragraph.
-    labels : sequence of str or None
-        One label per word (None: segmented only, ``_`` in the column).
+    labels : sequence of str, dict of str to sequence of str, or None
+        One label per word (None: segmented only, ``_`` in the column), or
+        such labels per CoNLL-U column name (``{"upos": ..., "lemma":
+        ...}``): each goes to its column, the first one to the text
+        format and to ``labels`` in JSON lines (``columns`` holds them all).
+        A lemma may hold spaces; no other label may.
     paragraph : str
         The text the offsets of the tokens point into (``# text`` is its
         slice, line breaks made spaces).
@@ -70,7 +75,7 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
     offset : int
         The paragraph's offset in the file, added to the offsets in JSON lines.
     column : str, default "upos"
-        The CoNLL-U column of the labels.
+        The CoNLL-U column of the labels (when they are not given by column).
     known_labels : set of str, optional
         Labels already checked, not checked again; the labels found good
         are added (a writer of many sentences passes one set to all).
@@ -83,17 +88,23 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
     """
     tokens = sentence.tokens
     n_words = sum(len(t.words) for t in tokens)
-    if labels is not None:
-        if len(labels) != n_words:
-            raise InputError(f"{len(labels)} labels for the {n_words} words of sentence "
-                             f"{sent_id}")
+    by_column = _by_column(labels, column)
+    if by_column:
         known = set() if known_labels is None else known_labels
-        for lab in labels:
-            if lab not in known:
-                if not lab or any(ch.isspace() for ch in lab):
-                    raise InputError(f"label {lab!r} cannot be written as {fmt}: it is empty or "
-                                     "holds whitespace")
-                known.add(lab)
+        for name, labs in by_column.items():
+            if len(labs) != n_words:
+                raise InputError(f"{len(labs)} labels for the {n_words} words of sentence "
+                                 f"{sent_id}")
+            lemma = name == "lemma"
+            for lab in labs:
+                if lab not in known:
+                    if not lab or any(ch.isspace() and not (lemma and ch == " ")
+                                      for ch in lab):
+                        raise InputError(f"label {lab!r} cannot be written as {fmt}: it is "
+                                         "empty or holds whitespace")
+                    if not lemma:
+                        known.add(lab)
+        labels = next(iter(by_column.values()))
     text = one_line(paragraph[tokens[0].start:tokens[-1].end])
     if fmt == "text":
         words = [one_line(w).replace(" ", "_") for t in tokens for w in t.words]
@@ -110,21 +121,31 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
         }
         if labels is not None:
             record["labels"] = list(labels)
+        if len(by_column) > 1:
+            record["columns"] = {name: list(labs) for name, labs in by_column.items()}
         return json.dumps(record, ensure_ascii=False) + "\n"
     if fmt != "conllu":
         raise InputError(f"unknown output format {fmt!r} for segmented text; expected one of "
                          f"{', '.join(SEGMENTED_FORMATS)}")
-    try:
-        k = CONLLU_COLUMNS.index(column.lower())
-    except ValueError:
-        raise InputError(f"unknown CoNLL-U column {column!r}") from None
-    if k in (0, 1, 9):
-        raise InputError(f"the labels cannot go in the CoNLL-U column {column!r}")
+    slots = {k: labs for k, labs in ((_column_index(name), labs)
+                                     for name, labs in by_column.items())}
+    if not by_column:
+        _column_index(column)
     lines = (["# newpar"] if paragraph_start else []) + [f"# sent_id = {sent_id}",
                                                           f"# text = {text}"]
-    # the columns between FORM and MISC, "_" but for the labels' column
-    before, after = "\t_" * (k - 2), "\t_" * (8 - k)
     blank = "\t_" * 7
+
+    if len(slots) == 1:  # one column (a tagger's labels): two constant runs of "_" around it
+        ((k, labs),) = slots.items()
+        before, after = "\t_" * (k - 2), "\t_" * (8 - k)
+
+        def middle(i: int) -> str:
+            return f"{before}\t{labs[i]}{after}"
+    else:
+        def middle(i: int) -> str:
+            # the 7 columns between FORM and MISC of word i (0-based), "_" where no label
+            return "".join(f"\t{slots[k][i]}" if k in slots else "\t_" for k in range(2, 9))
+
     append = lines.append
     last = tokens[-1]
     n = 1
@@ -135,17 +156,37 @@ def format_segmented(sentence: Any, labels: Sequence[str] | None, *, paragraph: 
         if len(words) > 1:
             append(f"{n}-{n + len(words) - 1}\t{_field(tok.form)}{blank}\t{misc}")
             for w in words:
-                middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
-                append(f"{n}\t{_field(w)}{middle}\t_")
+                append(f"{n}\t{_field(w)}{middle(n - 1) if slots else blank}\t_")
                 n += 1
             continue
         form = tok.form
         if not (form and form.isprintable()):
             form = _field(form)
-        middle = blank if labels is None else f"{before}\t{labels[n - 1]}{after}"
-        append(f"{n}\t{form}{middle}\t{misc}")
+        append(f"{n}\t{form}{middle(n - 1) if slots else blank}\t{misc}")
         n += 1
     return "\n".join(lines) + "\n\n"
+
+
+def _by_column(labels: Any, column: str) -> dict[str, Sequence[str]]:
+    """The labels by column name: ``{column: labels}`` for a plain sequence, {} for None."""
+    if labels is None:
+        return {}
+    if isinstance(labels, Mapping):
+        if not labels:
+            raise InputError("labels by column: no column given")
+        return {str(name).lower(): labs for name, labs in labels.items()}
+    return {column.lower(): labels}
+
+
+def _column_index(column: str) -> int:
+    """The index in CoNLL-U's ten columns of a column labels may go in."""
+    try:
+        k = CONLLU_COLUMNS.index(column.lower())
+    except (ValueError, AttributeError):
+        raise InputError(f"unknown CoNLL-U column {column!r}") from None
+    if k in (0, 1, 9):
+        raise InputError(f"the labels cannot go in the CoNLL-U column {column!r}")
+    return k
 
 
 def _field(value: str) -> str:

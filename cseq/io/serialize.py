@@ -268,6 +268,9 @@ def loads(data: bytes):
     found = []
 
     def known_arrays(header):
+        if "pipeline" in header and "estimator" not in header:
+            raise ModelFormatError("a pipeline file (a segmenter and taggers), not one model: "
+                                   "read it with cseq.load_pipeline or cseq tag --pipeline FILE")
         cls = _lookup(ESTIMATORS, header.get("estimator"))
         if cls is None:
             raise ModelFormatError(f"unknown estimator {header.get('estimator')!r}")

@@ -23,7 +23,8 @@ from cseq.exceptions import InputError
 from cseq.io.conll_read import ConlluBlock, conllu_blocks
 from cseq.io.sources import open_lines, source_name
 
-__all__ = ["LABELS", "Paragraph", "paragraphs", "multiword_table", "SENTENCES_PER_PARAGRAPH"]
+__all__ = ["LABELS", "Paragraph", "paragraphs", "multiword_table", "SENTENCES_PER_PARAGRAPH",
+           "space_share"]
 
 #: The character labels: O whitespace between tokens; B begins a token, S a
 #: sentence; BW, SW the same for a multiword token; I continues a token; J
@@ -217,3 +218,17 @@ def multiword_table(source) -> dict[str, tuple[str, ...]]:
                     tuple(w.lower() for w in words)] += n
     table.update({surface: c.most_common(1)[0][0] for surface, c in lowered.items()})
     return table
+
+
+def space_share(source) -> float:
+    """The share of the tokens of CoNLL-U ``source`` that whitespace follows (1.0 without tokens).
+
+    Near 0 for a language written without spaces (Chinese, Japanese), some
+    0.1 for Thai (spaces between phrases), 0.8 and more for alphabetic
+    scripts: what ``cseq pipeline train`` chooses the segmenter's preset by.
+    """
+    n = spaced = 0
+    for _, _, tokens in sentences(source):
+        n += len(tokens)
+        spaced += sum(t.space_after for t in tokens)
+    return spaced / n if n else 1.0

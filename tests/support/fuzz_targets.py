@@ -621,8 +621,10 @@ def fuzz_crfpp_model(data: bytes) -> None:
 
 @functools.lru_cache(maxsize=None)
 def segmenter_seeds() -> dict[str, bytes]:
-    path = Path(cseq.__file__).parent / "data" / "en_ewt.segmenter"
-    return {"en_ewt": path.read_bytes()}
+    from cseq.io.serialize import unpack
+    path = Path(cseq.__file__).parent / "data" / "en_ewt.cseqp"
+    _, arrays = unpack(path.read_bytes())
+    return {"en_ewt": arrays["part:segmenter"].tobytes()}
 
 
 def fuzz_segmenter_file(data: bytes) -> None:
