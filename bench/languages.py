@@ -147,10 +147,18 @@ def _scores(gold: Path, conllu: str) -> dict[str, float]:
     return {k: 100 * v.f1 for k, v in ud_scores(gold, io.StringIO(conllu)).items()}
 
 
+def cseq_version() -> str:
+    import cseq
+    return cseq.__version__
+
+
 def run_cseq(tb: Treebank, text: str, args) -> Run:
     from cseq.pipeline import Pipeline, format_tagged, load_pipeline
     from cseq.io.raw import paragraphs_of
-    path = CACHE / f"{tb.name}-{tb.digest}-cseq.cseqp"
+    from cseq.pipeline import PIPELINE_DEFAULTS
+    settings = hashlib.sha256(json.dumps([cseq_version(), PIPELINE_DEFAULTS],
+                                         sort_keys=True).encode()).hexdigest()[:8]
+    path = CACHE / f"{tb.name}-{tb.digest}-cseq-{settings}.cseqp"
     if args.fresh:
         path.unlink(missing_ok=True)
     train_s, train_cpu = _cached(path, lambda p: Pipeline.train(tb.train, verbose=True).save(p))

@@ -306,7 +306,8 @@ _PIPELINE_FORMAT = 1
 #: The settings of :meth:`Pipeline.train`, the same for every language.  The segmenter's
 #: are the English pipeline's (scripts/build_pipeline.py); a tagger per column reads the
 #: ``pos`` templates, as a second-order chain for up to 20 labels, a first-order one for
-#: up to 64 and greedy left to right beyond (Viterbi's cost grows as labels**(order + 1)).
+#: up to 64 and greedy left to right beyond (Viterbi's cost grows as labels**(order + 1)),
+#: without the label-pair history (its L**3 weights are 12 GB at a lemma's 1,100 rules).
 PIPELINE_DEFAULTS: dict[str, Any] = {
     "segmenter_learner": "crf",
     "segmenter_max_iter": 100,
@@ -333,7 +334,7 @@ def _column_tagger(n_labels: int, seed: int, clusters: Any) -> Any:
     kind = _kind(n_labels)
     if kind == "greedy":
         return cseq.GreedyTagger(max_iter=PIPELINE_DEFAULTS["greedy_epochs"], random_state=seed,
-                                 features=features)
+                                 pair_history=False, features=features)
     return cseq.StructuredPerceptron(max_iter=PIPELINE_DEFAULTS["tagger_epochs"],
                                      random_state=seed, order=2 if kind == "order 2" else 1,
                                      features=features)

@@ -13,6 +13,12 @@ Where the weights live (one flat float64 vector, the chain's layout first):
 
     [state | trans (L x L) | start (L) | end (L) | two_back ((L+1) x L) | pair ((L+1) x L x L)]
 
+The pair block is optional (``GreedyTagger(pair_history=False)``): its
+(L + 1) L^2 weights are 150 MB of float64 at 250 labels and 12 GB at 1,100
+(a lemma's edit rules, a rich language's feature bundles), so a model
+without it has ``H12 = 0`` and its vector ends after ``two_back``; the
+kernels tell the two layouts apart by the vector's length.
+
 ``H1`` *is* the chain's first-order block: ``H1[p1, y] = trans[p1, y]`` and
 ``H1[pad, y] = start[y]``, so a greedy model's one-back weights are read where
 every other learner keeps its transitions.  ``end`` stays zero (a greedy
@@ -61,27 +67,44 @@ from cseq.chain._chain cimport (AveragedParams, Chain, ChainIndex, CorpusView, L
 cdef struct History:
     # Offsets of the label-history blocks after the chain's layout.
     index_t two_back    # (L + 1) x L, row = label two back (L = pad)
-    index_t pair        # (L + 1) x L x L, row = (two back, one back)
+    index_t pair        # (L + 1) x L x L, row = (two back, one back); -1 without the block
     index_t n_params    # the whole vector
 
 
-cdef void history_of(const Layout* lay, History* h) noexcept nogil:
+cdef void history_of(const Layout* lay, History* h, bint pair) noexcept nogil:
     cdef index_t L = lay.n_labels
     h.two_back = lay.n_params
-    h.pair = h.two_back + (L + 1) * L
-    h.n_params = h.pair + (L + 1) * L * L
+    if pair:
+        h.pair = h.two_back + (L + 1) * L
+        h.n_params = h.pair + (L + 1) * L * L
+    else:
+        h.pair = -1
+        h.n_params = h.two_back + (L + 1) * L
 
 
-def greedy_layout(index_t n_state, int n_labels):
+cdef int history_for(const Layout* lay, History* h, index_t n_params) except -1:
+    """The history of a weight vector of ``n_params`` entries: with the pair block or without."""
+    history_of(lay, h, False)
+    if n_params != h.n_params:
+        history_of(lay, h, True)
+    if n_params != h.n_params:
+        raise ValueError(f"params has {n_params} weights, the greedy layout {h.n_params} (or "
+                         f"{h.two_back + (lay.n_labels + 1) * lay.n_labels} without the pair "
+                         "block)")
+    return 0
+
+
+def greedy_layout(index_t n_state, int n_labels, bint pair=True):
     """The chain's layout (``cseq.chain._chain.param_layout``) plus the history blocks.
 
     ``n_params`` is the whole vector; ``chain_params`` the chain's part;
-    ``two_back`` and ``pair`` the offsets of the history blocks.
+    ``two_back`` and ``pair`` the offsets of the history blocks (``pair`` is
+    -1 when ``pair`` is False: no such block).
     """
     cdef Layout lay
     cdef History h
     layout_init(&lay, n_state, n_labels, 1)
-    history_of(&lay, &h)
+    history_of(&lay, &h, pair)
     out = dict(lay)
     out.update(chain_params=lay.n_params, two_back=h.two_back, pair=h.pair,
                n_params=h.n_params)
@@ -106,10 +129,10 @@ cdef inline label_t best_label(const Layout* lay, const History* h, const weight
     cdef label_t best = 0
     cdef const weight_t* one = w + (lay.start if p1 == L else lay.trans + p1 * L)
     cdef const weight_t* two = w + h.two_back + p2 * L
-    cdef const weight_t* pair = w + h.pair + (p2 * L + p1) * L
+    cdef const weight_t* pair = w + h.pair + (p2 * L + p1) * L if h.pair >= 0 else w
     for y in range(L):
         row[y] += one[y] + two[y]
-    if p1 < L:
+    if p1 < L and h.pair >= 0:
         for y in range(L):
             row[y] += pair[y]
     for y in range(1, L):
@@ -139,7 +162,7 @@ cdef void update(const Chain* ch, const History* h, index_t t, label_t gold, lab
     row = h.two_back + p2 * L
     sink_add(sink, row + gold, 1.0)
     sink_add(sink, row + guess, -1.0)
-    if p1 < L:
+    if p1 < L and h.pair >= 0:
         row = h.pair + (p2 * L + p1) * L
         sink_add(sink, row + gold, 1.0)
         sink_add(sink, row + guess, -1.0)
@@ -205,9 +228,7 @@ def tag_corpus(ChainIndex ix, const weight_t[::1] params, CorpusView cv, tagdict
     ndarray of int32, one label id per token.
     """
     cdef History h
-    history_of(&ix.layout, &h)
-    if params.shape[0] != h.n_params:
-        raise ValueError(f"params has {params.shape[0]} weights, the greedy layout {h.n_params}")
+    history_for(&ix.layout, &h, params.shape[0])
     cdef const label_t* td = _tagdict_ptr(ix, tagdict)
     cdef index_t n_tok = cv.corpus.seq_ptr[cv.corpus.n_seqs]
     out_np = np.zeros(n_tok, dtype=np.int32)
@@ -259,10 +280,7 @@ cdef class GreedyTrainer:
     def __cinit__(self, ChainIndex ix, CorpusView cv, AveragedParams params, tagdict=None):
         if cv.corpus.labels == NULL and cv.corpus.seq_ptr[cv.corpus.n_seqs] > 0:
             raise ValueError("the greedy tagger needs a labeled corpus")
-        history_of(&ix.layout, &self.h)
-        if params.w.shape[0] != self.h.n_params:
-            raise ValueError(f"params has {params.w.shape[0]} weights, the greedy layout "
-                             f"{self.h.n_params}")
+        history_for(&ix.layout, &self.h, params.w.shape[0])
         self.tagdict = _tagdict_ptr(ix, tagdict)
         self.tagdict_ref = tagdict
         self.ix = ix

@@ -14,9 +14,10 @@ from cseq.exceptions import InputError, ModelFormatError
 from cseq.learners.loops import mistake_driven_epochs
 from cseq._core.threads import resolve_n_jobs
 from cseq.chain.model import LinearChain, work_chunks
+from cseq.learners.params import check_flag
 from cseq.registry import EARLY_STOPPING, Command, register
 
-__all__ = ["GreedyChain", "GreedyTagger"]
+__all__ = ["GreedyChain", "GreedyChainNoPair", "GreedyTagger"]
 
 
 class GreedyChain(LinearChain):
@@ -51,11 +52,15 @@ class GreedyChain(LinearChain):
         # order is always 1: _layout_of refuses any other.
         super().__init__(n_labels, attr_ptr, attr_labels, params, order=order)
 
+    #: Whether the layout has the (two back, one back, label) block (see
+    #: :mod:`cseq.learners._greedy`); :class:`GreedyChainNoPair` is the model without it.
+    pair_history = True
+
     @classmethod
     def _layout_of(cls, n_state: int, n_labels: int, order: int) -> dict:
         if order != 1:
             raise ValueError("a greedy tagger's chain is first order")
-        return _greedy.greedy_layout(n_state, n_labels)
+        return _greedy.greedy_layout(n_state, n_labels, cls.pair_history)
 
     def validate(self) -> None:
         super().validate()
@@ -84,8 +89,12 @@ class GreedyChain(LinearChain):
             raise ModelFormatError("a greedy tagger's chain is first order")
         if set(arrays) != cls.ARRAY_NAMES:
             raise ModelFormatError("model arrays are missing")
-        return cls(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"],
-                   arrays["tag_attrs"], arrays["tag_labels"])
+        # the vector's length says which layout it has (the pair block is L**3 weights)
+        short = _greedy.greedy_layout(len(arrays["attr_labels"]), max(n_labels, 1), False)
+        model_class = GreedyChainNoPair if len(arrays["params"]) == short["n_params"] \
+            else GreedyChain
+        return model_class(n_labels, arrays["attr_ptr"], arrays["attr_labels"], arrays["params"],
+                           arrays["tag_attrs"], arrays["tag_labels"])
 
     ARRAY_NAMES = LinearChain.ARRAY_NAMES | {"tag_attrs", "tag_labels"}
 
@@ -99,9 +108,12 @@ class GreedyChain(LinearChain):
         return self.params[k:k + (L + 1) * L].reshape(L + 1, L)
 
     @property
-    def pair(self) -> np.ndarray:
-        """(L + 1, L, L) view: weight of (two back, one back, label); two back = L is the pad."""
+    def pair(self) -> np.ndarray | None:
+        """(L + 1, L, L) view: weight of (two back, one back, label); two back = L is the pad.
+        None for a model without the block (:class:`GreedyChainNoPair`)."""
         L, k = self.n_labels, self.layout["pair"]
+        if k < 0:
+            return None
         return self.params[k:k + (L + 1) * L * L].reshape(L + 1, L, L)
 
     def decode(self, corpus, n_jobs: int = 1) -> np.ndarray:
@@ -119,6 +131,22 @@ class GreedyChain(LinearChain):
 
     def path_features(self, corpus):
         raise InputError("a greedy tagger's features depend on its own predictions, not on a path")
+
+
+class GreedyChainNoPair(GreedyChain):
+    """A :class:`GreedyChain` without the (two back, one back, label) block: for many labels."""
+
+    pair_history = False
+
+
+class _ModelClass:
+    """``GreedyTagger._model_class``: the chain of its ``pair_history`` on an instance,
+    :class:`GreedyChain` on the class (whose ``from_arrays`` reads either layout)."""
+
+    def __get__(self, obj: Any, owner: type) -> type[GreedyChain]:
+        if obj is not None and not obj.get_params(deep=False).get("pair_history", True):
+            return GreedyChainNoPair
+        return GreedyChain
 
 
 def _check_tag_dict(name: str, value: Any) -> None:
@@ -176,6 +204,11 @@ class GreedyTagger(ChainEstimator):
         NLTK's ``ambiguity_thresh``.
     all_states : bool, default False
         Give every (attribute, label) pair a weight.
+    pair_history : bool, default True
+        Score the pair (two back, one back) with the label: ``(L + 1) L**2``
+        weights, which is 150 MB at 250 labels; False leaves the pair out
+        (the one-back and two-back labels stay), for columns of hundreds of
+        labels (lemma rules, feature bundles).
     features : featurizer or None
         As for :class:`~cseq.StructuredPerceptron`.
     verbose : bool
@@ -200,15 +233,16 @@ class GreedyTagger(ChainEstimator):
     """
 
     _parameter_constraints = {"tag_dict": _check_tag_dict,
+                              "pair_history": check_flag,
                               "tag_dict_min_count": Number(1, integer=True),
                               "tag_dict_min_share": Number(0.0, high=1.0)}
-    _model_class = GreedyChain
+    _model_class = _ModelClass()
 
     def __init__(self, *, max_iter: int = 5, average: bool = True, shuffle: bool = True,
                  random_state: int | None = None, early_stopping: bool = False,
                  patience: int = 3, tag_dict: str | None = None,
                  tag_dict_min_count: int = 20, tag_dict_min_share: float = 0.97,
-                 all_states: bool = False, features: Any = None,
+                 all_states: bool = False, pair_history: bool = True, features: Any = None,
                  verbose: bool = False) -> None:
         """Store the hyperparameters (:meth:`ChainEstimator.__init_subclass__` does)."""
 
