@@ -116,12 +116,15 @@ class Pipeline:
         if unknown:
             raise InputError(f"taggers: unknown column {unknown[0]!r} (one of "
                              f"{', '.join(COLUMNS)})")
+        #: Columns per token each tagger reads: 1 (the word) or 2 (the word, the predicted UPOS).
+        self._reads: dict[str, int] = {}
         for column, est in taggers.items():
-            _check_tagger(est.tagger if column == "lemma" and _is_lemmatizer(est) else est,
-                          f"the {column} tagger")
             if column == "lemma" and not _is_lemmatizer(est):
                 raise InputTypeError("the lemma column takes a cseq.segment.lemmas.Lemmatizer, "
                                      f"got {type(est).__name__}")
+            self._reads[column] = _check_tagger(
+                est.tagger if column == "lemma" else est, f"the {column} tagger",
+                upos=column != "upos" and "upos" in taggers)
         if isinstance(batch_chars, bool) or not isinstance(batch_chars, int) or batch_chars < 1:
             raise InputError(f"batch_chars must be a positive integer, got {batch_chars!r}")
         self.segmenter = segmenter
@@ -176,8 +179,16 @@ class Pipeline:
         predicted: dict[str, list[Any]] = {}
         if self.taggers and sentences:
             X = [[(w,) for w in s.words()] for s in sentences]
+            with_upos = None
             for column, est in self.taggers.items():
-                predicted[column] = est.predict(X, n_jobs=n_jobs)
+                if self._reads[column] == 2:
+                    # the word and its predicted UPOS (the UPOS tagger runs first)
+                    if with_upos is None:
+                        with_upos = [[(w, u) for (w,), u in zip(x, tags)]
+                                     for x, tags in zip(X, predicted["upos"])]
+                    predicted[column] = est.predict(with_upos, n_jobs=n_jobs)
+                else:
+                    predicted[column] = est.predict(X, n_jobs=n_jobs)
         first = next(iter(self.taggers), None)
         k = 0
         for para, sents in batch:
@@ -286,22 +297,41 @@ class Pipeline:
                 _say(verbose, f"{column}: '_' throughout, not tagged")
                 continue
             t0 = time.perf_counter()
+            # after the UPOS tagger, every column reads the word and its UPOS (the gold one
+            # in training, the predicted one when tagging)
+            upos = [[r[2] for r in sent] for sent in rows] if "upos" in taggers else None
             if column == "lemma":
                 from cseq.segment.lemmas import Lemmatizer, lemma_rule
                 n = len({lemma_rule(w, lab) for ws, ls in zip(words, labels)
                          for w, lab in zip(ws, ls)})
-                taggers[column] = Lemmatizer.fit(_column_tagger(n, random_state, clusters),
-                                                 words, labels)
+                taggers[column] = Lemmatizer.fit(
+                    _column_tagger(n, random_state, clusters, upos is not None), words, labels,
+                    upos=upos)
             else:
                 n = len({lab for sent in labels for lab in sent})
-                taggers[column] = _column_tagger(n, random_state, clusters).fit(
-                    [[(w,) for w in ws] for ws in words], labels)
+                X = ([[(w,) for w in ws] for ws in words] if upos is None else
+                     [[(w, u) for w, u in zip(ws, us)] for ws, us in zip(words, upos)])
+                taggers[column] = _column_tagger(n, random_state, clusters,
+                                                 upos is not None).fit(X, labels)
             _say(verbose, f"{column} ({n} labels, {_kind(n)}): {time.perf_counter() - t0:.0f}s")
         return cls(segmenter, taggers=taggers, **kwargs)
 
 
 #: Version of the pipeline file's header (``pipeline.format``); a reader refuses a newer one.
 _PIPELINE_FORMAT = 1
+
+#: The templates a column tagger adds to the ``pos`` preset when it reads the UPOS as
+#: column 1: the tag here and around, and with the word's suffix and the word.
+UPOS_TEMPLATES = """\
+U90:%x[0,1]
+U91:%x[-1,1]
+U92:%x[1,1]
+U93:%x[-1,1]/%x[0,1]/%x[1,1]
+U94:%x[0,1]/%x[0,0:suffix3]
+U95:%x[0,1]/%x[0,0:suffix1]
+U96:%x[0,1]/%x[0,0:lower]
+"""
+
 
 #: The settings of :meth:`Pipeline.train`, the same for every language.  The segmenter's
 #: are the English pipeline's (scripts/build_pipeline.py); a tagger per column reads the
@@ -316,6 +346,7 @@ PIPELINE_DEFAULTS: dict[str, Any] = {
     "greedy_epochs": 10,
     "order2_max_labels": 20,
     "order1_max_labels": 64,
+    "upos_templates": UPOS_TEMPLATES,
 }
 
 
@@ -327,10 +358,14 @@ def _kind(n_labels: int) -> str:
     return "greedy"
 
 
-def _column_tagger(n_labels: int, seed: int, clusters: Any) -> Any:
-    """An unfitted tagger for a column of ``n_labels`` labels (PIPELINE_DEFAULTS)."""
+def _column_tagger(n_labels: int, seed: int, clusters: Any, upos: bool = False) -> Any:
+    """An unfitted tagger for a column of ``n_labels`` labels (PIPELINE_DEFAULTS); with
+    ``upos``, one that reads the UPOS as column 1 too."""
     import cseq
-    features = cseq.TemplateFeaturizer("pos", clusters=clusters)
+    from cseq.features.presets import PRESETS
+    features = cseq.TemplateFeaturizer(
+        PRESETS["pos"] + PIPELINE_DEFAULTS["upos_templates"] if upos else "pos",
+        clusters=clusters)
     kind = _kind(n_labels)
     if kind == "greedy":
         return cseq.GreedyTagger(max_iter=PIPELINE_DEFAULTS["greedy_epochs"], random_state=seed,
@@ -383,16 +418,23 @@ def refuse_segmenter(est: Any, what: str) -> None:
                          "cseq.pipeline.Pipeline")
 
 
-def _check_tagger(tagger: Any, what: str) -> None:
-    """Refuse a tagger that cannot tag words alone (one column per token), or a segmenter's model."""
+def _check_tagger(tagger: Any, what: str, upos: bool = False) -> int:
+    """Refuse a tagger that cannot tag words alone (one column per token), or a segmenter's
+    model; with ``upos`` (a pipeline with a UPOS tagger) a second column, the predicted
+    UPOS, is allowed.  Returns the columns the tagger reads."""
     if getattr(tagger, "model_", None) is None or not callable(getattr(tagger, "predict", None)):
         raise InputTypeError(f"{what} must be a fitted cseq tagger, got {type(tagger).__name__}")
     refuse_segmenter(tagger, what)
     from cseq._tagging import model_columns
     trained, need = model_columns(tagger)
-    if (trained is not None and trained != 1) or need > 1:
-        raise InputError(f"{what} reads {trained or need} columns per token; raw text gives "
-                         "it the word only (train it on the words alone)")
+    n = trained or need
+    if n > (2 if upos else 1) or need > n:
+        if upos:
+            raise InputError(f"{what} reads {n} columns per token; a pipeline gives it the "
+                             "word and the predicted UPOS at most")
+        raise InputError(f"{what} reads {n} columns per token; raw text gives it the word "
+                         "only (train it on the words alone)")
+    return n
 
 
 def load_segmenter(path: str | os.PathLike[str]) -> Any:

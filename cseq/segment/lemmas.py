@@ -67,15 +67,15 @@ def lemma_rule(form: str, lemma: str) -> str:
 def apply_rule(form: str, rule: str) -> str:
     """The lemma that ``rule`` (as :func:`lemma_rule` writes them) gives for ``form``.
 
-    A rule that does not apply (it cuts more than the form has, or is not a
-    rule) gives ``form`` unchanged.
+    A rule that does not apply (it cuts more than the form has, would leave
+    nothing, or is not a rule) gives ``form`` unchanged: a lemma is never empty.
 
     Examples
     --------
     >>> apply_rule("jumped", "k0|2|"), apply_rule("Cats", "l0|1|"), apply_rule("is", "=be")
     ('jump', 'cat', 'be')
-    >>> apply_rule("a", "k0|3|")
-    'a'
+    >>> apply_rule("a", "k0|3|"), apply_rule("s", "k0|1|")
+    ('a', 's')
     """
     if rule.startswith("="):
         return rule[1:] or form
@@ -89,7 +89,8 @@ def apply_rule(form: str, rule: str) -> str:
     base = form.lower() if head[0] == "l" else form
     if start + end > len(base):
         return form
-    return base[start:len(base) - end] + add
+    # a rule that would leave nothing (cut all of a short form, add nothing) leaves the form
+    return base[start:len(base) - end] + add or form
 
 
 def lemma_table(pairs: Iterable[tuple[str, str]], *, min_count: int = 1) -> dict[str, str]:
@@ -140,21 +141,30 @@ class Lemmatizer:
 
     @classmethod
     def fit(cls, tagger: Any, words: Sequence[Sequence[str]], lemmas: Sequence[Sequence[str]],
-            **fit_params: Any) -> Lemmatizer:
-        """Learn the rules of ``lemmas`` (one per word of ``words``) with ``tagger`` (unfitted)."""
-        if len(words) != len(lemmas):
-            raise InputError(f"{len(words)} sentences of words but {len(lemmas)} of lemmas")
+            *, upos: Sequence[Sequence[str]] | None = None, **fit_params: Any) -> Lemmatizer:
+        """Learn the rules of ``lemmas`` (one per word of ``words``) with ``tagger`` (unfitted).
+
+        With ``upos`` (a tag per word), the tagger reads rows ``(word, upos)``,
+        and :meth:`predict` must be given such rows too.
+        """
+        if len(words) != len(lemmas) or (upos is not None and len(upos) != len(words)):
+            raise InputError(f"{len(words)} sentences of words but {len(lemmas)} of lemmas"
+                             + ("" if upos is None else f" and {len(upos)} of tags"))
         rules = []
         for i, (ws, ls) in enumerate(zip(words, lemmas)):
-            if len(ws) != len(ls):
-                raise InputError(f"sentence {i}: {len(ws)} words but {len(ls)} lemmas")
+            if len(ws) != len(ls) or (upos is not None and len(upos[i]) != len(ws)):
+                raise InputError(f"sentence {i}: {len(ws)} words but {len(ls)} lemmas"
+                                 + ("" if upos is None else f" and {len(upos[i])} tags"))
             rules.append([lemma_rule(w, lem) for w, lem in zip(ws, ls)])
-        tagger.fit([[(w,) for w in ws] for ws in words], rules, **fit_params)
+        X = ([[(w,) for w in ws] for ws in words] if upos is None else
+             [[(w, u) for w, u in zip(ws, us)] for ws, us in zip(words, upos)])
+        tagger.fit(X, rules, **fit_params)
         table = lemma_table((w, lem) for ws, ls in zip(words, lemmas) for w, lem in zip(ws, ls))
         return cls(tagger, table)
 
     def predict(self, X: Sequence[Sequence[Any]], *, n_jobs: int = 1) -> list[list[str]]:
-        """The lemma of every word of ``X`` (sentences of words, or of one-column rows)."""
+        """The lemma of every word of ``X`` (sentences of words, or of rows whose first
+        column is the word)."""
         rules = self.tagger.predict(X, n_jobs=n_jobs)
         table = self.table
         out = []

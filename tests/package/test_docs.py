@@ -125,7 +125,8 @@ DOCTEST_MODULES = ["cseq.evaluation.metrics", "cseq.chain.inference", "cseq.conl
                    "cseq.compat.pycrfsuite",
                    "cseq.compat.crfpp_model", "cseq.compat.sklearn_crfsuite.estimator",
                    "cseq.compat.sklearn_crfsuite.metrics", "cseq.compat.nltk",
-                   "cseq.segment.segmenter", "cseq.features.clusters", "cseq.features.vectors", "cseq.serve.app"]
+                   "cseq.segment.segmenter", "cseq.segment.lemmas", "cseq.features.clusters",
+                   "cseq.features.vectors", "cseq.serve.app"]
 #: Modules that need an optional extra: their examples skip without it.
 OPTIONAL = {"cseq.compat.nltk": "nltk", "cseq.serve.app": "prometheus_client"}
 
