@@ -22,8 +22,9 @@ defaults, nothing tuned per treebank:
 
 Both models are cached under ``bench/.cache/languages`` (gitignored), keyed by
 the treebank, its training file's SHA-256 and the settings; ``--fresh``
-retrains.  The evaluation text is the dev file's (the test file's where the
-treebank has no dev file) made as users have it
+retrains.  The evaluation text is the test file's (``--split dev``: the dev
+file's; the other where a treebank has only one: the shared data hold EWT's
+dev file only) made as users have it
 (:func:`cseq.io.raw.conllu_raw_text`: a paragraph per line, its sentences
 joined, never a sentence per line).  Each system reads it raw and writes
 CoNLL-U, one thread, in this process; the speed is characters per second,
@@ -89,8 +90,9 @@ class Run:
     extra: dict = field(default_factory=dict)
 
 
-def treebanks(ud: Path | None, only: list[str] | None) -> list[Treebank]:
-    """The treebanks of ``ud`` (and EWT from the shared data), in name order."""
+def treebanks(ud: Path | None, only: list[str] | None, split: str) -> list[Treebank]:
+    """The treebanks of ``ud`` (and EWT from the shared data), in name order, each with its
+    ``split`` file to score on (the other one where it lacks that split)."""
     found = []
     dirs = sorted(p for p in ud.iterdir() if p.is_dir()) if ud is not None else []
     ewt = SHARED_DATA / "ud_en_ewt"
@@ -101,7 +103,9 @@ def treebanks(ud: Path | None, only: list[str] | None) -> list[Treebank]:
         if only and name not in only:
             continue
         train = sorted(d.glob("*-ud-train.conllu"))
-        held = sorted(d.glob("*-ud-dev.conllu")) or sorted(d.glob("*-ud-test.conllu"))
+        held = (sorted(d.glob("*-ud-test.conllu")) or sorted(d.glob("*-ud-dev.conllu"))
+                if split == "test" else
+                sorted(d.glob("*-ud-dev.conllu")) or sorted(d.glob("*-ud-test.conllu")))
         if train and held:
             found.append(Treebank(name, train[0], held[0]))
     if only:
@@ -251,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ud", type=Path, default=None,
                    help="a folder of UD treebank folders (UD_Greek-GDT/...-ud-train.conllu)")
     p.add_argument("--treebanks", default=None, help="comma-separated folder names (all)")
+    p.add_argument("--split", choices=("test", "dev"), default="test",
+                   help="the file scored: test (default; dev where a treebank has no test "
+                   "file, as EWT in the shared data), or dev (where the defaults were chosen)")
     p.add_argument("--repeat", type=int, default=3, help="runs per system, the best kept (3)")
     p.add_argument("--udpipe-epochs", type=int, default=10, help="UDPipe tokenizer epochs (10)")
     p.add_argument("--udpipe-iterations", type=int, default=10,
@@ -262,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = p.parse_args(argv)
     only = args.treebanks.split(",") if args.treebanks else None
-    tbs = treebanks(args.ud, only)
+    tbs = treebanks(args.ud, only, args.split)
     if not tbs:
         p.error("no treebank found: give --ud DIR (folders of UD treebanks)")
     skip = set(filter(None, args.skip.split(",")))

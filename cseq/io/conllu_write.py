@@ -43,7 +43,7 @@ def one_line(text: str) -> str:
 def format_segmented(sentence: Any, labels: Sequence[str] | Mapping[str, Sequence[str]] | None, *,
                      paragraph: str, fmt: str,
                      sent_id: int, paragraph_start: bool, paragraph_end: bool, offset: int = 0,
-                     column: str = "upos", known_labels: set[str] | None = None) -> str:
+                     column: str = "upos", known_labels: set[Any] | None = None) -> str:
     """The output text of one segmented (and tagged) sentence, with its line ends.
 
     Parameters
@@ -76,7 +76,7 @@ def format_segmented(sentence: Any, labels: Sequence[str] | Mapping[str, Sequenc
         The paragraph's offset in the file, added to the offsets in JSON lines.
     column : str, default "upos"
         The CoNLL-U column of the labels (when they are not given by column).
-    known_labels : set of str, optional
+    known_labels : set, optional
         Labels already checked, not checked again; the labels found good
         are added (a writer of many sentences passes one set to all).
 
@@ -95,15 +95,16 @@ def format_segmented(sentence: Any, labels: Sequence[str] | Mapping[str, Sequenc
             if len(labs) != n_words:
                 raise InputError(f"{len(labs)} labels for the {n_words} words of sentence "
                                  f"{sent_id}")
+            # a lemma may hold a space (CoNLL-U allows it there), no other label may: the
+            # lemmas found good are kept apart from the other labels, as ("lemma", lemma)
             lemma = name == "lemma"
             for lab in labs:
-                if lab not in known:
+                if lab not in known and not (lemma and ("lemma", lab) in known):
                     if not lab or any(ch.isspace() and not (lemma and ch == " ")
                                       for ch in lab):
                         raise InputError(f"label {lab!r} cannot be written as {fmt}: it is "
                                          "empty or holds whitespace")
-                    if not lemma:
-                        known.add(lab)
+                    known.add(("lemma", lab) if lemma else lab)
         labels = next(iter(by_column.values()))
     text = one_line(paragraph[tokens[0].start:tokens[-1].end])
     if fmt == "text":
@@ -142,9 +143,11 @@ def format_segmented(sentence: Any, labels: Sequence[str] | Mapping[str, Sequenc
         def middle(i: int) -> str:
             return f"{before}\t{labs[i]}{after}"
     else:
-        def middle(i: int) -> str:
-            # the 7 columns between FORM and MISC of word i (0-based), "_" where no label
-            return "".join(f"\t{slots[k][i]}" if k in slots else "\t_" for k in range(2, 9))
+        # the 7 columns between FORM and MISC of every word, "_" where no label, at once
+        blanks = ["_"] * n_words
+        middles = ["\t" + "\t".join(row) for row in
+                   zip(*[slots.get(k, blanks) for k in range(2, 9)])]
+        middle = middles.__getitem__
 
     append = lines.append
     last = tokens[-1]
