@@ -3,6 +3,8 @@
     python bench/languages.py --ud DIR                     # every treebank of DIR, and EWT
     python bench/languages.py --ud DIR --treebanks UD_Greek-GDT,UD_Thai-TUD --repeat 3
     python bench/languages.py --ud DIR --scorer conll18_ud_eval.py   # cross-check the scores
+    python bench/languages.py --ud DIR --split dev --segmenter-grid 0.1:0.1,0.02:0.1,0.1:0.3,0.05:0.03
+                                                           # the segmenter's c1:c2, on every dev file
 
 ``DIR`` holds UD treebank folders as the UD repositories lay them out
 (``UD_Greek-GDT/el_gdt-ud-train.conllu`` and its dev or test file); UD
@@ -250,6 +252,38 @@ def _row(tb: str, run: Run, ratio: float | None) -> str:
             f"{run.train_s:.0f} / {run.train_cpu_s:.0f} |")
 
 
+def segmenter_grid(tbs: list[Treebank], grid: str) -> int:
+    """Tokens, words and sentences F1 of the segmenter for each ``c1:c2`` of ``grid`` on every
+    treebank, and each setting's mean difference to the first (with its spread)."""
+    import warnings
+
+    from cseq.pipeline import PIPELINE_DEFAULTS
+    from cseq.segment import Segmenter
+    from cseq.segment.conllu import space_share
+    settings = [tuple(float(v) for v in item.split(":")) for item in grid.split(",")]
+    found: dict[str, list[dict[str, float]]] = {}
+    for tb in tbs:
+        preset = "nospace" if space_share(tb.train) < 0.2 else "alphabetic"
+        for c1, c2 in settings:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                seg = Segmenter(PIPELINE_DEFAULTS["segmenter_learner"], preset,
+                                max_iter=PIPELINE_DEFAULTS["segmenter_max_iter"], random_state=0,
+                                c1=c1, c2=c2, n_jobs=1).fit(tb.train)
+            scores = seg.score(tb.eval)
+            found.setdefault(tb.name, []).append(scores)
+            print(f"{tb.name} c1 {c1} c2 {c2}: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in scores.items()), flush=True)
+    for i, (c1, c2) in enumerate(settings[1:], 1):
+        parts = []
+        for k in ("tokens", "words", "sentences"):
+            d = [runs[i][k] - runs[0][k] for runs in found.values()]
+            parts.append(f"{k} {statistics.fmean(d):+.3f} (sd {statistics.pstdev(d):.3f})")
+        print(f"c1 {c1} c2 {c2} against c1 {settings[0][0]} c2 {settings[0][1]}, mean over "
+              f"{len(found)} treebanks: " + ", ".join(parts))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ud", type=Path, default=None,
@@ -267,11 +301,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="conll18_ud_eval.py: also score both outputs with it and compare")
     p.add_argument("--fresh", action="store_true", help="retrain every cached model")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    p.add_argument("--segmenter-grid", default=None, metavar="C1:C2,...",
+                   help="only score the segmenter for each L1:L2 setting on every treebank, and "
+                   "each setting's mean difference to the first")
     args = p.parse_args(argv)
     only = args.treebanks.split(",") if args.treebanks else None
     tbs = treebanks(args.ud, only, args.split)
     if not tbs:
         p.error("no treebank found: give --ud DIR (folders of UD treebanks)")
+    if args.segmenter_grid:
+        return segmenter_grid(tbs, args.segmenter_grid)
     skip = set(filter(None, args.skip.split(",")))
     import cseq
     load0 = os.getloadavg()

@@ -40,6 +40,25 @@ def random_tagdict(draw, model):
                     dtype=np.int32)
 
 
+def test_layout_without_the_pair_block_ends_after_two_back():
+    lay = _greedy.greedy_layout(7, 3, False)
+    assert lay["pair"] == -1 and lay["n_params"] == lay["two_back"] + 4 * 3
+
+
+def test_pair_history_false_trains_saves_and_loads_its_own_layout(tmp_path):
+    X, y = _dict_corpus()
+    est = cseq.GreedyTagger(pair_history=False, random_state=0).fit(X, y)
+    assert type(est.model_).__name__ == "GreedyChainNoPair" and est.model_.pair is None
+    assert len(est.model_.params) == est.model_.layout["two_back"] + (
+        est.model_.n_labels + 1) * est.model_.n_labels
+    est.save(tmp_path / "g")
+    back = cseq.load(tmp_path / "g")
+    assert type(back.model_).__name__ == "GreedyChainNoPair"
+    assert back.get_params()["pair_history"] is False and back.predict(X) == est.predict(X)
+    with pytest.raises(InputError, match="pair_history must be True or False"):
+        cseq.GreedyTagger(pair_history="no").fit(X, y)
+
+
 def test_layout_appends_history_blocks_after_the_chain():
     lay = _greedy.greedy_layout(7, 3)
     chain = _chain.param_layout(7, 3)
@@ -51,17 +70,24 @@ def test_layout_appends_history_blocks_after_the_chain():
     assert lay["n_params"] == lay["pair"] + 4 * 3 * 3
 
 
+def _greedy_params(model, pair: bool) -> int:
+    return _greedy.greedy_layout(len(model.attr_labels), model.n_labels, pair)["n_params"]
+
+
 @examples(60)
-@given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(1, 3), st.data())
-def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epochs, data):
+@given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(1, 3), st.booleans(),
+       st.data())
+def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epochs, pair, data):
     """Identical weights after every sequence; the lazy average equals the mean of the weights
-    after every scored token (so every intermediate update must match too)."""
+    after every scored token (so every intermediate update must match too); with the pair
+    block and without it."""
     _, corpus, model = pack(*Xy, all_states=all_states)
     tagdict = random_tagdict(data.draw, model)
-    params = _chain.AveragedParams(n_params=len(model.params))
+    params = _chain.AveragedParams(n_params=_greedy_params(model, pair))
     trainer = _greedy.GreedyTrainer(model.index, corpus.view(), params, tagdict)
-    naive = NaiveGreedy(model.attr_ptr, model.attr_labels, model.n_labels, corpus, tagdict)
-    assert len(naive.weights) == len(model.params)
+    naive = NaiveGreedy(model.attr_ptr, model.attr_labels, model.n_labels, corpus, tagdict,
+                        pair=pair)
+    assert len(naive.weights) == len(params.w)
     for _ in range(epochs):
         order = data.draw(st.permutations(range(corpus.n_sequences)))
         for s in order:
@@ -74,13 +100,15 @@ def test_trainer_matches_naive_greedy_after_every_sequence(Xy, all_states, epoch
 
 
 @examples(60)
-@given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(0, 2**32 - 1), st.data())
-def test_tagging_equals_naive_left_to_right_argmax(Xy, all_states, seed, data):
+@given(corpora(max_len=6, values="dyadic"), st.booleans(), st.integers(0, 2**32 - 1),
+       st.booleans(), st.data())
+def test_tagging_equals_naive_left_to_right_argmax(Xy, all_states, seed, pair, data):
     _, corpus, model = pack(*Xy, all_states=all_states)
     tagdict = random_tagdict(data.draw, model)
     # Multiples of 1/4 in a small range: exact sums, and ties happen (lowest label wins).
-    w = np.random.default_rng(seed).integers(-3, 4, size=len(model.params)) / 4.0
-    naive = NaiveGreedy(model.attr_ptr, model.attr_labels, model.n_labels, corpus, tagdict)
+    w = np.random.default_rng(seed).integers(-3, 4, size=_greedy_params(model, pair)) / 4.0
+    naive = NaiveGreedy(model.attr_ptr, model.attr_labels, model.n_labels, corpus, tagdict,
+                        pair=pair)
     expected = [y for s in range(corpus.n_sequences) for y in naive.tag(s, w)]
     for n_jobs in (1, 2):
         got = _greedy.tag_corpus(model.index, w, corpus.view(), tagdict,
@@ -230,7 +258,7 @@ def test_no_marginals_or_path_features():
 def test_trainer_refuses_a_vector_of_the_chain_layout():
     _, corpus, model = pack([[["a"], ["b"]]], [["x", "y"]])
     short = _chain.AveragedParams(n_params=model.layout["chain_params"])
-    with pytest.raises(ValueError, match="greedy layout"):
+    with pytest.raises(ValueError, match="greedy layout .* without the pair block"):
         _greedy.GreedyTrainer(model.index, corpus.view(), short)
     with pytest.raises(ValueError, match="tagdict"):
         _greedy.GreedyTrainer(model.index, corpus.view(),

@@ -189,13 +189,12 @@ def test_columns_that_are_blank_in_training_are_left_out(files, tmp_path):
 
 
 def test_preset_auto_chooses_nospace_for_text_without_spaces(tmp_path):
-    rows = []
-    for k in range(40):
-        rows.append(f"# text = 我们去了。\n" + "\n".join([
-            _word(1, "我们", "我们", "PRON", "PN", "_", "SpaceAfter=No"),
-            _word(2, "去", "去", "VERB", "VV", "_", "SpaceAfter=No"),
-            _word(3, "了", "了", "AUX", "AS", "_", "SpaceAfter=No"),
-            _word(4, "。", "。", "PUNCT", ".", "_", "SpaceAfter=No")]) + "\n")
+    sentence = "# text = 我们去了。\n" + "\n".join([
+        _word(1, "我们", "我们", "PRON", "PN", "_", "SpaceAfter=No"),
+        _word(2, "去", "去", "VERB", "VV", "_", "SpaceAfter=No"),
+        _word(3, "了", "了", "AUX", "AS", "_", "SpaceAfter=No"),
+        _word(4, "。", "。", "PUNCT", ".", "_", "SpaceAfter=No")]) + "\n"
+    rows = [sentence] * 40
     (tmp_path / "zh.conllu").write_text("\n".join(rows) + "\n", encoding="utf-8")
     pipe = Pipeline.train(tmp_path / "zh.conllu", columns=["upos"])
     assert pipe.segmenter.preset == "nospace"

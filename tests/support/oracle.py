@@ -576,10 +576,12 @@ class NaiveGreedy:
     label on ties).  Training walks each sequence left to right on its own
     predictions; every scored token is one example, and a wrong guess ``p``
     for gold ``g`` does ``w += phi(g) - phi(p)``.  The weight vector is
-    stored after every example; the average is their plain mean.
+    stored after every example; the average is their plain mean.  With
+    ``pair=False`` there is no pair block and no pair feature.
     """
 
-    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, tagdict=None) -> None:
+    def __init__(self, attr_ptr, attr_labels, n_labels: int, corpus, tagdict=None,
+                 pair: bool = True) -> None:
         self.attr_ptr = np.asarray(attr_ptr)
         self.attr_labels = np.asarray(attr_labels)
         self.L = L = int(n_labels)
@@ -589,8 +591,8 @@ class NaiveGreedy:
         self.trans = n_state
         self.start = n_state + L * L
         self.two_back = n_state + L * L + 2 * L
-        self.pair = self.two_back + (L + 1) * L
-        self.weights = np.zeros(self.pair + (L + 1) * L * L)
+        self.pair = self.two_back + (L + 1) * L if pair else None
+        self.weights = np.zeros(self.two_back + (L + 1) * L + ((L + 1) * L * L if pair else 0))
         self.history: list[np.ndarray] = []
 
     def phi(self, t: int, p1: int, p2: int, y: int) -> dict[int, float]:
@@ -602,7 +604,7 @@ class NaiveGreedy:
                 out[k] = out.get(k, 0.0) + float(c.values[f])
         history = [self.start + y if p1 == L else self.trans + p1 * L + y,
                    self.two_back + p2 * L + y]
-        if p1 != L:
+        if p1 != L and self.pair is not None:
             history.append(self.pair + (p2 * L + p1) * L + y)
         for k in history:
             out[k] = out.get(k, 0.0) + 1.0
