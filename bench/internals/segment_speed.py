@@ -70,7 +70,8 @@ def measure(segmenter: Segmenter, texts: list[str], repeat: int = 5) -> dict[str
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("model", nargs="?", help="a segmenter model file (or --train)")
+    p.add_argument("model", nargs="?", help="a segmenter model file, a pipeline file or en (the "
+                   "shipped pipeline's segmenter), or --train")
     p.add_argument("--train", action="store_true", help="train one on EWT train first")
     p.add_argument("--learner", default="perceptron", help="with --train (default perceptron)")
     p.add_argument("--max-iter", type=int, default=None, help="with --train")
@@ -85,7 +86,12 @@ def main() -> None:
         seg = Segmenter(args.learner, max_iter=args.max_iter).fit(ewt / "en_ewt-ud-train.conllu")
         print(f"trained ({args.learner}) on EWT train in {time.perf_counter() - t:.1f}s")
     elif args.model:
-        seg = Segmenter.load(args.model)
+        from cseq.exceptions import ModelFormatError
+        from cseq.pipeline import load_pipeline
+        try:
+            seg = Segmenter.load(args.model)
+        except (ModelFormatError, OSError):
+            seg = load_pipeline(args.model).segmenter
     else:
         sys.exit("give a model file or --train")
     dev = ewt / "en_ewt-ud-dev.conllu"

@@ -27,6 +27,8 @@ Whatever parses must also be usable.
 * :func:`fuzz_conll` -- random text for ``read_conll`` and ``read_conllu``
   built from tabs, spaces, blank lines, ``-DOCSTART-``, ``#``, IDs, BOMs,
   CRs, NULs and invalid UTF-8, read as bytes and as text.
+* :func:`fuzz_pipeline_file` -- byte edits of a whole pipeline file (a
+  container of model files) of a small treebank, then raw text through it;
 * :func:`fuzz_segmenter_file` -- byte edits of the shipped English segmenter
   (the checksum recomputed), loaded by ``load_segmenter`` and segmenting.
 * :func:`fuzz_cluster_file`, :func:`fuzz_vector_file`, :func:`fuzz_templates`,
@@ -649,6 +651,29 @@ def _read_file(data: bytes, reader):
 
 
 @functools.lru_cache(maxsize=None)
+def pipeline_seeds() -> dict[str, bytes]:
+    """A whole pipeline file (segmenter, UPOS, XPOS, FEATS, lemma parts) of a small treebank."""
+    import tempfile
+
+    from cseq.pipeline import Pipeline
+    from support.treebanks import treebank
+    with tempfile.TemporaryDirectory() as tmp:
+        train = Path(tmp) / "train.conllu"
+        train.write_text(treebank(120), encoding="utf-8")
+        Pipeline.train(train).save(Path(tmp) / "p.cseqp")
+        return {"small": (Path(tmp) / "p.cseqp").read_bytes()}
+
+
+def fuzz_pipeline_file(data: bytes) -> None:
+    """A pipeline file (a container of model files), then raw text through it."""
+    from cseq.pipeline import load_pipeline
+    COUNTS["pipeline_file"] += 1
+    pipe = _read_file(data, load_pipeline)
+    if pipe is not None:
+        _step("pipeline", lambda: pipe("The dogs walked du lake. A cat jumps."))
+
+
+@functools.lru_cache(maxsize=None)
 def cluster_seed() -> bytes:
     from cseq.features.clusters import brown_clusters
     import tempfile
@@ -762,6 +787,7 @@ def fuzz_http_body(data: bytes) -> None:
 TARGETS = {
     "model_loads": (fuzz_model_loads, (mutated_model(),)),
     "segmenter_file": (fuzz_segmenter_file, (mutated_container(segmenter_seeds),)),
+    "pipeline_file": (fuzz_pipeline_file, (mutated_container(pipeline_seeds),)),
     "cluster_file": (fuzz_cluster_file, (mutated_text(lambda: [cluster_seed()]),)),
     "vector_file": (fuzz_vector_file, (mutated_text(vector_seeds),)),
     "templates": (fuzz_templates, (mutated_text(_template_seeds),)),
