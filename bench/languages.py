@@ -348,12 +348,17 @@ def main(argv: list[str] | None = None) -> int:
                        "runs": [{k: v for k, v in run.__dict__.items() if k != "extra"}
                                 | {"columns": run.extra.get("columns")} for run in runs]})
     if "udpipe" not in skip:
-        mean = {k: statistics.fmean(r["runs"][0]["scores"][k] - r["runs"][1]["scores"][k]
-                                    for r in record) for k in FIGURES}
-        ratio = statistics.fmean(r["runs"][0]["chars_per_s"] / r["runs"][1]["chars_per_s"]
-                                 for r in record)
-        lines.append("| **mean, cseq − UDPipe** | | " + " | ".join(
-            f"{v:+.2f}" for v in mean.values()) + f" | | {ratio:.1f}x | |")
+        from cseq.segment.conllu import space_share
+        spaced = [r for r, tb in zip(record, tbs) if space_share(tb.train) >= 0.2]
+        for label, rows in (("", record), (", scripts with spaces", spaced)):
+            if not rows or (label and len(rows) == len(record)):
+                continue
+            mean = {k: statistics.fmean(r["runs"][0]["scores"][k] - r["runs"][1]["scores"][k]
+                                        for r in rows) for k in FIGURES}
+            ratio = statistics.fmean(r["runs"][0]["chars_per_s"] / r["runs"][1]["chars_per_s"]
+                                     for r in rows)
+            lines.append(f"| **mean, cseq − UDPipe{label}** ({len(rows)}) | | " + " | ".join(
+                f"{v:+.2f}" for v in mean.values()) + f" | | {ratio:.1f}x | |")
         wins = {k: sum(r["runs"][0]["scores"][k] >= r["runs"][1]["scores"][k] for r in record)
                 for k in ("tokens", "words")}
         lines.append(f"| **treebanks where cseq ≥ UDPipe** | | {wins['tokens']} of {len(record)}"

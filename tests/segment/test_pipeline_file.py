@@ -142,6 +142,16 @@ def test_columns_that_are_blank_in_training_are_left_out(files, tmp_path):
         Pipeline.train(tmp_path / "t.conllu", columns=["deprel"])
 
 
+def test_space_share_counts_the_tokens_whitespace_follows(files, tmp_path):
+    from cseq.segment.conllu import space_share
+    # "The dogs walked." : three of its four tokens are followed by whitespace in the file
+    # (all but the verb), "The cat walks du lake." five of six: the share lies between
+    share = space_share(files / "train.conllu")
+    assert 3 / 4 < share < 5 / 6
+    (tmp_path / "empty.conllu").write_text("", encoding="utf-8")
+    assert space_share(tmp_path / "empty.conllu") == 1.0
+
+
 def test_preset_auto_chooses_nospace_for_text_without_spaces(tmp_path):
     sentence = "# text = 我们去了。\n" + "\n".join([
         _word(1, "我们", "我们", "PRON", "PN", "_", "SpaceAfter=No"),
