@@ -18,9 +18,10 @@ defaults, nothing tuned per treebank:
 * **cseq**: :meth:`cseq.pipeline.Pipeline.train`, which ``cseq pipeline
   train`` runs: a segmenter and a tagger per column (UPOS, XPOS, FEATS,
   LEMMA), one file.
-* **UDPipe 1** (``ufal.udpipe``): its tokenizer (``--udpipe-epochs``) and its
-  tagger with the lemmatizer (``--udpipe-iterations``; UDPipe's default two
-  models), no parser.
+* **UDPipe 1** (``ufal.udpipe``): its tokenizer (``--udpipe-epochs``; UDPipe's
+  default is 100) and its tagger (``--udpipe-iterations``; default 20), one
+  model that predicts UPOS, XPOS, FEATS and the lemma, as UDPipe trains by
+  default (``models=1``), no parser.
 
 Both models are cached under ``bench/.cache/languages`` (gitignored), keyed by
 the treebank, its training file's SHA-256 and the settings; ``--fresh``
@@ -181,7 +182,9 @@ def run_udpipe(tb: Treebank, text: str, args) -> Run:
                     f"-tag{args.udpipe_iterations}.udpipe")
     if args.fresh:
         path.unlink(missing_ok=True)
-    train_s, train_cpu = _cached(path, lambda p: _train_udpipe(tb.train, p, args))
+    from common.udpipe import train_udpipe
+    train_s, train_cpu = _cached(path, lambda p: train_udpipe(
+        tb.train, p, f"epochs={args.udpipe_epochs}", f"iterations={args.udpipe_iterations}"))
     model = Model.load(str(path))
     if model is None:
         raise SystemExit(f"UDPipe cannot load {path}")
@@ -192,28 +195,6 @@ def run_udpipe(tb: Treebank, text: str, args) -> Run:
         raise SystemExit(f"UDPipe failed on {tb.name}: {err.message}")
     return Run("UDPipe 1", _scores(tb.eval, out), len(text) / wall, cpu, train_s, train_cpu,
                {"output": out})
-
-
-def _train_udpipe(train: Path, path: Path, args) -> None:
-    from ufal.udpipe import InputFormat, ProcessingError, Sentence, Sentences, Trainer
-    fmt = InputFormat.newConlluInputFormat()
-    fmt.setText(train.read_text(encoding="utf-8"))
-    sents, err = Sentences(), ProcessingError()
-    while True:
-        s = Sentence()
-        if not fmt.nextSentence(s, err):
-            break
-        sents.push_back(s)
-    if err.occurred():
-        raise SystemExit(f"UDPipe cannot read {train}: {err.message}")
-    model = Trainer.train("morphodita_parsito", sents, Sentences(),
-                          f"epochs={args.udpipe_epochs}",
-                          f"iterations={args.udpipe_iterations}", "none", err)
-    if err.occurred():
-        raise SystemExit(f"UDPipe training failed on {train}: {err.message}")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(model if isinstance(model, bytes) else model.encode("latin-1"))
-    os.replace(tmp, path)
 
 
 def with_heads(conllu: str) -> str:

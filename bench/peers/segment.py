@@ -24,11 +24,11 @@ The systems:
 * **UDPipe 1** (``ufal.udpipe``): its tokenizer (``--udpipe-epochs``, 20 in
   the issue's table) and tagger (``--udpipe-iterations``, 5), trained here
   once and cached under ``bench/.cache`` (gitignored; training takes tens of
-  minutes).  Its tagger is one model (UPOS, XPOS, features) unless
-  ``--udpipe-lemmatizer`` adds its second, lemmatizing model, as UDPipe's
-  defaults (and the issue's table) do: UPOS comes from the first either way,
-  and tagging runs faster without the second, so the ratios to UDPipe are
-  the harder ones.
+  minutes).  Its tagger predicts UPOS, XPOS and features but no lemma
+  unless ``--udpipe-lemmatizer`` lets it provide lemmas too, as UDPipe's
+  default (one model for the four columns, ``models=1``) does: UPOS is the
+  same model's either way, and tagging runs faster without lemmas, so the
+  ratios to UDPipe are the harder ones.
 * **spaCy** ``blank("en")`` + ``sentencizer``: rules, nothing trained.
 * **NLTK** Punkt trained on the raw train text (made as the dev text) +
   ``TreebankWordTokenizer`` (its spans).
@@ -47,6 +47,7 @@ from pathlib import Path as _Path  # noqa: E402
 
 sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # bench/, for `common`
 from common.paths import SHARED_DATA, ROOT  # noqa: E402
+from common.udpipe import train_udpipe  # noqa: E402
 
 import os
 import sys
@@ -157,40 +158,18 @@ def run_cseq(args, train: Path, text: str) -> Result:
                   f"min_freq {build.TAGGER_MIN_FREQ}")
 
 
-def _train_udpipe(train: Path, path: Path, epochs: int, tagger: str) -> None:
-    from ufal.udpipe import InputFormat, ProcessingError, Sentence as USentence, Sentences, Trainer
-    fmt = InputFormat.newConlluInputFormat()
-    fmt.setText(train.read_text(encoding="utf-8"))
-    sents, err = Sentences(), ProcessingError()
-    while True:
-        s = USentence()
-        if not fmt.nextSentence(s, err):
-            break
-        sents.push_back(s)
-    if err.occurred():
-        raise SystemExit(f"UDPipe cannot read {train}: {err.message}")
-    model = Trainer.train("morphodita_parsito", sents, Sentences(), f"epochs={epochs}", tagger,
-                          "none", err)
-    if err.occurred():
-        raise SystemExit(f"UDPipe training failed: {err.message}")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(model if isinstance(model, bytes) else model.encode("latin-1"))
-    os.replace(tmp, path)
-
-
 def run_udpipe(args, train: Path, text: str) -> Result:
     from ufal.udpipe import Model, Pipeline as UPipeline, ProcessingError
 
-    # By default one tagger model, for UPOS, XPOS and features, as the first of
-    # UDPipe's default two (the second lemmatizes: --udpipe-lemmatizer trains it
-    # too, and tagging then runs both).
+    # By default the tagger predicts UPOS, XPOS and features, no lemma
+    # (--udpipe-lemmatizer: lemmas too, UDPipe's default, slower).
     tagger = f"iterations={args.udpipe_iterations}" + (
         "" if args.udpipe_lemmatizer else ";models=1;provide_lemma=0;use_lemma=0")
     path = CACHE / (f"udpipe-en_ewt-tok{args.udpipe_epochs}-tag{args.udpipe_iterations}"
                     f"{'-lemma' if args.udpipe_lemmatizer else ''}.udpipe")
     if args.fresh or not path.exists():
         t0 = time.perf_counter()
-        _train_udpipe(train, path, args.udpipe_epochs, tagger)
+        train_udpipe(train, path, f"epochs={args.udpipe_epochs}", tagger)
         print(f"  UDPipe trained in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     model = Model.load(str(path))
     if model is None:
@@ -299,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--udpipe-iterations", type=int, default=5,
                    help="UDPipe tagger iterations (default 5, the issue's table)")
     p.add_argument("--udpipe-lemmatizer", action="store_true",
-                   help="train and run UDPipe's lemmatizer model too (its default; slower, "
+                   help="let UDPipe's tagger provide lemmas too (its default; slower, "
                    "the same UPOS)")
     p.add_argument("--fresh", action="store_true", help="retrain the cached models")
     args = p.parse_args(argv)
