@@ -284,7 +284,7 @@ class Pipeline:
             warnings.simplefilter("ignore", ConvergenceWarning)
             segmenter.fit(path)
         _say(verbose, f"segmenter ({preset}): {time.perf_counter() - t0:.0f}s")
-        from cseq.conll import read_conllu
+        from cseq.io.conll_read import read_conllu
         rows = read_conllu(path, label=None, columns=("form", "lemma", "upos", "xpos", "feats"))[0]
         words = [[r[0] for r in sent] for sent in rows]
         index = {"lemma": 1, "upos": 2, "xpos": 3, "feats": 4}
@@ -430,20 +430,22 @@ def _column_tagger(column: str, n_labels: int, seed: int, clusters: Any,
                    upos: bool = False) -> Any:
     """An unfitted tagger for ``column`` of ``n_labels`` labels (PIPELINE_DEFAULTS); with
     ``upos``, one that reads the UPOS as column 1 too."""
-    import cseq
+    from cseq.features.featurizer import TemplateFeaturizer
     from cseq.features.presets import PRESETS
+    from cseq.learners.greedy import GreedyTagger
+    from cseq.learners.perceptron import StructuredPerceptron
     if column in ("lemma", "feats"):
         templates = PIPELINE_DEFAULTS[f"{column}_templates"]
         templates = templates if upos else _without_upos(templates)
     else:
         templates = PRESETS["pos"] + (PIPELINE_DEFAULTS["upos_templates"] if upos else "")
-    features = cseq.TemplateFeaturizer(templates, min_freq=PIPELINE_DEFAULTS["min_freq"],
+    features = TemplateFeaturizer(templates, min_freq=PIPELINE_DEFAULTS["min_freq"],
                                        clusters=clusters)
     kind = _kind(n_labels)
     if kind == "greedy":
-        return cseq.GreedyTagger(max_iter=PIPELINE_DEFAULTS["greedy_epochs"], random_state=seed,
+        return GreedyTagger(max_iter=PIPELINE_DEFAULTS["greedy_epochs"], random_state=seed,
                                  pair_history=False, features=features)
-    return cseq.StructuredPerceptron(max_iter=PIPELINE_DEFAULTS["tagger_epochs"],
+    return StructuredPerceptron(max_iter=PIPELINE_DEFAULTS["tagger_epochs"],
                                      random_state=seed, order=2 if kind == "order 2" else 1,
                                      features=features)
 

@@ -273,7 +273,8 @@ def test_score_is_token_accuracy(fitted):
     (cseq.GreedyTagger, {"max_iter": 5, "average": True, "shuffle": True, "random_state": None,
                          "early_stopping": False, "patience": 3, "tag_dict": None,
                          "tag_dict_min_count": 20, "tag_dict_min_share": 0.97,
-                         "all_states": False, "features": None, "verbose": False}),
+                         "all_states": False, "pair_history": True, "features": None,
+                         "verbose": False}),
 ])
 def test_get_params_set_params(cls, expected):
     est = cls()
