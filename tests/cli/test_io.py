@@ -581,7 +581,11 @@ def test_interrupted_tag_leaves_no_truncated_output(pos_model, tmp_path):
     out.write_text("the previous output\n")
     cmd = [sys.executable, "-m", "cseq", "tag", str(pos_model), str(fifo), "-o", str(out),
            "--format", "text", "--batch-tokens", "1"]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    # A shell without job control (a CI script run in the background) starts commands
+    # with SIGINT ignored, and Python then installs no KeyboardInterrupt handler: give
+    # the child the default disposition, as a terminal's Ctrl-C finds it.
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         with open(fifo, "w") as feed:
             feed.write("The dog barked at the mailman .\n" * 3000)  # ~150 KB of output
